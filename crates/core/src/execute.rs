@@ -1,0 +1,202 @@
+//! One tool call from raw arguments to an [`Outcome`] (SPEC §1, §4, §5): decode, validate,
+//! guard the caller, ask through the seam under an optional budget, normalise.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::answer::normalise;
+use crate::decode::{Arguments, decode};
+use crate::interaction::{AskError, UserInteraction};
+use crate::outcome::Outcome;
+use crate::request::AskUserQuestionRequest;
+use crate::validate::Limits;
+
+/// How long answerers get to withdraw a question after a timeout or an abort.
+pub(crate) const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
+
+/// Who is calling the tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Caller {
+    /// The agent that talks with the human (the default).
+    #[default]
+    Agent,
+    /// A sub-agent owned by another agent; refused before any human is asked.
+    Delegated {
+        /// Who delegated, for logs.
+        parent: String,
+    },
+}
+
+/// What the host knows about one call: the turn's cancellation token and the caller.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutionContext {
+    /// Fires when the turn is aborted; the ask is withdrawn and the outcome is
+    /// [`Outcome::Aborted`].
+    pub cancel: CancellationToken,
+    /// Who is calling.
+    pub caller: Caller,
+}
+
+impl ExecutionContext {
+    /// A context for the main agent with this token.
+    pub fn new(cancel: CancellationToken) -> Self {
+        Self {
+            cancel,
+            caller: Caller::Agent,
+        }
+    }
+
+    /// The same context for another caller.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+}
+
+/// The `ask_user_question` tool: an answerer (or a [`crate::FirstAnswer`] of several),
+/// the caps and an optional time budget.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use ask_user_core::*;
+/// # struct Yes;
+/// # impl UserInteraction for Yes {
+/// #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: tokio_util::sync::CancellationToken)
+/// #         -> BoxFuture<'a, Result<Answers, AskError>> {
+/// #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions[0].id, ["Yes"])] }) })
+/// #     }
+/// # }
+/// # tokio_test_block_on(async {
+/// let tool = AskUserQuestionTool::new(Arc::new(Yes));
+/// let outcome = tool
+///     .call(r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#,
+///           ExecutionContext::default())
+///     .await;
+/// assert_eq!(outcome.text(), r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
+/// # });
+/// # fn tokio_test_block_on(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AskUserQuestionTool {
+    interaction: Arc<dyn UserInteraction>,
+    limits: Limits,
+    timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for AskUserQuestionTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AskUserQuestionTool")
+            .field("limits", &self.limits)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AskUserQuestionTool {
+    /// The tool asking through `interaction`, with default [`Limits`] and no time budget.
+    pub fn new(interaction: Arc<dyn UserInteraction>) -> Self {
+        Self {
+            interaction,
+            limits: Limits::default(),
+            timeout: None,
+        }
+    }
+
+    /// The same tool with other caps.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same tool with a time budget per call (`None`: wait for the human indefinitely).
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The caps in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Whether any answerer can reach a human now; when `false`, a host should leave the tool
+    /// out of the model's list.
+    pub fn is_available(&self) -> bool {
+        self.interaction.is_available()
+    }
+
+    /// Runs one call: decode and validate `arguments`, then [`Self::ask`].
+    pub async fn call(&self, arguments: impl Into<Arguments>, context: ExecutionContext) -> Outcome {
+        if let Some(refused) = guard(&context) {
+            return refused;
+        }
+        match decode(arguments, &self.limits) {
+            Ok(decoded) => self.ask(&decoded.request, context).await,
+            Err(invalid) => Outcome::InvalidArguments(invalid),
+        }
+    }
+
+    /// Asks an already-validated request (for hosts that decode themselves, e.g. to log the
+    /// leniencies): the caller guard, the budget, the seam, normalisation.
+    ///
+    /// Cancellation (`context.cancel`) or the budget running out cancels the answerers and
+    /// gives [`Outcome::Aborted`] or [`Outcome::TimedOut`]; an answer that does not fit the
+    /// request gives [`Outcome::Failed`], never a partial answer.
+    pub async fn ask(&self, request: &AskUserQuestionRequest, context: ExecutionContext) -> Outcome {
+        if let Some(refused) = guard(&context) {
+            return refused;
+        }
+        if !self.interaction.is_available() {
+            return Outcome::NoProvider;
+        }
+        let asking = context.cancel.child_token();
+        let answer = self.interaction.ask(request, asking.clone());
+        tokio::pin!(answer);
+        let budget = async {
+            match self.timeout {
+                Some(budget) => tokio::time::sleep(budget).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stopped = tokio::select! {
+            result = &mut answer => Ok(result),
+            () = budget => Err(Outcome::TimedOut(self.timeout.unwrap_or_default())),
+            () = context.cancel.cancelled() => Err(Outcome::Aborted),
+        };
+        let result = match stopped {
+            Ok(result) => result,
+            Err(outcome) => {
+                // Let the answerers withdraw the question (and restore terminals) first.
+                asking.cancel();
+                let _ = tokio::time::timeout(WITHDRAW_GRACE, answer).await;
+                return outcome;
+            }
+        };
+        match result {
+            Ok(answers) => match normalise(request, answers) {
+                Ok(answers) => Outcome::Answered(answers),
+                Err(invalid) => Outcome::Failed(format!(
+                    "the answer did not fit the questions ({invalid}); ask again"
+                )),
+            },
+            Err(_) if context.cancel.is_cancelled() => Outcome::Aborted,
+            Err(AskError::Dismissed) => Outcome::Dismissed,
+            Err(AskError::Unavailable(_)) => Outcome::NoProvider,
+            Err(AskError::Cancelled) => Outcome::Aborted,
+            Err(AskError::Failed(message)) => Outcome::Failed(message),
+        }
+    }
+}
+
+/// Refusals that need no human: a delegated caller, a turn already cancelled.
+fn guard(context: &ExecutionContext) -> Option<Outcome> {
+    if matches!(context.caller, Caller::Delegated { .. }) {
+        return Some(Outcome::DelegatedCaller);
+    }
+    context.cancel.is_cancelled().then_some(Outcome::Aborted)
+}

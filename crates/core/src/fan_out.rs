@@ -1,0 +1,115 @@
+//! Several answerers at once: the first answer wins (SPEC §4, fan-out).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio_util::sync::CancellationToken;
+
+use crate::answer::Answers;
+use crate::execute::WITHDRAW_GRACE;
+use crate::interaction::{AskError, BoxFuture, UserInteraction};
+use crate::request::AskUserQuestionRequest;
+
+/// Asks every available answerer at once; the first to finish decides.
+///
+/// - An answer or a dismissal from any answerer ends the race: the others are cancelled
+///   (their tokens fire, so they withdraw the question) and awaited for up to 2 s.
+/// - [`AskError::Unavailable`] answerers are skipped; if all are unavailable the result is
+///   `Unavailable` (the "no answerer" outcome).
+/// - A failed answerer does not end the race while others still run; if none answers,
+///   the last failure is returned.
+/// - When the caller's token fires, all are cancelled and the result is `Cancelled`.
+#[derive(Clone, Default)]
+pub struct FirstAnswer {
+    answerers: Vec<Arc<dyn UserInteraction>>,
+}
+
+impl std::fmt::Debug for FirstAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstAnswer")
+            .field("answerers", &self.answerers.len())
+            .finish()
+    }
+}
+
+impl FirstAnswer {
+    /// A race between these answerers (in priority order for nothing but logs).
+    pub fn new(answerers: Vec<Arc<dyn UserInteraction>>) -> Self {
+        Self { answerers }
+    }
+
+    /// Adds one more answerer.
+    pub fn push(&mut self, answerer: Arc<dyn UserInteraction>) {
+        self.answerers.push(answerer);
+    }
+
+    /// How many answerers take part.
+    pub fn len(&self) -> usize {
+        self.answerers.len()
+    }
+
+    /// Whether no answerer takes part.
+    pub fn is_empty(&self) -> bool {
+        self.answerers.is_empty()
+    }
+
+    async fn race(
+        &self,
+        request: &AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> Result<Answers, AskError> {
+        let race = cancel.child_token();
+        let mut running: FuturesUnordered<_> = self
+            .answerers
+            .iter()
+            .filter(|a| a.is_available())
+            .map(|a| a.ask(request, race.child_token()))
+            .collect();
+        if running.is_empty() {
+            return Err(AskError::Unavailable(
+                "no answerer can reach the user".to_owned(),
+            ));
+        }
+        let mut failure = None;
+        let decided = loop {
+            let next = tokio::select! {
+                next = running.next() => next,
+                () = cancel.cancelled() => break Err(AskError::Cancelled),
+            };
+            match next {
+                None => {
+                    break Err(failure.unwrap_or_else(|| {
+                        AskError::Unavailable("no answerer can reach the user".to_owned())
+                    }));
+                }
+                Some(Ok(answers)) => break Ok(answers),
+                Some(Err(AskError::Dismissed)) => break Err(AskError::Dismissed),
+                Some(Err(AskError::Unavailable(_))) => {}
+                Some(Err(AskError::Cancelled)) if cancel.is_cancelled() => {
+                    break Err(AskError::Cancelled);
+                }
+                Some(Err(AskError::Cancelled)) => {}
+                Some(Err(error)) => failure = Some(error),
+            }
+        };
+        race.cancel();
+        let drain = async { while running.next().await.is_some() {} };
+        let _ = tokio::time::timeout(WITHDRAW_GRACE, drain).await;
+        decided
+    }
+}
+
+impl UserInteraction for FirstAnswer {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(self.race(request, cancel))
+    }
+
+    fn is_available(&self) -> bool {
+        self.answerers.iter().any(|a| a.is_available())
+    }
+}

@@ -1,0 +1,123 @@
+//! # ask-user-scripted
+//!
+//! Answerers that need no human, for tests, automation and unattended runs:
+//!
+//! - [`Scripted`]: fixed answers from data (`{"answers":[…]}`, the output shape) or a closure;
+//! - [`PickRecommended`]: every question answered with its `(Recommended)` option. A host must
+//!   opt in explicitly; it is never a default, because it answers without a human.
+//!
+//! Their answers go through the core's normalisation like any other answerer's, so a script
+//! that names an unknown id or label makes the call fail rather than reach the model.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ask_user_core::{AskUserQuestionTool, ExecutionContext};
+//! use ask_user_scripted::Scripted;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! let script = Scripted::from_json(r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#).unwrap();
+//! let tool = AskUserQuestionTool::new(Arc::new(script));
+//! let outcome = tool
+//!     .call(r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#,
+//!           ExecutionContext::default())
+//!     .await;
+//! assert_eq!(outcome.text(), r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
+//! # });
+//! ```
+#![deny(missing_docs)]
+
+use std::fmt;
+use std::sync::Arc;
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
+    UserInteraction,
+};
+
+type Script = dyn Fn(&AskUserQuestionRequest) -> Result<Answers, AskError> + Send + Sync;
+
+/// Answers from data or a closure, without a human.
+#[derive(Clone)]
+pub struct Scripted {
+    script: Arc<Script>,
+}
+
+impl fmt::Debug for Scripted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scripted").finish_non_exhaustive()
+    }
+}
+
+impl Scripted {
+    /// Always answers with these answers (normalised against each request by the core).
+    pub fn from_answers(answers: Answers) -> Self {
+        Self::from_fn(move |_| Ok(answers.clone()))
+    }
+
+    /// Reads answers in the output shape, `{"answers":[{"id","selected","custom"?}]}`.
+    ///
+    /// Fails with serde_json's message when the text is not of that shape.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        Ok(Self::from_answers(serde_json::from_str(text)?))
+    }
+
+    /// Answers by calling `script` with each request; its error is the ask's error.
+    pub fn from_fn<F>(script: F) -> Self
+    where
+        F: Fn(&AskUserQuestionRequest) -> Result<Answers, AskError> + Send + Sync + 'static,
+    {
+        Self {
+            script: Arc::new(script),
+        }
+    }
+}
+
+impl UserInteraction for Scripted {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            if cancel.is_cancelled() {
+                return Err(AskError::Cancelled);
+            }
+            (self.script)(request)
+        })
+    }
+}
+
+/// Answers every question with its recommended option; a question without one (or a
+/// free-text question) is skipped. For unattended runs where the host opted in explicitly.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PickRecommended;
+
+impl PickRecommended {
+    /// The answers this answerer gives for `request`.
+    pub fn answers(request: &AskUserQuestionRequest) -> Answers {
+        let answers = request
+            .questions
+            .iter()
+            .map(|q| match q.recommended() {
+                Some(i) => AnswerItem::selected(&q.id, [q.options[i].label.clone()]),
+                None => AnswerItem::skipped(&q.id),
+            })
+            .collect();
+        Answers { answers }
+    }
+}
+
+impl UserInteraction for PickRecommended {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            if cancel.is_cancelled() {
+                return Err(AskError::Cancelled);
+            }
+            Ok(Self::answers(request))
+        })
+    }
+}
