@@ -6,3 +6,4 @@ mod fan_out;
 mod normalise;
 mod outcome;
 mod properties;
+mod support;
