@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::answer::normalise;
 use crate::decode::{Arguments, decode};
-use crate::interaction::{AskError, UserInteraction};
+use crate::interaction::{AskError, UserInteraction, ask_catching_panics};
 use crate::outcome::Outcome;
 use crate::request::AskUserQuestionRequest;
 use crate::validate::Limits;
@@ -131,7 +131,11 @@ impl AskUserQuestionTool {
     }
 
     /// Runs one call: decode and validate `arguments`, then [`Self::ask`].
-    pub async fn call(&self, arguments: impl Into<Arguments>, context: ExecutionContext) -> Outcome {
+    pub async fn call(
+        &self,
+        arguments: impl Into<Arguments>,
+        context: ExecutionContext,
+    ) -> Outcome {
         if let Some(refused) = guard(&context) {
             return refused;
         }
@@ -146,8 +150,13 @@ impl AskUserQuestionTool {
     ///
     /// Cancellation (`context.cancel`) or the budget running out cancels the answerers and
     /// gives [`Outcome::Aborted`] or [`Outcome::TimedOut`]; an answer that does not fit the
-    /// request gives [`Outcome::Failed`], never a partial answer.
-    pub async fn ask(&self, request: &AskUserQuestionRequest, context: ExecutionContext) -> Outcome {
+    /// request gives [`Outcome::Failed`], never a partial answer. An answerer that panics
+    /// gives [`Outcome::Failed`] too (the host keeps running).
+    pub async fn ask(
+        &self,
+        request: &AskUserQuestionRequest,
+        context: ExecutionContext,
+    ) -> Outcome {
         if let Some(refused) = guard(&context) {
             return refused;
         }
@@ -155,7 +164,7 @@ impl AskUserQuestionTool {
             return Outcome::NoProvider;
         }
         let asking = context.cancel.child_token();
-        let answer = self.interaction.ask(request, asking.clone());
+        let answer = ask_catching_panics(self.interaction.as_ref(), request, asking.clone());
         tokio::pin!(answer);
         let budget = async {
             match self.timeout {
@@ -199,4 +208,97 @@ fn guard(context: &ExecutionContext) -> Option<Outcome> {
         return Some(Outcome::DelegatedCaller);
     }
     context.cancel.is_cancelled().then_some(Outcome::Aborted)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::answer::{AnswerItem, Answers};
+    use crate::fan_out::FirstAnswer;
+    use crate::interaction::BoxFuture;
+    use crate::outcome::OutcomeCode;
+
+    const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+
+    /// Panics while answering (`in_future`) or already while creating its future.
+    struct Panics {
+        in_future: bool,
+    }
+
+    impl UserInteraction for Panics {
+        fn ask<'a>(
+            &'a self,
+            _: &'a AskUserQuestionRequest,
+            _: CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>> {
+            if !self.in_future {
+                panic!("no future for you");
+            }
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                panic!("{}", String::from("index out of bounds"))
+            })
+        }
+    }
+
+    /// Answers "Yes" after yielding once.
+    struct Yes;
+
+    impl UserInteraction for Yes {
+        fn ask<'a>(
+            &'a self,
+            request: &'a AskUserQuestionRequest,
+            _: CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>> {
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                tokio::task::yield_now().await;
+                Ok(Answers {
+                    answers: vec![AnswerItem::selected(&request.questions[0].id, ["Yes"])],
+                })
+            })
+        }
+    }
+
+    async fn call(interaction: Arc<dyn UserInteraction>) -> Outcome {
+        AskUserQuestionTool::new(interaction)
+            .call(ARGS, ExecutionContext::default())
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_panicking_answerer_is_the_answer_failed_outcome() {
+        let outcome = call(Arc::new(Panics { in_future: true })).await;
+        assert_eq!(outcome.code(), Some(OutcomeCode::AnswerFailed));
+        assert_eq!(
+            outcome.text(),
+            "Error: the answerer crashed (index out of bounds); ask your question in plain text in your reply instead"
+        );
+        let outcome = call(Arc::new(Panics { in_future: false })).await;
+        assert_eq!(
+            outcome.text(),
+            "Error: the answerer crashed (no future for you); ask your question in plain text in your reply instead"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_answerer_does_not_end_the_race() {
+        let outcome = call(Arc::new(FirstAnswer::new(vec![
+            Arc::new(Panics { in_future: true }),
+            Arc::new(Panics { in_future: false }),
+            Arc::new(Yes),
+        ])))
+        .await;
+        assert_eq!(
+            outcome.text(),
+            r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#
+        );
+        let outcome = call(Arc::new(FirstAnswer::new(vec![Arc::new(Panics {
+            in_future: true,
+        })])))
+        .await;
+        assert_eq!(outcome.code(), Some(OutcomeCode::AnswerFailed));
+    }
 }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::answer::Answers;
 use crate::execute::WITHDRAW_GRACE;
-use crate::interaction::{AskError, BoxFuture, UserInteraction};
+use crate::interaction::{AskError, BoxFuture, UserInteraction, ask_catching_panics};
 use crate::request::AskUserQuestionRequest;
 
 /// Asks every available answerer at once; the first to finish decides.
@@ -17,8 +17,8 @@ use crate::request::AskUserQuestionRequest;
 ///   (their tokens fire, so they withdraw the question) and awaited for up to 2 s.
 /// - [`AskError::Unavailable`] answerers are skipped; if all are unavailable the result is
 ///   `Unavailable` (the "no answerer" outcome).
-/// - A failed answerer does not end the race while others still run; if none answers,
-///   the last failure is returned.
+/// - A failed answerer (also one that panics) does not end the race while others still run;
+///   if none answers, the last failure is returned.
 /// - When the caller's token fires, all are cancelled and the result is `Cancelled`.
 #[derive(Clone, Default)]
 pub struct FirstAnswer {
@@ -64,7 +64,7 @@ impl FirstAnswer {
             .answerers
             .iter()
             .filter(|a| a.is_available())
-            .map(|a| a.ask(request, race.child_token()))
+            .map(|a| ask_catching_panics(a.as_ref(), request, race.child_token()))
             .collect();
         if running.is_empty() {
             return Err(AskError::Unavailable(

@@ -1,7 +1,10 @@
 //! The seam between the tool and whatever reaches the human (SPEC §4).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+
+use futures::FutureExt;
 
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
@@ -57,4 +60,37 @@ pub enum AskError {
     /// The answerer broke; the message is shown to the model after `Error: `.
     #[error("{0}")]
     Failed(String),
+}
+
+/// Asks `interaction`, turning a panic (while creating or polling its future) into
+/// [`AskError::Failed`], so a broken answerer gives the answer-failed outcome instead of
+/// tearing down the host. Unwinding has already run the answerer's destructors (which restore
+/// terminals and withdraw questions) by the time this returns.
+pub(crate) fn ask_catching_panics<'a>(
+    interaction: &'a dyn UserInteraction,
+    request: &'a AskUserQuestionRequest,
+    cancel: CancellationToken,
+) -> BoxFuture<'a, Result<Answers, AskError>> {
+    let future =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| interaction.ask(request, cancel))) {
+            Ok(future) => future,
+            Err(panic) => return Box::pin(std::future::ready(Err(crashed(panic.as_ref())))),
+        };
+    Box::pin(
+        AssertUnwindSafe(future)
+            .catch_unwind()
+            .map(|result| result.unwrap_or_else(|panic| Err(crashed(panic.as_ref())))),
+    )
+}
+
+/// The failure for a panicked answerer, with the panic message when it has one.
+fn crashed(panic: &(dyn std::any::Any + Send)) -> AskError {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    AskError::Failed(format!(
+        "the answerer crashed ({detail}); ask your question in plain text in your reply instead"
+    ))
 }
