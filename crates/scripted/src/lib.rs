@@ -121,3 +121,71 @@ impl UserInteraction for PickRecommended {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ask_user_core::{AskUserQuestionTool, ExecutionContext};
+    use pretty_assertions::assert_eq;
+
+    const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which?","options":["SQLite","PostgreSQL (Recommended)"]},{"id":"name","question":"Name?"},{"id":"tags","question":"Tags?","multi_select":true,"options":["a","b"]}]}"#;
+
+    fn call(answerer: impl UserInteraction + 'static) -> String {
+        let tool = AskUserQuestionTool::new(Arc::new(answerer));
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(tool.call(ARGS, ExecutionContext::default()))
+            .text()
+    }
+
+    #[test]
+    fn pick_recommended_picks_it_wherever_it_stands_and_skips_the_rest() {
+        assert_eq!(
+            call(PickRecommended),
+            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]},{"id":"name","selected":[]},{"id":"tags","selected":[]}]}"#
+        );
+    }
+
+    #[test]
+    fn scripted_answers_are_normalised_by_the_core() {
+        let script = Scripted::from_json(
+            r#"{"answers":[{"id":"tags","selected":["b","a"],"custom":" c "},{"id":"db","selected":["SQLite"]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            call(script),
+            r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"name","selected":[]},{"id":"tags","selected":["a","b"],"custom":"c"}]}"#
+        );
+    }
+
+    #[test]
+    fn a_script_that_does_not_fit_fails_the_call() {
+        let script = Scripted::from_json(r#"{"answers":[{"id":"nope","selected":[]}]}"#).unwrap();
+        assert_eq!(
+            call(script),
+            r#"Error: the answer did not fit the questions (the answer names an unknown question id "nope"); ask again"#
+        );
+    }
+
+    #[test]
+    fn a_closure_sees_the_request() {
+        let script = Scripted::from_fn(|request| {
+            Ok(Answers {
+                answers: vec![AnswerItem::custom(&request.questions[1].id, "from closure")],
+            })
+        });
+        assert!(call(script).contains(r#"{"id":"name","selected":[],"custom":"from closure"}"#));
+        assert_eq!(
+            call(Scripted::from_fn(|_| Err(AskError::Dismissed))),
+            ask_user_core::DISMISSED_TEXT
+        );
+    }
+
+    #[test]
+    fn answers_that_are_not_in_the_output_shape_are_refused() {
+        let err = Scripted::from_json(r#"{"answers":[{"selected":[]}]}"#).unwrap_err();
+        assert_eq!(err.to_string(), "missing field `id` at line 1 column 27");
+    }
+}
