@@ -1,1 +1,166 @@
-fn main() {}
+//! `ask-user`: ask the human a question from any agent (SPEC §7).
+//!
+//! This file only parses the command line (clap derive) and maps every result to an exit
+//! status in one place ([`exit_status`]); each subcommand lives in its own module:
+//!
+//! - [`ask`]: one tool call, asked through the answerers chosen with `--via` (or `--answers`);
+//! - [`check`]: decode and validate without asking anyone;
+//! - [`schema`]: the model-facing definition, optionally wrapped for a provider;
+//! - [`via`]: `--via terminal,web` turned into answerers.
+
+mod ask;
+mod check;
+mod input;
+mod schema;
+mod via;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use ask_user_core::definition::ProviderFormat;
+
+const EXAMPLES: &str = "\
+Examples:
+  ask-user ask examples/deploy.json           ask in this terminal; the answer goes to stdout
+  echo '{\"questions\":[{\"id\":\"go\",\"question\":\"Deploy now?\",\"options\":[\"Yes (Recommended)\",\"No\"]}]}' | ask-user ask
+  ask-user ask --timeout 5m q.json > answer.json
+  ask-user ask --answers answers.json q.json  answer from data instead of a human
+  ask-user check q.json                       validate; print the canonical request
+  ask-user schema --format anthropic          the tool definition for a provider
+
+Exit status of `ask`: 0 answered, 1 answerer failed, 2 usage error, 3 invalid arguments,
+4 dismissed, 5 timed out, 6 nobody can answer here, 7 sub-agent caller, 130 aborted.
+stdout carries only the model-facing text; logs and the question UI never touch it.";
+
+/// Command line of `ask-user`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ask-user",
+    version,
+    about = "Ask the human a question from any agent: the ask_user_question tool as a command.",
+    after_help = EXAMPLES,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ask the human: run one ask_user_question call from JSON arguments and print exactly the
+    /// model-facing text (the answer JSON or one `Error: …` line) on stdout.
+    Ask(AskArgs),
+    /// Decode and validate arguments without asking anyone: print the canonical request on
+    /// stdout and each leniency applied on stderr (exit 0), or the model-facing error (exit 3).
+    Check(CheckArgs),
+    /// Print the tool definition: the canonical `{"name","description","parameters"}`
+    /// (golden bytes) or wrapped for a provider.
+    Schema(SchemaArgs),
+}
+
+/// Options of `ask-user ask`.
+#[derive(Debug, clap::Args)]
+struct AskArgs {
+    /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
+    #[arg(value_name = "FILE|-")]
+    file: Option<PathBuf>,
+    /// Who asks, comma-separated; the first answer wins: terminal, web.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "terminal")]
+    via: Vec<String>,
+    /// Answer from data instead of a human: a file holding {"answers":[…]} (the output shape).
+    #[arg(long, value_name = "FILE", conflicts_with = "via")]
+    answers: Option<PathBuf>,
+    /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+}
+
+/// Options of `ask-user check`.
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
+    #[arg(value_name = "FILE|-")]
+    file: Option<PathBuf>,
+}
+
+/// Options of `ask-user schema`.
+#[derive(Debug, clap::Args)]
+struct SchemaArgs {
+    /// The provider format.
+    #[arg(long, default_value = "canonical", value_parser = parse_format,
+          long_help = "The provider format: canonical, openai-chat (alias deepseek), openai-responses, anthropic, gemini, mcp.")]
+    format: ProviderFormat,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if duration.is_zero() {
+        return Err("the timeout must be longer than zero".to_owned());
+    }
+    Ok(duration)
+}
+
+fn parse_format(text: &str) -> Result<ProviderFormat, String> {
+    text.parse().map_err(|e: ask_user_core::definition::UnknownFormat| e.to_string())
+}
+
+/// How a subcommand ended; [`exit_status`] turns it into the process's exit status.
+#[derive(Debug)]
+enum Ended {
+    /// Text for stdout (no trailing newline added) and the exit status that goes with it.
+    Printed { stdout: String, status: u8 },
+    /// A usage problem the human must fix (exit 2), e.g. an unknown `--via` name or an
+    /// unreadable file; the message goes to stderr.
+    Usage(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs();
+    let ended = match cli.command {
+        Command::Ask(args) => ask::run(args),
+        Command::Check(args) => check::run(&args),
+        Command::Schema(args) => schema::run(&args),
+    };
+    exit_status(ended)
+}
+
+/// The one place where results become exit statuses (and stdout bytes).
+fn exit_status(ended: Ended) -> ExitCode {
+    match ended {
+        Ended::Printed { stdout, status } => {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (e.g. `| head -c0`) is not our failure: the status still tells.
+            let _ = out.write_all(stdout.as_bytes()).and_then(|()| out.flush());
+            ExitCode::from(status)
+        }
+        Ended::Usage(message) => {
+            eprintln!("ask-user: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Logs go to stderr (stdout carries the answer): `RUST_LOG` filters, default `warn`;
+/// `NO_COLOR` turns colours off.
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color_enabled() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .without_time()
+        .try_init();
+}
+
+/// Whether colours are allowed: `NO_COLOR` set to anything non-empty turns them off
+/// (<https://no-color.org>).
+pub(crate) fn color_enabled() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}

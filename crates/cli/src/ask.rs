@@ -1,0 +1,92 @@
+//! `ask-user ask`: one tool call, asked through the chosen answerers.
+
+use std::sync::Arc;
+
+use ask_user_core::{
+    AskUserQuestionTool, CancellationToken, ExecutionContext, FirstAnswer, Limits, UserInteraction,
+    decode,
+};
+use ask_user_scripted::Scripted;
+
+use crate::{AskArgs, Ended, input, via};
+
+/// Decodes (logging leniencies), asks, and prints the outcome's text; the exit status is
+/// the outcome's (SPEC §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
+/// cancel the turn: the question is withdrawn and the outcome is `ASK_ABORTED` (exit 130).
+pub(crate) fn run(args: AskArgs) -> Ended {
+    let text = match input::read(args.file.as_deref()) {
+        Ok(text) => text,
+        Err(message) => return Ended::Usage(message),
+    };
+    let interaction: Arc<dyn UserInteraction> = match &args.answers {
+        Some(path) => {
+            let script = match std::fs::read_to_string(path) {
+                Ok(script) => script,
+                Err(e) => return Ended::Usage(format!("cannot read {}: {e}", path.display())),
+            };
+            match Scripted::from_json(&script) {
+                Ok(scripted) => Arc::new(scripted),
+                Err(e) => {
+                    return Ended::Usage(format!(
+                        "--answers {}: not {{\"answers\":[{{\"id\",\"selected\",\"custom\"?}}]}}: {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        None => match via::answerers(&args.via) {
+            Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
+            Err(message) => return Ended::Usage(message),
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
+    };
+    let tool = AskUserQuestionTool::new(interaction).with_timeout(args.timeout);
+    let outcome = runtime.block_on(async move {
+        let cancel = CancellationToken::new();
+        let _signals = cancel_on_signals(cancel.clone());
+        let limits = Limits::default();
+        match decode(text, &limits) {
+            Ok(decoded) => {
+                for leniency in &decoded.leniencies {
+                    tracing::info!(%leniency, "accepted a variant");
+                }
+                tool.ask(&decoded.request, ExecutionContext::new(cancel)).await
+            }
+            Err(invalid) => ask_user_core::Outcome::InvalidArguments(invalid),
+        }
+    });
+    if let Some(code) = outcome.code() {
+        tracing::info!(code = code.as_str(), "ask ended without an answer");
+    }
+    Ended::Printed {
+        stdout: outcome.text(),
+        status: u8::try_from(outcome.exit_code()).unwrap_or(1),
+    }
+}
+
+/// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime.
+fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("cannot listen for signals");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: cancelling the ask"),
+            _ = hup.recv() => tracing::info!("SIGHUP: cancelling the ask"),
+            _ = int.recv() => tracing::info!("SIGINT: cancelling the ask"),
+        }
+        cancel.cancel();
+    })
+}

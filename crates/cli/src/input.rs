@@ -1,0 +1,19 @@
+//! Reading `[FILE|-]`: a file, or stdin when the argument is `-` or absent.
+
+use std::io::Read;
+use std::path::Path;
+
+/// The text of `file`, or of stdin for `-`/nothing. The error is a usage message.
+pub(crate) fn read(file: Option<&Path>) -> Result<String, String> {
+    match file {
+        Some(path) if path != Path::new("-") => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display())),
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read stdin: {e}"))?;
+            Ok(text)
+        }
+    }
+}
