@@ -1,1 +1,49 @@
-//! Placeholder.
+//! # ask-user-elicit
+//!
+//! The MCP elicitation answerer for `ask_user_question` (SPEC §6): the question goes to the MCP
+//! client's own form UI instead of a terminal or a page.
+//!
+//! - [`form()`] maps a validated [`AskUserQuestionRequest`](ask_user_core::AskUserQuestionRequest)
+//!   to an elicitation form: single-select as a string with titled `oneOf`, multi-select as an
+//!   array with `items.anyOf`, free text as a string, one extra optional string per choice
+//!   question for the human's own answer, the recommended option as `default`, option
+//!   descriptions and headers in the message;
+//! - [`answers_from_result`] maps what the client sends back (accept with content, decline,
+//!   cancel) to [`Answers`](ask_user_core::Answers) or
+//!   [`AskError::Dismissed`](ask_user_core::AskError);
+//! - [`ElicitAnswerer`] is the [`UserInteraction`](ask_user_core::UserInteraction) that pushes
+//!   `elicitation/create` over an rmcp peer (protocol 2025-11-25 and earlier). For 2026-07-28,
+//!   where a server may not send requests, a host returns [`form()`] inside an input-required
+//!   result instead and reads the retry with [`answers_from_result`].
+//!
+//! Depends on the core and rmcp only; never on another answerer or a host.
+//!
+//! ```
+//! use ask_user_core::{decode, Limits};
+//! use ask_user_elicit::{form, answers_from_result};
+//! use rmcp::model::{ElicitResult, ElicitationAction};
+//!
+//! let request = decode(
+//!     r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]}]}"#,
+//!     &Limits::default(),
+//! ).unwrap().request;
+//! let form = form(&request, None);
+//! let schema = serde_json::to_string(&form.schema).unwrap();
+//! assert!(schema.contains(r#""oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"}"#));
+//!
+//! let reply = ElicitResult::new(ElicitationAction::Accept)
+//!     .with_content(serde_json::json!({"db": "SQLite"}));
+//! let answers = answers_from_result(&request, &form, reply).unwrap();
+//! assert_eq!(answers.answers[0].selected, ["SQLite"]);
+//! ```
+#![deny(missing_docs)]
+
+mod answerer;
+mod content;
+mod schema;
+
+pub use answerer::{ElicitAnswerer, client_can_elicit};
+pub use content::{ContentError, Reply, answers_from_content, read_reply, read_reply_value};
+pub use schema::{
+    Field, FieldKind, Form, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE, form,
+};

@@ -1,1 +1,32 @@
-//! Placeholder.
+//! # ask-user-mcp
+//!
+//! The MCP server host for `ask_user_question` (SPEC §7): one tool, served over stdio or
+//! streamable HTTP with the official Rust SDK (rmcp), for any MCP host (Claude Code, Codex,
+//! Gemini CLI, Cursor, …).
+//!
+//! - [`AskUserServer`] is the `ServerHandler`: `tools/list` carries the core's schema bytes
+//!   with an `outputSchema`; `tools/call` decodes with the core, asks, and returns the
+//!   model-facing text plus `structuredContent`, errors as `isError` results.
+//! - Routing ([`Routing`]): a client that declares elicitation is asked through its own form —
+//!   `elicitation/create` pushed during the call (protocol 2025-11-25 and earlier), or an
+//!   input-required result (2026-07-28); otherwise the fallback answerers (web page, terminal,
+//!   scripted), else the no-answerer outcome.
+//! - [`serve_stdio`] and [`serve_http`] run it; [`McpArgs`] and [`run`] are the command line
+//!   shared by `ask-user mcp` and the standalone `ask-user-mcp` binary.
+//!
+//! Depends on the core, the elicitation answerer and the other answerers; nothing depends on it
+//! but the CLI.
+#![deny(missing_docs)]
+
+mod args;
+mod fallback;
+mod input_required;
+mod serve;
+mod server;
+mod tool;
+
+pub use args::{McpArgs, RunError, Via, run};
+pub use input_required::INPUT_KEY;
+pub use serve::{http_router, serve_http, serve_stdio};
+pub use server::{AskUserServer, Routing};
+pub use tool::{call_result, tool};

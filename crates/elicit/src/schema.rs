@@ -1,0 +1,191 @@
+//! The request as an elicitation form (SPEC §6, MCP elicitation).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use ask_user_core::{AskUserQuestionRequest, Question};
+use rmcp::model::{
+    ConstTitle, ElicitRequestParams, ElicitationSchema, EnumSchema, MultiSelectEnumSchema,
+    PrimitiveSchemaDefinition, SingleSelectEnumSchema, StringSchema, TitledItems,
+    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+};
+
+/// The title of the extra field where the human types their own answer.
+pub const OWN_ANSWER_TITLE: &str = "Your own answer";
+/// Its description on a single-select question (the own answer replaces the choice).
+pub const OWN_ANSWER_INSTEAD: &str = "Optional: type this instead of choosing an option.";
+/// Its description on a multi-select question (the own answer adds to the choices).
+pub const OWN_ANSWER_BESIDE: &str =
+    "Optional: type this in addition to, or instead of, the options.";
+
+/// What one form field stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldKind {
+    /// A single-select question: a string with titled `oneOf`.
+    Choice,
+    /// A multi-select question: an array with titled `items.anyOf`.
+    Choices,
+    /// A question without options: a free-text string.
+    Text,
+    /// The optional own-answer string beside a choice question.
+    OwnAnswer,
+}
+
+/// One property of the form and the question it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The property name in the schema and in the client's content.
+    pub key: String,
+    /// Index of the question in the request.
+    pub question: usize,
+    /// What the field holds.
+    pub kind: FieldKind,
+}
+
+/// An elicitation form for one request: the message, the schema and how its properties map
+/// back to the questions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    /// Every question with its header and option descriptions, as plain text.
+    pub message: String,
+    /// The requested schema; properties in question order.
+    pub schema: ElicitationSchema,
+    /// The properties, in schema order.
+    pub fields: Vec<Field>,
+}
+
+impl Form {
+    /// The `elicitation/create` parameters for this form (mode `form`).
+    pub fn params(&self) -> ElicitRequestParams {
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: self.message.clone(),
+            requested_schema: self.schema.clone(),
+        }
+    }
+}
+
+/// Maps `request` to an elicitation form.
+///
+/// Property names: a question's field is named by its id; a choice question's own-answer field
+/// by `<id>.own` (with more `.` appended in the unlikely case another id already uses it).
+/// Every field is optional, so the human can skip a question; the recommended option (the
+/// first label ending in `(Recommended)`) is the field's `default`.
+///
+/// `notice`, when given, opens the message (used to say why a previous submission was refused).
+pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>) -> Form {
+    let mut fields = Vec::new();
+    let mut properties = BTreeMap::new();
+    let mut order = Vec::new();
+    let ids: Vec<&str> = request.questions.iter().map(|q| q.id.as_str()).collect();
+    for (index, question) in request.questions.iter().enumerate() {
+        let (kind, schema) = question_field(question);
+        properties.insert(question.id.clone(), schema);
+        order.push(question.id.clone());
+        fields.push(Field {
+            key: question.id.clone(),
+            question: index,
+            kind,
+        });
+        if kind == FieldKind::Text {
+            continue;
+        }
+        let mut key = format!("{}.own", question.id);
+        while ids.contains(&key.as_str()) || properties.contains_key(&key) {
+            key.push('.');
+        }
+        let description = if question.multi_select {
+            OWN_ANSWER_BESIDE
+        } else {
+            OWN_ANSWER_INSTEAD
+        };
+        properties.insert(
+            key.clone(),
+            PrimitiveSchemaDefinition::String(
+                StringSchema::new()
+                    .title(OWN_ANSWER_TITLE)
+                    .description(description),
+            ),
+        );
+        order.push(key.clone());
+        fields.push(Field {
+            key,
+            question: index,
+            kind: FieldKind::OwnAnswer,
+        });
+    }
+    let mut schema = ElicitationSchema::new(properties);
+    schema.property_order = Some(order);
+    Form {
+        message: message(request, notice),
+        schema,
+        fields,
+    }
+}
+
+fn question_field(question: &Question) -> (FieldKind, PrimitiveSchemaDefinition) {
+    let title: Cow<'static, str> = Cow::Owned(question.question.clone());
+    let recommended = question
+        .recommended()
+        .map(|i| question.options[i].label.clone());
+    if question.options.is_empty() {
+        let schema = StringSchema::new().title(title);
+        return (FieldKind::Text, PrimitiveSchemaDefinition::String(schema));
+    }
+    let titled: Vec<ConstTitle> = question
+        .options
+        .iter()
+        .map(|o| ConstTitle::new(o.label.clone(), o.label.clone()))
+        .collect();
+    if question.multi_select {
+        let mut schema =
+            TitledMultiSelectEnumSchema::new(TitledItems::new(titled)).with_title(title);
+        if let Some(label) = recommended {
+            schema = schema.with_default(vec![label]);
+        }
+        let schema = EnumSchema::Multi(MultiSelectEnumSchema::Titled(schema));
+        (FieldKind::Choices, PrimitiveSchemaDefinition::Enum(schema))
+    } else {
+        let mut schema = TitledSingleSelectEnumSchema::new(titled);
+        schema.title = Some(title);
+        schema.default = recommended;
+        let schema = EnumSchema::Single(SingleSelectEnumSchema::Titled(schema));
+        (FieldKind::Choice, PrimitiveSchemaDefinition::Enum(schema))
+    }
+}
+
+/// The message: every question with its header chip and option descriptions, numbered when
+/// there are several.
+fn message(request: &AskUserQuestionRequest, notice: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(notice) = notice {
+        out.push_str(notice);
+        out.push_str("\n\n");
+    }
+    let count = request.questions.len();
+    for (index, question) in request.questions.iter().enumerate() {
+        if index > 0 {
+            out.push_str("\n\n");
+        }
+        if count > 1 {
+            out.push_str(&format!("{}/{count} ", index + 1));
+        }
+        if let Some(header) = &question.header {
+            out.push_str(&format!("[{header}] "));
+        }
+        out.push_str(&question.question);
+        if question.multi_select && !question.options.is_empty() {
+            out.push_str(" (choose any)");
+        }
+        for option in &question.options {
+            match &option.description {
+                Some(description) => {
+                    out.push_str(&format!("\n- {}: {description}", option.label));
+                }
+                None => out.push_str(&format!("\n- {}", option.label)),
+            }
+        }
+    }
+    out
+}

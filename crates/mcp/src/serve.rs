@@ -1,0 +1,58 @@
+//! Transports: stdio and streamable HTTP (on axum).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::transport::stdio_pipes;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::AskUserServer;
+
+/// Serves one client over stdin/stdout until it closes the stream. Logs belong on stderr.
+pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
+    let running = server
+        .serve(stdio_pipes())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+/// The streamable HTTP endpoint as an axum router: `POST/GET/DELETE /mcp`, one session per
+/// client (legacy sessions for 2025-11-25 and earlier, stateless requests for 2026-07-28),
+/// `Host` checked against loopback names plus `allowed_host`. Cancelling `shutdown` ends every
+/// session (and so every pending question).
+pub fn http_router(
+    server: AskUserServer,
+    allowed_host: Option<String>,
+    shutdown: CancellationToken,
+) -> axum::Router {
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.extend(allowed_host);
+    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    config.cancellation_token = shutdown;
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// Serves streamable HTTP on `listener` (endpoint `/mcp`) until `shutdown` is cancelled.
+pub async fn serve_http(
+    server: AskUserServer,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let addr: SocketAddr = listener.local_addr()?;
+    let host = (!addr.ip().is_loopback()).then(|| addr.ip().to_string());
+    let router = http_router(server, host, shutdown.clone());
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
