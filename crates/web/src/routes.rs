@@ -1,0 +1,184 @@
+//! The HTTP surface: the page, its two static assets, the live event stream, and the two
+//! state-changing requests (answer, dismiss). Everything lives under `/<secret>/`.
+//!
+//! | method and path | does |
+//! | --- | --- |
+//! | `GET /<secret>` | redirects to `/<secret>/` |
+//! | `GET /<secret>/` | the page (`index.html`) |
+//! | `GET /<secret>/app.js`, `/<secret>/app.css` | its script and style |
+//! | `GET /<secret>/events` | server-sent events, see [`crate::view`] docs |
+//! | `POST /<secret>/answer` | `{"batch":N,"answers":[{"id","selected","custom"?}],"tab"?}` → 200 `ok`, 409, 422 |
+//! | `POST /<secret>/dismiss` | `{"batch":N,"tab"?}` → 200 `ok`, 409 |
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use ask_user_core::{AnswerItem, Answers};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::middleware;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use futures::{Stream, StreamExt, stream};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::access::{guard, security_headers};
+use crate::pending::SubmitError;
+use crate::refusal::{BODY_LIMIT, Refusal};
+use crate::state::WebState;
+use crate::view::PageEvent;
+
+const INDEX_HTML: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// How long a page waits before reconnecting a dropped event stream.
+const RECONNECT: Duration = Duration::from_secs(1);
+
+/// The longest tab id echoed to other pages.
+const TAB_ID_MAX: usize = 64;
+
+/// The whole HTTP application for `state`: routes, the access guard (Host, key, Origin), the
+/// body limit and the security headers. Bind it yourself with `axum::serve`, or call it
+/// in-process (`tower::ServiceExt::oneshot`) in tests; [`crate::WebAnswerer::start`] does the
+/// former.
+pub fn router(state: WebState) -> Router {
+    Router::new()
+        .route("/{key}", get(redirect_to_page))
+        .route("/{key}/", get(page))
+        .route("/{key}/app.js", get(script))
+        .route("/{key}/app.css", get(style))
+        .route("/{key}/events", get(events))
+        .route("/{key}/answer", post(answer))
+        .route("/{key}/dismiss", post(dismiss))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .layer(middleware::map_response(security_headers))
+        .with_state(state)
+}
+
+async fn redirect_to_page(Path(key): Path<String>) -> Redirect {
+    // The guard has checked the key: it is our secret, plain hex.
+    Redirect::permanent(&format!("/{key}/"))
+}
+
+async fn page() -> Html<&'static str> {
+    Html(INDEX_HTML)
+}
+
+async fn script() -> Response {
+    ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS).into_response()
+}
+
+async fn style() -> Response {
+    ([(CONTENT_TYPE, "text/css; charset=utf-8")], APP_CSS).into_response()
+}
+
+async fn not_found() -> Refusal {
+    Refusal::NotFound
+}
+
+fn sse_event(event: PageEvent) -> Result<Event, Infallible> {
+    Ok(Event::default().event(event.name).data(&*event.data))
+}
+
+async fn events(
+    State(state): State<WebState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let (receiver, snapshot) = state.pending_batches().subscribe();
+    let count = state.page_opened();
+    let first = stream::once(async move {
+        Ok(Event::default()
+            .event(snapshot.name)
+            .data(&*snapshot.data)
+            .retry(RECONNECT))
+    });
+    let live = stream::unfold(
+        (receiver, state.clone(), count),
+        |(mut receiver, state, count)| async move {
+            let event = match receiver.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => state.pending_batches().snapshot(),
+                Err(RecvError::Closed) => return None,
+            };
+            Some((event, (receiver, state, count)))
+        },
+    )
+    .map(sse_event);
+    let shutdown = state.shutdown_token().clone().cancelled_owned();
+    Sse::new(first.chain(live).take_until(shutdown)).keep_alive(KeepAlive::default())
+}
+
+/// A submitted answer.
+#[derive(Debug, Deserialize)]
+struct Submission {
+    batch: u64,
+    #[serde(default)]
+    answers: Vec<AnswerItem>,
+    #[serde(default)]
+    tab: Option<String>,
+}
+
+/// A dismissal.
+#[derive(Debug, Deserialize)]
+struct Dismissal {
+    batch: u64,
+    #[serde(default)]
+    tab: Option<String>,
+}
+
+fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Refusal> {
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => Refusal::TooLarge,
+        _ => Refusal::BadRequest(rejection.body_text()),
+    })?;
+    serde_json::from_slice(&body).map_err(|e| Refusal::BadRequest(e.to_string()))
+}
+
+/// The tab id, when it is short; a long one is dropped rather than echoed to every page.
+fn tab(tab: &Option<String>) -> Option<&str> {
+    tab.as_deref().filter(|t| t.len() <= TAB_ID_MAX)
+}
+
+fn submitted(result: Result<(), SubmitError>) -> Result<&'static str, Refusal> {
+    match result {
+        Ok(()) => Ok("ok"),
+        Err(SubmitError::Gone) => Err(Refusal::Gone),
+        Err(SubmitError::Invalid(why)) => Err(Refusal::Invalid(why)),
+    }
+}
+
+async fn answer(
+    State(state): State<WebState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<&'static str, Refusal> {
+    let submission: Submission = parse(body)?;
+    let answers = Answers {
+        answers: submission.answers,
+    };
+    submitted(
+        state
+            .pending_batches()
+            .answer(submission.batch, answers, tab(&submission.tab)),
+    )
+}
+
+async fn dismiss(
+    State(state): State<WebState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<&'static str, Refusal> {
+    let dismissal: Dismissal = parse(body)?;
+    submitted(
+        state
+            .pending_batches()
+            .dismiss(dismissal.batch, tab(&dismissal.tab)),
+    )
+}

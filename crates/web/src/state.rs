@@ -1,0 +1,168 @@
+//! The state every route and every `ask` share, and the answerer behaviour on top of it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+};
+
+use crate::access::HostRules;
+use crate::config::WebConfig;
+use crate::pending::{Pending, Reply};
+use crate::secret::Secret;
+
+/// The heart of the web answerer without a socket: the pending questions, the secret, the
+/// host rules and the count of open pages. [`crate::router`] serves it; it implements
+/// [`UserInteraction`] itself, so tests can drive the page in-process with `oneshot` while an
+/// `ask` is waiting. Cheap to clone (an `Arc`).
+#[derive(Debug, Clone)]
+pub struct WebState {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    pending: Pending,
+    secret: Secret,
+    hosts: HostRules,
+    pages: AtomicUsize,
+    shutdown: CancellationToken,
+}
+
+impl WebState {
+    /// State for a server reachable at `bound` (the address actually bound, with its real
+    /// port; the `Host` check uses it) with a fresh random secret.
+    ///
+    /// Fails only when the operating system's random number generator does.
+    pub fn new(config: &WebConfig, bound: SocketAddr) -> std::io::Result<Self> {
+        let mut names = config.allowed_hosts.clone();
+        names.extend(config.public_host.iter().cloned());
+        Ok(Self {
+            inner: Arc::new(Shared {
+                pending: Pending::new(),
+                secret: Secret::generate()?,
+                hosts: HostRules::new(bound, &names),
+                pages: AtomicUsize::new(0),
+                shutdown: CancellationToken::new(),
+            }),
+        })
+    }
+
+    /// The path of the page, `/<secret>/`; the capability URL is the origin plus this.
+    pub fn base_path(&self) -> String {
+        format!("/{}/", self.inner.secret.as_str())
+    }
+
+    /// How many batches (tool calls) are waiting for an answer.
+    pub fn pending(&self) -> usize {
+        self.inner.pending.len()
+    }
+
+    /// How many pages are connected to the live event stream right now.
+    pub fn open_pages(&self) -> usize {
+        self.inner.pages.load(Ordering::Relaxed)
+    }
+
+    /// Stops serving: event streams end, waiting asks fail, new asks are unavailable.
+    pub fn shut_down(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    pub(crate) fn pending_batches(&self) -> &Pending {
+        &self.inner.pending
+    }
+
+    pub(crate) fn secret(&self) -> &Secret {
+        &self.inner.secret
+    }
+
+    pub(crate) fn hosts(&self) -> &HostRules {
+        &self.inner.hosts
+    }
+
+    pub(crate) fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    /// Counts a connected page until the returned guard is dropped.
+    pub(crate) fn page_opened(&self) -> PageCount {
+        self.inner.pages.fetch_add(1, Ordering::Relaxed);
+        PageCount {
+            state: self.clone(),
+        }
+    }
+
+    async fn ask_page(
+        &self,
+        request: &AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> Result<Answers, AskError> {
+        let shutdown = &self.inner.shutdown;
+        if shutdown.is_cancelled() {
+            return Err(AskError::Unavailable(
+                "the web page server has stopped".to_owned(),
+            ));
+        }
+        let (id, reply) = self.inner.pending.open(request);
+        let _withdraw = Withdraw { state: self, id };
+        tracing::info!(batch = id, "question waiting on the web page");
+        tokio::select! {
+            reply = reply => match reply {
+                Ok(Reply::Answered(answers)) => Ok(answers),
+                Ok(Reply::Dismissed) => Err(AskError::Dismissed),
+                Err(_) => Err(AskError::Failed(
+                    "the web answerer stopped before the user answered".to_owned(),
+                )),
+            },
+            () = cancel.cancelled() => Err(AskError::Cancelled),
+            () = shutdown.cancelled() => Err(AskError::Failed(
+                "the web page server stopped before the user answered".to_owned(),
+            )),
+        }
+    }
+}
+
+/// Takes a batch off the pages when its ask ends or is dropped without a human decision.
+struct Withdraw<'a> {
+    state: &'a WebState,
+    id: u64,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.state.inner.pending.withdraw(self.id);
+    }
+}
+
+/// A connected page, counted while it lives.
+#[derive(Debug)]
+pub(crate) struct PageCount {
+    state: WebState,
+}
+
+impl Drop for PageCount {
+    fn drop(&mut self) {
+        self.state.inner.pages.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl UserInteraction for WebState {
+    /// Puts the batch on every open page (and on pages opened later) and waits for the first
+    /// valid answer or a dismissal. When `cancel` fires, the batch is withdrawn live from every
+    /// page and the result is [`AskError::Cancelled`].
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(self.ask_page(request, cancel))
+    }
+
+    /// True while the server runs: the human can open the URL at any time, so an answerer
+    /// with no page open yet still counts (see [`WebState::open_pages`] for a stricter test).
+    fn is_available(&self) -> bool {
+        !self.inner.shutdown.is_cancelled()
+    }
+}

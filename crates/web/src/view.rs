@@ -1,0 +1,168 @@
+//! What the page receives: questions as JSON, and the events of the live stream.
+//!
+//! Events on `GET <url>/events` (server-sent events, each `data` one JSON line):
+//!
+//! | event | data | meaning |
+//! | --- | --- | --- |
+//! | `snapshot` | `{"batches":[Batch…]}` | everything pending now; replaces what the page shows |
+//! | `opened` | `Batch` | a new batch of questions |
+//! | `withdrawn` | `{"batch":N,"reason":"answered"\|"dismissed"\|"cancelled","by":TAB?}` | the batch is closed |
+//!
+//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}]}`
+//! with `recommended` the index of the `(Recommended)` option or `null`. All text is the
+//! model's, untrusted: the page inserts it with `textContent` only.
+
+use std::sync::Arc;
+
+use ask_user_core::{AskUserQuestionRequest, QuestionOption};
+use serde::Serialize;
+
+/// One batch (one tool call) as the page shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct BatchView<'a> {
+    pub(crate) batch: u64,
+    pub(crate) questions: Vec<QuestionView<'a>>,
+}
+
+/// One question as the page shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct QuestionView<'a> {
+    id: &'a str,
+    question: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    header: Option<&'a str>,
+    options: &'a [QuestionOption],
+    multi_select: bool,
+    recommended: Option<usize>,
+}
+
+impl<'a> BatchView<'a> {
+    pub(crate) fn new(batch: u64, request: &'a AskUserQuestionRequest) -> Self {
+        let questions = request
+            .questions
+            .iter()
+            .map(|q| QuestionView {
+                id: &q.id,
+                question: &q.question,
+                header: q.header.as_deref(),
+                options: &q.options,
+                multi_select: q.multi_select,
+                recommended: q.recommended(),
+            })
+            .collect();
+        Self { batch, questions }
+    }
+
+    /// The batch as one line of JSON.
+    pub(crate) fn to_json(&self) -> String {
+        // Strings, numbers and bools only: serialising cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Why a batch left the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Withdrawal {
+    /// Someone submitted a valid answer.
+    Answered,
+    /// Someone dismissed the batch.
+    Dismissed,
+    /// The ask was cancelled (turn aborted, timed out, another answerer won).
+    Cancelled,
+}
+
+#[derive(Serialize)]
+struct WithdrawnView<'a> {
+    batch: u64,
+    reason: Withdrawal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by: Option<&'a str>,
+}
+
+/// One event of the live stream, serialised once and shared by every open page.
+#[derive(Debug, Clone)]
+pub(crate) struct PageEvent {
+    pub(crate) name: &'static str,
+    pub(crate) data: Arc<str>,
+}
+
+impl PageEvent {
+    pub(crate) fn opened(json: Arc<str>) -> Self {
+        Self {
+            name: "opened",
+            data: json,
+        }
+    }
+
+    pub(crate) fn withdrawn(batch: u64, reason: Withdrawal, by: Option<&str>) -> Self {
+        let view = WithdrawnView { batch, reason, by };
+        Self {
+            name: "withdrawn",
+            data: serde_json::to_string(&view).unwrap_or_default().into(),
+        }
+    }
+
+    pub(crate) fn snapshot<'a>(batches: impl Iterator<Item = &'a str>) -> Self {
+        let mut data = String::from("{\"batches\":[");
+        for (i, json) in batches.enumerate() {
+            if i > 0 {
+                data.push(',');
+            }
+            data.push_str(json);
+        }
+        data.push_str("]}");
+        Self {
+            name: "snapshot",
+            data: data.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ask_user_core::Question;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_batch_carries_the_recommended_index_and_omits_a_missing_header() {
+        let request = AskUserQuestionRequest {
+            questions: vec![Question {
+                id: "db".into(),
+                question: "Which <b>database</b>?".into(),
+                header: None,
+                options: vec![
+                    QuestionOption {
+                        label: "PostgreSQL (Recommended)".into(),
+                        description: Some("Solid".into()),
+                    },
+                    QuestionOption {
+                        label: "SQLite".into(),
+                        description: None,
+                    },
+                ],
+                multi_select: false,
+            }],
+        };
+        assert_eq!(
+            BatchView::new(3, &request).to_json(),
+            r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0}]}"#
+        );
+    }
+
+    #[test]
+    fn events_serialise_as_documented() {
+        let w = PageEvent::withdrawn(4, Withdrawal::Answered, Some("tab-1"));
+        assert_eq!(w.name, "withdrawn");
+        assert_eq!(&*w.data, r#"{"batch":4,"reason":"answered","by":"tab-1"}"#);
+        let c = PageEvent::withdrawn(5, Withdrawal::Cancelled, None);
+        assert_eq!(&*c.data, r#"{"batch":5,"reason":"cancelled"}"#);
+        let s = PageEvent::snapshot(["{\"batch\":1}", "{\"batch\":2}"].into_iter());
+        assert_eq!(&*s.data, r#"{"batches":[{"batch":1},{"batch":2}]}"#);
+        assert_eq!(
+            &*PageEvent::snapshot([].into_iter()).data,
+            r#"{"batches":[]}"#
+        );
+    }
+}
