@@ -1,0 +1,341 @@
+//! The audit journal (`--journal FILE`): one JSON line per ask and per outcome.
+//!
+//! Line shapes (keys in this order; one object per line, `\n`-terminated, UTF-8):
+//!
+//! ```text
+//! {"time":"2026-11-30T05:20:01.123Z","event":"ask","call":"…","questions":[…]}
+//! {"time":"2026-11-30T05:20:09.456Z","event":"outcome","call":"…","code":"ANSWERED","text":"…","answers":[…]}
+//! {"time":"…","event":"outcome","call":"…","code":"INVALID_ARGS","text":"Error: invalid arguments: …","arguments":"…"}
+//! ```
+//!
+//! - `time`: RFC 3339, UTC, milliseconds.
+//! - `call`: unique per call (across runs appending to the same file); it pairs an `ask` with
+//!   its `outcome`.
+//! - `questions`: the canonical request's questions, as `ask-user check` prints them.
+//! - `code`: the [`OutcomeCode`](ask_user_core::OutcomeCode) (`ASK_TIMED_OUT`, …), or
+//!   [`ANSWERED`] for an answer; `text`: exactly what the model read; `answers`: the normalised
+//!   answers, only for an answer.
+//! - A call refused before any question existed (invalid arguments) has no `ask` line; its
+//!   `outcome` line carries the raw `arguments` the model sent instead.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ask_user_core::{
+    AnswerItem, Arguments, AskUserQuestionRequest, AskUserQuestionTool, Caller, ExecutionContext,
+    Outcome, Question, decode,
+};
+use serde::{Deserialize, Serialize};
+
+/// The `code` of an answered call (answers have no [`ask_user_core::OutcomeCode`]).
+pub const ANSWERED: &str = "ANSWERED";
+
+/// What the model reads when the ask could not be recorded, so it was not asked (an audit
+/// journal that silently misses questions would be worse than none).
+pub const NOT_RECORDED_TEXT: &str = "the question could not be recorded in the audit journal, so it was not asked; ask your question in plain text in your reply instead";
+
+/// Why the journal cannot be opened or written. Displays with the path, ready to be shown as
+/// a startup error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The file cannot be opened for appending (missing directory, a directory, no permission).
+    #[error("cannot open the journal file {}: {source}", path.display())]
+    Open {
+        /// The path as given.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// A line could not be written or flushed (disk full, file system gone).
+    #[error("cannot write to the journal file {}: {source}", path.display())]
+    Write {
+        /// The path as given.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// A line read back is not a journal entry.
+    #[error("the journal file {} has an unreadable line {line}: {source}", path.display())]
+    Read {
+        /// The path as given.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// What the parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// One line of the journal, as [`read`] returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Entry {
+    /// The model asked these (validated, canonical) questions.
+    Ask {
+        /// RFC 3339 UTC time of the ask.
+        time: String,
+        /// The call id, shared with the outcome.
+        call: String,
+        /// The canonical questions.
+        questions: Vec<Question>,
+    },
+    /// What came of a call.
+    Outcome {
+        /// RFC 3339 UTC time the outcome was known.
+        time: String,
+        /// The call id, shared with the ask.
+        call: String,
+        /// The outcome code, or [`ANSWERED`].
+        code: String,
+        /// Exactly what the model read.
+        text: String,
+        /// The normalised answers, for an answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answers: Option<Vec<AnswerItem>>,
+        /// The raw arguments, for a call refused before any question existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<String>,
+    },
+}
+
+/// Serialised form of an ask line, borrowing (field order is the line's key order).
+#[derive(Serialize)]
+struct AskLine<'a> {
+    time: &'a str,
+    event: &'static str,
+    call: &'a str,
+    questions: &'a [Question],
+}
+
+/// Serialised form of an outcome line, borrowing.
+#[derive(Serialize)]
+struct OutcomeLine<'a> {
+    time: &'a str,
+    event: &'static str,
+    call: &'a str,
+    code: &'a str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answers: Option<&'a [AnswerItem]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a str>,
+}
+
+/// An append-only audit journal file, shared by all calls of a host (it is `Sync`; lines of
+/// concurrent calls never interleave).
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: Mutex<File>,
+    /// `<start ms>-<pid>`: makes call ids unique across runs appending to one file.
+    run: String,
+    calls: AtomicU64,
+}
+
+impl Journal {
+    /// Opens `path` for appending, creating the file (not its directory) when missing.
+    ///
+    /// Fails with [`JournalError::Open`] naming the path when it cannot be written; hosts turn
+    /// that into a startup error before they accept any call.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, JournalError> {
+        let path = path.as_ref().to_path_buf();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| JournalError::Open {
+                path: path.clone(),
+                source,
+            })?;
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        Ok(Self {
+            path,
+            file: Mutex::new(file),
+            run: format!("{started}-{}", std::process::id()),
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    /// The path the journal was opened with.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A fresh call id, unique within this journal and across runs: `<run>-<n>`.
+    pub fn next_call_id(&self) -> String {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{}-{n}", self.run)
+    }
+
+    /// Runs one tool call like [`AskUserQuestionTool::call`], journaling it: the `ask` line
+    /// once the arguments are valid (before any human sees the question), the `outcome` line
+    /// before the outcome is returned. The outcome is the tool's, except:
+    ///
+    /// - when the `ask` line cannot be written, nobody is asked and the outcome is
+    ///   `Error: ` + [`NOT_RECORDED_TEXT`] (`ANSWER_FAILED`); the error is logged;
+    /// - when the `outcome` line cannot be written, the error is logged and the outcome is
+    ///   returned anyway (the human has answered; dropping the answer would not help).
+    pub async fn call(
+        &self,
+        tool: &AskUserQuestionTool,
+        arguments: impl Into<Arguments>,
+        context: ExecutionContext,
+    ) -> Outcome {
+        let arguments = arguments.into();
+        let call = self.next_call_id();
+        // Refusals that need no decoding keep the tool's precedence (delegated, aborted).
+        if matches!(context.caller, Caller::Delegated { .. }) || context.cancel.is_cancelled() {
+            let outcome = tool.call(arguments.clone(), context).await;
+            self.log_outcome(&call, &outcome, Some(&arguments));
+            return outcome;
+        }
+        match decode(arguments.clone(), tool.limits()) {
+            Ok(decoded) => self.ask_as(&call, tool, &decoded.request, context).await,
+            Err(invalid) => {
+                let outcome = Outcome::InvalidArguments(invalid);
+                self.log_outcome(&call, &outcome, Some(&arguments));
+                outcome
+            }
+        }
+    }
+
+    /// Asks an already-decoded request like [`AskUserQuestionTool::ask`], journaling it as
+    /// [`Self::call`] does.
+    pub async fn ask(
+        &self,
+        tool: &AskUserQuestionTool,
+        request: &AskUserQuestionRequest,
+        context: ExecutionContext,
+    ) -> Outcome {
+        let call = self.next_call_id();
+        self.ask_as(&call, tool, request, context).await
+    }
+
+    async fn ask_as(
+        &self,
+        call: &str,
+        tool: &AskUserQuestionTool,
+        request: &AskUserQuestionRequest,
+        context: ExecutionContext,
+    ) -> Outcome {
+        if let Err(error) = self.record_ask(call, request) {
+            tracing::error!("{error}; the question was not asked");
+            return Outcome::Failed(NOT_RECORDED_TEXT.to_owned());
+        }
+        let outcome = tool.ask(request, context).await;
+        self.log_outcome(call, &outcome, None);
+        outcome
+    }
+
+    fn log_outcome(&self, call: &str, outcome: &Outcome, arguments: Option<&Arguments>) {
+        // Raw arguments only matter when no ask line holds the questions.
+        let arguments = match (outcome, arguments) {
+            (Outcome::Answered(_), _) | (_, None) => None,
+            (_, Some(Arguments::Text(text))) => Some(text.clone()),
+            (_, Some(Arguments::Value(value))) => Some(value.to_string()),
+        };
+        if let Err(error) = self.record_outcome(call, outcome, arguments.as_deref()) {
+            tracing::error!("{error}; the outcome of call {call} is missing from the journal");
+        }
+    }
+
+    /// Appends and flushes the `ask` line of `call`.
+    pub fn record_ask(
+        &self,
+        call: &str,
+        request: &AskUserQuestionRequest,
+    ) -> Result<(), JournalError> {
+        let time = now();
+        self.append(&AskLine {
+            time: &time,
+            event: "ask",
+            call,
+            questions: &request.questions,
+        })
+    }
+
+    /// Appends and flushes the `outcome` line of `call`; `arguments` are the raw arguments of
+    /// a call that never became a request (else `None`).
+    pub fn record_outcome(
+        &self,
+        call: &str,
+        outcome: &Outcome,
+        arguments: Option<&str>,
+    ) -> Result<(), JournalError> {
+        let time = now();
+        let code = outcome.code().map_or(ANSWERED, |code| code.as_str());
+        let text = outcome.text();
+        let answers = match outcome {
+            Outcome::Answered(answers) => Some(answers.answers.as_slice()),
+            _ => None,
+        };
+        self.append(&OutcomeLine {
+            time: &time,
+            event: "outcome",
+            call,
+            code,
+            text: &text,
+            answers,
+            arguments,
+        })
+    }
+
+    /// Writes one line with a single `write_all` under the lock, then flushes it to the disk.
+    fn append(&self, line: &impl Serialize) -> Result<(), JournalError> {
+        let write_error = |source| JournalError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let mut bytes = serde_json::to_vec(line).map_err(|e| write_error(io::Error::other(e)))?;
+        bytes.push(b'\n');
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        file.write_all(&bytes).map_err(write_error)?;
+        file.flush().map_err(write_error)?;
+        file.sync_data().map_err(write_error)
+    }
+}
+
+/// The current time, RFC 3339 UTC with milliseconds.
+fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// Reads a journal back, one [`Entry`] per line (blank lines skipped), in file order.
+pub fn read(path: impl AsRef<Path>) -> Result<Vec<Entry>, JournalError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|source| JournalError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut entries = Vec::new();
+    for (index, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| JournalError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = serde_json::from_str(&line).map_err(|source| JournalError::Read {
+            path: path.to_path_buf(),
+            line: index + 1,
+            source,
+        })?;
+        entries.push(entry);
+    }
+    Ok(entries)
+}

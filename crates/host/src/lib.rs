@@ -1,0 +1,57 @@
+//! # ask-user-host
+//!
+//! What the two ask-user hosts (the `ask-user` CLI and the MCP server) share around the core,
+//! without any user interface:
+//!
+//! - [`Journal`]: the audit journal (`--journal FILE`). Every call runs through
+//!   [`Journal::call`] (or [`Journal::ask`] for a request the host decoded itself), which writes
+//!   one JSON line when the model asks and one when the outcome is known, flushed to the file
+//!   before the outcome is returned, so before the model reads it. [`read`] brings the lines
+//!   back as [`Entry`]s.
+//! - [`Notify`]: the attention command (`--notify CMD`), a [`UserInteraction`] decorator that
+//!   runs `sh -c CMD` with the request as JSON on stdin when a question opens, and never waits
+//!   for it.
+//!
+//! ## Example: a host with a journal and a notification
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ask_user_core::{AskUserQuestionTool, ExecutionContext};
+//! use ask_user_host::{Journal, Notify, read};
+//! # use ask_user_core::*;
+//! # struct Yes;
+//! # impl UserInteraction for Yes {
+//! #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken)
+//! #         -> BoxFuture<'a, Result<Answers, AskError>> {
+//! #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions[0].id, ["Yes"])] }) })
+//! #     }
+//! # }
+//! # let answerer: Arc<dyn UserInteraction> = Arc::new(Yes);
+//! # let dir = std::env::temp_dir().join(format!("ask-user-host-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! # let path = dir.join("journal.jsonl");
+//! let journal = Journal::open(&path)?; // a startup error when the file cannot be written
+//! let answerer = Notify::new(answerer, "true"); // e.g. `notify-send "Agent asks" "$ASK_USER_QUESTION"`
+//! let tool = AskUserQuestionTool::new(Arc::new(answerer));
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! let outcome = journal
+//!     .call(&tool, r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#,
+//!           ExecutionContext::default())
+//!     .await;
+//! assert_eq!(outcome.text(), r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
+//! # });
+//! let entries = read(&path)?;
+//! assert_eq!(entries.len(), 2); // the ask, then its outcome
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod journal;
+mod notify;
+
+pub use journal::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
+pub use notify::Notify;
+
+#[doc(no_inline)]
+pub use ask_user_core::UserInteraction;

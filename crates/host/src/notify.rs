@@ -1,0 +1,161 @@
+//! The attention command (`--notify CMD`): something happens on the human's desk or phone when
+//! a question opens.
+
+use std::io::{ErrorKind, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+};
+
+/// How long a command may run before it is logged as slow (it is never killed).
+const SLOW_AFTER: Duration = Duration::from_secs(10);
+/// How often the watcher looks whether the command has ended.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A [`UserInteraction`] decorator: when a question opens (the inner answerer's future is
+/// first polled), runs `sh -c CMD` and then asks through the inner answerer as if it were not
+/// there.
+///
+/// The command gets:
+/// - on stdin, the canonical request as one JSON line (`{"questions":[…]}`, as
+///   `ask-user check` prints it);
+/// - in the environment, `ASK_USER_QUESTION` (the first question's text) and
+///   `ASK_USER_COUNT` (how many questions), for one-liners like
+///   `notify-send "Agent asks" "$ASK_USER_QUESTION"`. They hold model text: quote them.
+/// - stdout discarded (it never reaches the host's stdout, which may carry results or a
+///   protocol), stderr shared with the host's (its log).
+///
+/// Nothing of it blocks the ask: the command is started and watched on its own thread. A
+/// command that cannot start, exits unsuccessfully or runs longer than 10 s is logged
+/// (`tracing` warnings); it is never killed, and its end is not awaited.
+#[derive(Clone)]
+pub struct Notify {
+    inner: Arc<dyn UserInteraction>,
+    command: String,
+    slow_after: Duration,
+}
+
+impl std::fmt::Debug for Notify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notify")
+            .field("command", &self.command)
+            .field("slow_after", &self.slow_after)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Notify {
+    /// `inner` with `command` (a shell command line) run whenever a question opens.
+    pub fn new(inner: Arc<dyn UserInteraction>, command: impl Into<String>) -> Self {
+        Self {
+            inner,
+            command: command.into(),
+            slow_after: SLOW_AFTER,
+        }
+    }
+
+    /// The same decorator with another threshold for the "still running" log (default 10 s).
+    pub fn with_slow_after(mut self, slow_after: Duration) -> Self {
+        self.slow_after = slow_after;
+        self
+    }
+
+    /// The command line.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Starts the command for `request` on a watcher thread; returns at once.
+    fn notify(&self, request: &AskUserQuestionRequest) {
+        let mut input = request.to_canonical_json();
+        input.push('\n');
+        let first = request
+            .questions
+            .first()
+            .map(|q| q.question.clone())
+            .unwrap_or_default();
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&self.command)
+            .env("ASK_USER_QUESTION", first)
+            .env("ASK_USER_COUNT", request.questions.len().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        let line = self.command.clone();
+        let slow_after = self.slow_after;
+        let watcher = std::thread::Builder::new()
+            .name("ask-user-notify".to_owned())
+            .spawn(move || match command.spawn() {
+                Ok(child) => watch(child, input, &line, slow_after),
+                Err(error) => tracing::warn!("notify command `{line}` could not start: {error}"),
+            });
+        if let Err(error) = watcher {
+            tracing::warn!("notify command `{}` could not start: {error}", self.command);
+        }
+    }
+}
+
+/// Feeds the request to the command, then waits for it, logging failure or slowness.
+fn watch(mut child: Child, input: String, line: &str, slow_after: Duration) {
+    if let Some(mut stdin) = child.stdin.take() {
+        // A separate thread: a command that never reads stdin must not stop the watching.
+        let feeding = std::thread::Builder::new()
+            .name("ask-user-notify-stdin".to_owned())
+            .spawn(move || match stdin.write_all(input.as_bytes()) {
+                // The command did not want its input; that is its business.
+                Err(error) if error.kind() != ErrorKind::BrokenPipe => Err(error),
+                _ => Ok(()),
+            });
+        if let Err(error) = feeding {
+            tracing::warn!("notify command `{line}`: could not feed its stdin: {error}");
+        }
+    }
+    let started = Instant::now();
+    let mut reported_slow = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(error) => break Err(error),
+        }
+        if !reported_slow && started.elapsed() >= slow_after {
+            reported_slow = true;
+            tracing::warn!(
+                "notify command `{line}` is still running after {}; not waiting for it",
+                ask_user_core::format_duration(slow_after)
+            );
+        }
+        std::thread::sleep(POLL);
+    };
+    match status {
+        Ok(status) if status.success() => {
+            tracing::debug!("notify command `{line}` done");
+        }
+        Ok(status) => tracing::warn!("notify command `{line}` failed: {status}"),
+        Err(error) => tracing::warn!("notify command `{line}`: cannot wait for it: {error}"),
+    }
+}
+
+impl UserInteraction for Notify {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            if !cancel.is_cancelled() {
+                self.notify(request);
+            }
+            self.inner.ask(request, cancel).await
+        })
+    }
+
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+}

@@ -1,0 +1,362 @@
+//! The audit journal: exact line shapes, one line per ask and per outcome, written before the
+//! human sees the question and before the model reads the outcome; open and write failures.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionTool, Caller, CancellationToken,
+    ExecutionContext, Outcome, UserInteraction, decode,
+};
+use ask_user_host::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
+use ask_user_scripted::Scripted;
+use pretty_assertions::assert_eq;
+
+use super::support::{capture_logs, log_lines};
+
+const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which database?","header":"DB","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},"SQLite"]},{"question":"Service name?"}]}"#;
+const QUESTIONS: &str = r#"[{"id":"db","question":"Which database?","header":"DB","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false},{"id":"q2","question":"Service name?","multi_select":false}]"#;
+
+fn journal_in(dir: &tempfile::TempDir) -> (Journal, PathBuf) {
+    let path = dir.path().join("journal.jsonl");
+    (Journal::open(&path).unwrap(), path)
+}
+
+fn tool(answerer: impl UserInteraction + 'static) -> AskUserQuestionTool {
+    AskUserQuestionTool::new(Arc::new(answerer))
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Time and call of an entry, checking the time is RFC 3339 UTC with milliseconds.
+fn time_and_call(entry: &Entry) -> (String, String) {
+    let (time, call) = match entry {
+        Entry::Ask { time, call, .. } | Entry::Outcome { time, call, .. } => (time, call),
+        other => panic!("unknown entry {other:?}"),
+    };
+    assert_eq!(time.len(), "2026-11-30T05:20:01.123Z".len(), "{time}");
+    assert!(time.ends_with('Z'), "{time}");
+    humantime::parse_rfc3339(time).unwrap();
+    (time.clone(), call.clone())
+}
+
+#[test]
+fn an_unwritable_journal_is_an_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("journal.jsonl");
+    let error = Journal::open(&missing).unwrap_err();
+    assert!(matches!(error, JournalError::Open { .. }));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot open the journal file {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    let error = Journal::open(dir.path()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot open the journal file {}: Is a directory (os error 21)",
+            dir.path().display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_answered_call_is_an_ask_line_and_an_outcome_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let answers =
+        r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"q2","custom":"  billing-api "}]}"#;
+    let tool = tool(Scripted::from_json(answers).unwrap());
+    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    assert_eq!(
+        outcome.text(),
+        r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"q2","selected":[],"custom":"billing-api"}]}"#
+    );
+
+    let entries = read(&path).unwrap();
+    assert_eq!(entries.len(), 2);
+    let (ask_time, call) = time_and_call(&entries[0]);
+    let (outcome_time, outcome_call) = time_and_call(&entries[1]);
+    assert_eq!(call, outcome_call);
+    assert!(ask_time <= outcome_time);
+    assert_eq!(
+        lines(&path),
+        [
+            format!(
+                r#"{{"time":"{ask_time}","event":"ask","call":"{call}","questions":{QUESTIONS}}}"#
+            ),
+            format!(
+                r#"{{"time":"{outcome_time}","event":"outcome","call":"{call}","code":"{ANSWERED}","text":{},"answers":[{{"id":"db","selected":["SQLite"]}},{{"id":"q2","selected":[],"custom":"billing-api"}}]}}"#,
+                serde_json::to_string(&outcome.text()).unwrap()
+            ),
+        ]
+    );
+    // The questions read back are the canonical request.
+    let Entry::Ask { questions, .. } = &entries[0] else {
+        panic!()
+    };
+    assert_eq!(
+        questions,
+        &decode(ARGS, tool.limits()).unwrap().request.questions
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_one_outcome_line_with_the_raw_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let tool = tool(Scripted::from_fn(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Err(AskError::Dismissed)
+    }));
+    let args = r#"{"questions":[{"id":"a","question":" "}]}"#;
+    let outcome = journal.call(&tool, args, ExecutionContext::default()).await;
+    assert_eq!(
+        outcome.text(),
+        "Error: invalid arguments: questions[0].question: blank, write the question to ask the user"
+    );
+    let entries = read(&path).unwrap();
+    let (time, call) = time_and_call(&entries[0]);
+    assert_eq!(
+        lines(&path),
+        [format!(
+            r#"{{"time":"{time}","event":"outcome","call":"{call}","code":"INVALID_ARGS","text":{},"arguments":{}}}"#,
+            serde_json::to_string(&outcome.text()).unwrap(),
+            serde_json::to_string(args).unwrap()
+        )]
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+}
+
+/// Never answers; withdraws when cancelled.
+struct Silent;
+
+impl UserInteraction for Silent {
+    fn ask<'a>(
+        &'a self,
+        _: &'a ask_user_core::AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(AskError::Cancelled)
+        })
+    }
+}
+
+/// Reports itself unavailable.
+struct Nobody;
+
+impl UserInteraction for Nobody {
+    fn ask<'a>(
+        &'a self,
+        _: &'a ask_user_core::AskUserQuestionRequest,
+        _: CancellationToken,
+    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async { Err(AskError::Unavailable("no terminal".into())) })
+    }
+    fn is_available(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_outcome_is_journaled_with_its_code_and_exact_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let delegated = ExecutionContext::default().with_caller(Caller::Delegated {
+        parent: "main".into(),
+    });
+    let cases: Vec<(AskUserQuestionTool, ExecutionContext, &str, bool)> = vec![
+        (
+            tool(Scripted::from_fn(|_| Err(AskError::Dismissed))),
+            ExecutionContext::default(),
+            "ASK_CANCELLED",
+            true,
+        ),
+        (
+            tool(Silent).with_timeout(Some(Duration::from_secs(90))),
+            ExecutionContext::default(),
+            "ASK_TIMED_OUT",
+            true,
+        ),
+        (
+            tool(Nobody),
+            ExecutionContext::default(),
+            "NO_PROVIDER",
+            true,
+        ),
+        (tool(Silent), delegated, "DELEGATED_CALLER", false),
+        (
+            tool(Silent),
+            ExecutionContext::new(cancelled),
+            "ASK_ABORTED",
+            false,
+        ),
+        (
+            tool(Scripted::from_answers(Answers {
+                answers: vec![AnswerItem::selected("db", ["MySQL"])],
+            })),
+            ExecutionContext::default(),
+            "ANSWER_FAILED",
+            true,
+        ),
+    ];
+    for (tool, context, code, asked) in cases {
+        let before = read(&path).unwrap().len();
+        let outcome = journal.call(&tool, ARGS, context).await;
+        let entries = read(&path).unwrap();
+        let new = &entries[before..];
+        assert_eq!(new.len(), if asked { 2 } else { 1 }, "{code}");
+        if asked {
+            assert!(matches!(&new[0], Entry::Ask { .. }), "{code}");
+        }
+        let Some(Entry::Outcome {
+            code: got,
+            text,
+            answers,
+            arguments,
+            ..
+        }) = new.last()
+        else {
+            panic!("{code}: no outcome line")
+        };
+        assert_eq!((got.as_str(), text), (code, &outcome.text()));
+        assert_eq!(answers, &None);
+        // Calls that never became an ask keep the raw arguments instead.
+        assert_eq!(arguments.is_some(), !asked, "{code}");
+    }
+}
+
+#[tokio::test]
+async fn the_ask_line_is_on_disk_before_the_human_sees_the_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let seen = path.clone();
+    let tool = tool(Scripted::from_fn(move |request| {
+        let on_disk = read(&seen).unwrap();
+        match on_disk.last() {
+            Some(Entry::Ask { questions, .. }) if questions == &request.questions => {}
+            other => return Err(AskError::Failed(format!("journal holds {other:?}"))),
+        }
+        Ok(Answers::default())
+    }));
+    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
+    // And the outcome line is there once the outcome is returned.
+    assert!(matches!(
+        read(&path).unwrap().last(),
+        Some(Entry::Outcome { code, .. }) if code == ANSWERED
+    ));
+}
+
+#[tokio::test]
+async fn a_decoded_request_is_journaled_through_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let tool = tool(Scripted::from_fn(|_| Err(AskError::Dismissed)));
+    let request = decode(ARGS, tool.limits()).unwrap().request;
+    let outcome = journal
+        .ask(&tool, &request, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome, Outcome::Dismissed);
+    let entries = read(&path).unwrap();
+    assert!(
+        matches!(&entries[..], [Entry::Ask { questions, .. }, Entry::Outcome { code, .. }]
+        if questions == &request.questions && code == "ASK_CANCELLED")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_never_interleave_and_pair_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let journal = Arc::new(journal);
+    let tool = Arc::new(tool(Scripted::from_fn(|request| {
+        let q = &request.questions[0];
+        Ok(Answers {
+            answers: vec![AnswerItem::custom(&q.id, q.question.clone())],
+        })
+    })));
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..200 {
+        let (journal, tool) = (journal.clone(), tool.clone());
+        calls.spawn(async move {
+            let args = format!(r#"{{"id":"n{n}","question":"{}"}}"#, "x".repeat(1 + n * 19));
+            journal.call(&tool, args, ExecutionContext::default()).await
+        });
+    }
+    while let Some(outcome) = calls.join_next().await {
+        assert_eq!(outcome.unwrap().code(), None);
+    }
+    let entries = read(&path).unwrap();
+    assert_eq!(entries.len(), 400);
+    let mut asked = std::collections::HashMap::new();
+    for entry in &entries {
+        match entry {
+            Entry::Ask {
+                call, questions, ..
+            } => {
+                assert!(asked.insert(call.clone(), questions.clone()).is_none());
+            }
+            Entry::Outcome { call, answers, .. } => {
+                let questions = asked.remove(call).expect("outcome after its ask");
+                let answers = answers.as_ref().unwrap();
+                assert_eq!(answers[0].id, questions[0].id);
+                assert_eq!(answers[0].custom.as_ref(), Some(&questions[0].question));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(asked.is_empty());
+}
+
+#[tokio::test]
+async fn a_journal_that_cannot_be_written_refuses_to_ask() {
+    capture_logs();
+    let journal = Journal::open("/dev/full").unwrap();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let tool = tool(Scripted::from_fn(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(Answers::default())
+    }));
+    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    assert_eq!(outcome.text(), format!("Error: {NOT_RECORDED_TEXT}"));
+    assert_eq!(outcome.code().unwrap().as_str(), "ANSWER_FAILED");
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert!(!log_lines(
+        "cannot write to the journal file /dev/full: No space left on device (os error 28); the question was not asked"
+    )
+    .is_empty());
+}
+
+#[test]
+fn a_line_that_is_not_an_entry_is_a_read_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    std::fs::write(&path, "\n{\"event\":\"nope\"}\n").unwrap();
+    let error = read(&path).unwrap_err();
+    assert!(
+        error.to_string().starts_with(&format!(
+            "the journal file {} has an unreadable line 2: unknown variant `nope`",
+            path.display()
+        )),
+        "{error}"
+    );
+}

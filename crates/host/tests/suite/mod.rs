@@ -1,0 +1,5 @@
+mod faults;
+mod journal;
+mod load;
+mod notify;
+mod support;

@@ -1,0 +1,146 @@
+//! The attention command: run with the request on stdin when a question opens, never waited
+//! for, failures and slowness logged. Real `sh` processes; no mocks.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
+use ask_user_host::Notify;
+use ask_user_scripted::{PickRecommended, Scripted};
+use pretty_assertions::assert_eq;
+
+use super::support::{capture_logs, log_lines, wait_until};
+
+const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which \"database\"? $(touch pwned)","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Name?"}]}"#;
+
+fn tool(notify: Notify) -> AskUserQuestionTool {
+    AskUserQuestionTool::new(Arc::new(notify))
+}
+
+fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display())
+}
+
+#[tokio::test]
+async fn the_command_gets_the_request_on_stdin_and_the_question_in_its_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdin, env) = (dir.path().join("stdin"), dir.path().join("env"));
+    let command = format!(
+        r#"cd {dir}; printf '%s|%s' "$ASK_USER_QUESTION" "$ASK_USER_COUNT" > env.tmp; mv env.tmp {env}; cat > stdin.tmp; mv stdin.tmp {stdin}"#,
+        dir = quoted(dir.path()),
+        env = quoted(&env),
+        stdin = quoted(&stdin),
+    );
+    let outcome = tool(Notify::new(Arc::new(PickRecommended), command))
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(
+        outcome.text(),
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]},{"id":"name","selected":[]}]}"#
+    );
+    wait_until("the command has written its input", || stdin.exists());
+    let request = decode(ARGS, &Limits::default()).unwrap().request;
+    assert_eq!(
+        std::fs::read_to_string(&stdin).unwrap(),
+        format!("{}\n", request.to_canonical_json())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&env).unwrap(),
+        r#"Which "database"? $(touch pwned)|2"#
+    );
+    assert!(
+        !dir.path().join("pwned").exists(),
+        "model text must not run"
+    );
+}
+
+#[tokio::test]
+async fn the_ask_never_waits_for_the_command() {
+    capture_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let (started, release, done) = (
+        dir.path().join("started"),
+        dir.path().join("release"),
+        dir.path().join("done"),
+    );
+    // Runs until the test releases it, and never reads its stdin (a large request must not
+    // block either).
+    let command = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.01; done; touch {}",
+        quoted(&started),
+        quoted(&release),
+        quoted(&done)
+    );
+    let big = format!(
+        r#"{{"questions":[{}]}}"#,
+        (0..10)
+            .map(|i| format!(r#"{{"id":"q{i}","question":"{}"}}"#, "é".repeat(4_000)))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let notify = Notify::new(
+        Arc::new(Scripted::from_json(r#"{"answers":[]}"#).unwrap()),
+        command,
+    )
+    .with_slow_after(Duration::ZERO);
+    let line = notify.command().to_owned();
+    let outcome = tool(notify).call(big, ExecutionContext::default()).await;
+    // The ask has returned while the command cannot have finished: it waits for `release`.
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
+    assert!(!done.exists());
+    wait_until("the command started", || started.exists());
+    wait_until("the slow command is logged", || {
+        !log_lines(&format!(
+            "notify command `{line}` is still running after 0ms; not waiting for it"
+        ))
+        .is_empty()
+    });
+    std::fs::write(&release, "").unwrap();
+    wait_until("the command ended", || done.exists());
+}
+
+#[tokio::test]
+async fn a_failing_command_is_logged_and_the_ask_goes_on() {
+    capture_logs();
+    for (command, logged) in [
+        ("exit 3 # failing-command-test", "failed: exit status: 3"),
+        (
+            "no-such-notifier-9f2c # failing-command-test",
+            "failed: exit status: 127",
+        ),
+    ] {
+        let outcome = tool(Notify::new(Arc::new(PickRecommended), command))
+            .call(ARGS, ExecutionContext::default())
+            .await;
+        assert_eq!(outcome.code(), None, "{}", outcome.text());
+        let expected = format!("notify command `{command}` {logged}");
+        wait_until(&expected, || !log_lines(&expected).is_empty());
+    }
+}
+
+#[tokio::test]
+async fn availability_is_the_inner_answerers() {
+    struct Never;
+    impl ask_user_core::UserInteraction for Never {
+        fn ask<'a>(
+            &'a self,
+            _: &'a ask_user_core::AskUserQuestionRequest,
+            _: ask_user_core::CancellationToken,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async { Err(ask_user_core::AskError::Unavailable("none".into())) })
+        }
+        fn is_available(&self) -> bool {
+            false
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let notify = Notify::new(Arc::new(Never), format!("touch {}", quoted(&marker)));
+    assert!(!ask_user_core::UserInteraction::is_available(&notify));
+    let outcome = tool(notify).call(ARGS, ExecutionContext::default()).await;
+    assert_eq!(outcome, ask_user_core::Outcome::NoProvider);
+    // Nobody could be asked, so nobody is called to the desk.
+    assert!(!marker.exists());
+}
