@@ -1,0 +1,132 @@
+//! Every visual state as an insta snapshot on a fixed-size buffer.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::render;
+use crate::layout::Theme;
+use crate::state::tests::request;
+use crate::state::{AskState, Notice};
+
+const DEPLOY: &str = include_str!("../../../../examples/deploy.json");
+
+fn screen(state: &AskState<'_>, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| {
+            render(
+                state,
+                frame.area(),
+                frame.buffer_mut(),
+                Theme { color: true },
+            )
+        })
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+fn press(state: &mut AskState<'_>, keys: &[KeyCode]) {
+    for code in keys {
+        state.handle_key(KeyEvent::new(*code, KeyModifiers::NONE));
+    }
+}
+
+#[test]
+fn options_with_descriptions_and_the_recommended_highlighted() {
+    let request = request(DEPLOY);
+    let state = AskState::new(&request);
+    assert_snapshot!("options", screen(&state, 80, 14));
+}
+
+#[test]
+fn multi_select_with_toggles() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(
+        &mut state,
+        &[KeyCode::Enter, KeyCode::Down, KeyCode::Char(' ')],
+    );
+    assert_snapshot!("multi_select", screen(&state, 80, 14));
+}
+
+#[test]
+fn last_of_several_questions_free_text_being_typed() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter, KeyCode::Enter]);
+    press(
+        &mut state,
+        &"Rollback: flip the flag"
+            .chars()
+            .map(KeyCode::Char)
+            .collect::<Vec<_>>(),
+    );
+    assert_snapshot!("free_text", screen(&state, 80, 8));
+}
+
+#[test]
+fn own_answer_typed_in_a_choice_question() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(
+        &mut state,
+        &"canary, 5%".chars().map(KeyCode::Char).collect::<Vec<_>>(),
+    );
+    assert_snapshot!("own_answer", screen(&state, 80, 14));
+}
+
+#[test]
+fn forty_columns_wraps_everything_and_cuts_nothing() {
+    let request = request(DEPLOY);
+    let state = AskState::new(&request);
+    assert_snapshot!("forty_columns", screen(&state, 40, 22));
+}
+
+#[test]
+fn too_short_a_terminal_scrolls_to_keep_the_cursor_visible() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Down, KeyCode::Down]);
+    assert_snapshot!("scrolled", screen(&state, 40, 10));
+}
+
+#[test]
+fn empty_multi_select_asks_once_more() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(
+        &mut state,
+        &[KeyCode::Enter, KeyCode::Char('1'), KeyCode::Enter],
+    );
+    assert_snapshot!("confirm_empty", screen(&state, 80, 14));
+}
+
+#[test]
+fn hostile_model_text_is_shown_inert() {
+    let request = request(
+        r#"{"questions":[{"id":"x","header":"\u001b[31mRED\u001b[0m","question":"Title \u001b]0;PWNED\u0007 clear \u001b[2J bell \u0007 csi8 \u009b2J bidi \u202egnp.exe\u202c zw a\u200bb nul \u0000","options":[{"label":"ok \u001b[1A\u001b[2K","description":"\r\u001b[2Koverwrite \u2066x\u2069"}]}]}"#,
+    );
+    let state = AskState::new(&request);
+    assert_snapshot!("hostile", screen(&state, 80, 10));
+}
+
+#[test]
+fn a_refused_submission_shows_why_and_stays_open() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    state.notice = Some(Notice::Refused(
+        "\"Staging\" is not one of the options of question \"env\"".to_owned(),
+    ));
+    assert_snapshot!("refused", screen(&state, 80, 14));
+}
+
+#[test]
+fn a_long_header_is_cut_in_the_chip_and_shown_in_full() {
+    let request = request(
+        r#"{"questions":[{"id":"x","header":"Database migration for the billing service, second attempt","question":"Run it now?","options":["Yes (Recommended)","No"]}]}"#,
+    );
+    let state = AskState::new(&request);
+    assert_snapshot!("long_header", screen(&state, 60, 12));
+}

@@ -1,0 +1,81 @@
+//! Model text made inert for the screen (SPEC §6: "control and escape sequences are shown
+//! inert, never interpreted").
+//!
+//! Everything a terminal could act on, or that could hide or reorder text, is replaced by a
+//! visible stand-in, so the human sees that it was there:
+//!
+//! - ESC → `␛` (so `ESC ] 0 ; t BEL` shows as `␛]0;t␇`: no title change, no colour, no clear);
+//! - other C0 controls and DEL → their Control Pictures (`␇`, `␈`, `␍`, `␡`, …);
+//!   a newline is kept as a line break, a tab becomes one space;
+//! - C1 controls (U+0080–U+009F, e.g. the 8-bit CSI U+009B) → `\u{9b}`;
+//! - bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the marks
+//!   U+200E, U+200F, U+061C, and zero-width or invisible characters (U+200B–U+200D,
+//!   U+2060–U+2064, U+FEFF, U+00AD) → `\u{202e}` and so on.
+//!
+//! The answer still carries the model's labels byte for byte; only the screen sees this.
+
+/// The text as it may be drawn: no control characters except `\n`.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_inert(&mut out, c);
+    }
+    out
+}
+
+/// The text on one line: like [`sanitize`], and a newline shown as `␤`.
+pub fn sanitize_line(text: &str) -> String {
+    sanitize(text).replace('\n', "␤")
+}
+
+fn push_inert(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push('\n'),
+        '\t' => out.push(' '),
+        '\u{7f}' => out.push('␡'),
+        // C0 controls map onto the Control Pictures block U+2400–U+241F.
+        '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('�')),
+        '\u{80}'..='\u{9f}'
+        | '\u{ad}'
+        | '\u{61c}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn escape_sequences_are_shown_inert() {
+        assert_eq!(sanitize("\u{1b}]0;PWNED\u{7}"), "␛]0;PWNED␇");
+        assert_eq!(sanitize("a\u{1b}[2Jb"), "a␛[2Jb");
+        assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
+    }
+
+    #[test]
+    fn controls_and_invisibles_become_visible() {
+        assert_eq!(sanitize("a\rb\u{8}c\u{7f}"), "a␍b␈c␡");
+        assert_eq!(sanitize("x\u{202e}y\u{2066}z"), "x\\u{202e}y\\u{2066}z");
+        assert_eq!(
+            sanitize("zero\u{200b}width\u{feff}"),
+            "zero\\u{200b}width\\u{feff}"
+        );
+        assert_eq!(sanitize("tab\there"), "tab here");
+    }
+
+    #[test]
+    fn ordinary_text_and_newlines_pass() {
+        assert_eq!(
+            sanitize("Déployer en prod ? 部署 🚀\nline 2"),
+            "Déployer en prod ? 部署 🚀\nline 2"
+        );
+        assert_eq!(sanitize_line("a\nb"), "a␤b");
+    }
+}

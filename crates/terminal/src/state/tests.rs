@@ -1,0 +1,255 @@
+use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Limits, decode};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use pretty_assertions::assert_eq;
+
+use super::{AskState, Notice, Step};
+
+pub(crate) fn request(json: &str) -> AskUserQuestionRequest {
+    decode(json, &Limits::default()).unwrap().request
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Presses the keys in order and returns the last step.
+fn press(state: &mut AskState<'_>, keys: &[KeyCode]) -> Step {
+    let mut step = Step::Stay;
+    for code in keys {
+        step = state.handle_key(key(*code));
+    }
+    step
+}
+
+fn typed(text: &str) -> Vec<KeyCode> {
+    text.chars().map(KeyCode::Char).collect()
+}
+
+const DB: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["SQLite","PostgreSQL (Recommended)","MySQL"]}]}"#;
+const MULTI: &str = r#"{"questions":[{"id":"f","question":"Features?","multi_select":true,"options":["Auth (Recommended)","Billing","Search"]}]}"#;
+const FREE: &str = r#"{"questions":[{"id":"name","question":"Service name?"}]}"#;
+const BATCH: &str = r#"{"questions":[{"id":"a","question":"A?","options":["A1 (Recommended)","A2"]},{"id":"b","question":"B?","options":["B1","B2 (Recommended)"]},{"id":"c","question":"C?"}]}"#;
+
+fn done(items: Vec<AnswerItem>) -> Step {
+    Step::Done(Answers { answers: items })
+}
+
+#[test]
+fn enter_takes_the_recommended_option() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    assert_eq!(state.state().cursor, 1);
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::selected(
+            "db",
+            ["PostgreSQL (Recommended)"]
+        )])
+    );
+}
+
+#[test]
+fn arrows_and_vim_keys_move_and_stop_at_the_ends() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Up, KeyCode::Up, KeyCode::Char('k')]);
+    assert_eq!(state.state().cursor, 0);
+    press(
+        &mut state,
+        &[
+            KeyCode::Down,
+            KeyCode::Char('j'),
+            KeyCode::Down,
+            KeyCode::Down,
+        ],
+    );
+    assert_eq!(state.state().cursor, 3, "the own-answer row is last");
+    press(&mut state, &[KeyCode::Up, KeyCode::Up]);
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::selected(
+            "db",
+            ["PostgreSQL (Recommended)"]
+        )])
+    );
+}
+
+#[test]
+fn a_digit_picks_and_confirms_a_single_select() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    assert_eq!(
+        press(&mut state, &[KeyCode::Char('9')]),
+        Step::Stay,
+        "no option 9"
+    );
+    assert_eq!(
+        press(&mut state, &[KeyCode::Char('3')]),
+        done(vec![AnswerItem::selected("db", ["MySQL"])])
+    );
+}
+
+#[test]
+fn multi_select_toggles_with_space_and_digits() {
+    let request = request(MULTI);
+    let mut state = AskState::new(&request);
+    assert_eq!(
+        state.state().chosen,
+        [true, false, false],
+        "recommended pre-chosen"
+    );
+    press(&mut state, &[KeyCode::Char('3'), KeyCode::Char(' ')]);
+    assert_eq!(state.state().chosen, [true, false, false]);
+    press(
+        &mut state,
+        &[KeyCode::Up, KeyCode::Char(' '), KeyCode::Char('3')],
+    );
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::selected(
+            "f",
+            ["Auth (Recommended)", "Billing", "Search"]
+        )])
+    );
+}
+
+#[test]
+fn empty_multi_select_asks_once_more_then_skips() {
+    let request = request(MULTI);
+    let mut state = AskState::new(&request);
+    assert_eq!(
+        press(&mut state, &[KeyCode::Char('1'), KeyCode::Enter]),
+        Step::Stay
+    );
+    assert_eq!(state.notice, Some(Notice::ConfirmEmpty));
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::skipped("f")])
+    );
+}
+
+#[test]
+fn any_other_key_cancels_the_empty_confirmation() {
+    let request = request(MULTI);
+    let mut state = AskState::new(&request);
+    press(
+        &mut state,
+        &[KeyCode::Char('1'), KeyCode::Enter, KeyCode::Char('2')],
+    );
+    assert_eq!(state.notice, None);
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::selected("f", ["Billing"])])
+    );
+}
+
+#[test]
+fn own_answer_typed_inline_overrides_in_single_select() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    let mut keys = vec![KeyCode::Down, KeyCode::Down];
+    keys.extend(typed("DuckDB 1 jk"));
+    keys.extend([
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Enter,
+    ]);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("db", "DuckDB 1")])
+    );
+}
+
+#[test]
+fn typing_on_an_option_row_jumps_to_the_own_answer() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("Oracle");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("db", "Oracle")])
+    );
+}
+
+#[test]
+fn multi_select_keeps_chosen_options_beside_the_own_answer() {
+    let request = request(MULTI);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("Exports");
+    keys.push(KeyCode::Enter);
+    let mut expected = AnswerItem::selected("f", ["Auth (Recommended)"]);
+    expected.custom = Some("Exports".to_owned());
+    assert_eq!(press(&mut state, &keys), done(vec![expected]));
+}
+
+#[test]
+fn free_text_question_types_at_once_and_empty_enter_asks_again() {
+    let request = request(FREE);
+    let mut state = AskState::new(&request);
+    assert!(state.on_text_row());
+    assert_eq!(press(&mut state, &[KeyCode::Enter]), Step::Stay);
+    assert_eq!(state.notice, Some(Notice::ConfirmEmpty));
+    let mut keys = typed("  billing-api ");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("name", "billing-api")])
+    );
+}
+
+#[test]
+fn esc_skips_one_question_and_ctrl_c_dismisses_all() {
+    let request = request(BATCH);
+    let mut state = AskState::new(&request);
+    assert_eq!(press(&mut state, &[KeyCode::Esc]), Step::Stay);
+    assert_eq!(state.current, 1);
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Step::Dismissed
+    );
+}
+
+#[test]
+fn several_questions_in_order_with_a_way_back() {
+    let request = request(BATCH);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Char('2')]);
+    assert_eq!(state.current, 1);
+    press(&mut state, &[KeyCode::Left]);
+    assert_eq!(state.current, 0);
+    assert_eq!(state.state().cursor, 1, "the earlier choice is kept");
+    press(&mut state, &[KeyCode::Enter, KeyCode::Enter]);
+    assert_eq!(state.current, 2);
+    press(&mut state, &[KeyCode::Backspace]);
+    assert_eq!(state.current, 1, "Backspace with no text goes back");
+    press(&mut state, &[KeyCode::BackTab, KeyCode::BackTab]);
+    assert_eq!(state.current, 0, "no question before the first");
+    let mut keys = vec![KeyCode::Char('1'), KeyCode::Enter];
+    keys.extend(typed("soon"));
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![
+            AnswerItem::selected("a", ["A1 (Recommended)"]),
+            AnswerItem::selected("b", ["B2 (Recommended)"]),
+            AnswerItem::custom("c", "soon"),
+        ])
+    );
+}
+
+#[test]
+fn a_submission_normalise_refuses_stays_open_with_the_reason() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    // The keys cannot produce this; a stale answer (e.g. a label renamed under the view) can.
+    state.questions[0].answer = Some(AnswerItem::selected("db", ["Oracle"]));
+    assert_eq!(state.submit(), Step::Stay);
+    assert_eq!(
+        state.notice,
+        Some(Notice::Refused(
+            "\"Oracle\" is not one of the options of question \"db\"".to_owned()
+        ))
+    );
+}

@@ -1,0 +1,284 @@
+//! The I/O side: `/dev/tty`, raw mode, the inline viewport, and the restore guard.
+//!
+//! Everything is drawn on the controlling terminal, never on stdout, so stdout can carry the
+//! answer or a protocol. The viewport is inline (below the text already on screen, which
+//! stays visible): the cursor position is asked once, on `/dev/tty` itself (crossterm's
+//! own query writes to stdout), and afterwards tracked, never asked again. On a resize the
+//! screen is cleared and the viewport starts again at the top, because terminals reflow the
+//! old lines in ways that cannot be known.
+//!
+//! The [`Session`] restores the terminal when dropped: viewport cleared, cursor shown, raw
+//! mode off. Dropping happens on an answer, Esc, Ctrl-C, cancellation (timeout, another
+//! answerer won, SIGTERM turned into cancellation by the host) and unwinding panics; a panic
+//! hook also turns raw mode off before the panic message is printed.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use crossterm::cursor::{Hide, MoveTo, Show};
+use crossterm::terminal::{self, Clear, ClearType};
+use crossterm::{execute, queue};
+use ratatui::backend::{Backend, ClearType as RClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+
+use crate::layout::Theme;
+use crate::render::{needed_height, render};
+use crate::state::AskState;
+
+/// How long to wait for the terminal to report the cursor position before assuming the
+/// bottom row.
+const CURSOR_QUERY_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// Opens the controlling terminal for reading and writing. Fails at once (no waiting) when
+/// the process has none, e.g. under `setsid` or in a service.
+pub(crate) fn open() -> io::Result<File> {
+    OpenOptions::new().read(true).write(true).open("/dev/tty")
+}
+
+/// Raw mode on for as long as this lives.
+#[derive(Debug)]
+struct RawMode;
+
+impl RawMode {
+    fn enable() -> io::Result<Self> {
+        install_panic_hook();
+        terminal::enable_raw_mode()?;
+        Ok(Self)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// Before a panic message is printed: raw mode off and cursor shown, so the message is
+/// readable and the shell usable. (The [`Session`]'s drop then clears the viewport.)
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if terminal::is_raw_mode_enabled().unwrap_or(false) {
+                let _ = terminal::disable_raw_mode();
+                if let Ok(mut tty) = open() {
+                    let _ = execute!(tty, Show);
+                    let _ = tty.write_all(b"\r\n");
+                }
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// The crossterm backend on `/dev/tty`, with the cursor position tracked instead of asked
+/// (crossterm's `cursor::position()` writes its query to stdout).
+#[derive(Debug)]
+struct TtyBackend {
+    inner: CrosstermBackend<File>,
+    cursor: Position,
+}
+
+impl Backend for TtyBackend {
+    type Error = io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        let rows = self.inner.size()?.height;
+        self.cursor.y = self.cursor.y.saturating_add(n).min(rows.saturating_sub(1));
+        self.inner.append_lines(n)
+    }
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        Ok(self.cursor)
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        self.cursor = position.into();
+        self.inner.set_cursor_position(self.cursor)
+    }
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, clear_type: RClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+    fn size(&self) -> io::Result<Size> {
+        self.inner.size()
+    }
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+}
+
+/// The question on the terminal: raw mode, the inline viewport, the restore on drop.
+pub(crate) struct Session {
+    terminal: Terminal<TtyBackend>,
+    tty: File,
+    theme: Theme,
+    // Dropped last: raw mode goes off after the viewport is cleared.
+    _raw: RawMode,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Takes the terminal: raw mode, cursor hidden, a viewport tall enough for the batch
+    /// below the current line, and the bell.
+    pub(crate) fn start(tty: File, state: &AskState<'_>, theme: Theme) -> io::Result<Self> {
+        let raw = RawMode::enable()?;
+        let mut tty = tty;
+        let (columns, rows) = terminal::size()?;
+        let mut cursor = query_cursor(&mut tty).unwrap_or(Position::new(0, rows.saturating_sub(1)));
+        if cursor.x > 0 {
+            // Start on a line of our own.
+            tty.write_all(b"\r\n")?;
+            cursor = Position::new(0, (cursor.y + 1).min(rows.saturating_sub(1)));
+        }
+        queue!(tty, Hide)?;
+        tty.write_all(b"\x07")?;
+        let terminal = viewport(
+            tty.try_clone()?,
+            cursor,
+            needed_height(state, columns, rows, theme),
+        )?;
+        Ok(Self {
+            terminal,
+            tty,
+            theme,
+            _raw: raw,
+        })
+    }
+
+    /// Draws the state and parks the (hidden) cursor at the viewport's top left, where the
+    /// next redraw, a resize or the restore expects it.
+    pub(crate) fn draw(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        let theme = self.theme;
+        let frame = self
+            .terminal
+            .draw(|frame| render(state, frame.area(), frame.buffer_mut(), theme))?;
+        let top = frame.area.as_position();
+        self.terminal.set_cursor_position(top)?;
+        Backend::flush(self.terminal.backend_mut())
+    }
+
+    /// After a resize: clear the screen and start the viewport again at the top.
+    pub(crate) fn resize(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        let (columns, rows) = terminal::size()?;
+        execute!(self.tty, MoveTo(0, 0), Clear(ClearType::All))?;
+        self.terminal = viewport(
+            self.tty.try_clone()?,
+            Position::ORIGIN,
+            needed_height(state, columns, rows, self.theme),
+        )?;
+        Ok(())
+    }
+
+    fn restore(&mut self) -> io::Result<()> {
+        let top = self.terminal.get_frame().area().as_position();
+        execute!(
+            self.tty,
+            MoveTo(top.x, top.y),
+            Clear(ClearType::FromCursorDown),
+            Show
+        )
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Err(error) = self.restore() {
+            tracing::warn!(%error, "could not clear the question from the terminal");
+        }
+    }
+}
+
+fn viewport(tty: File, cursor: Position, height: u16) -> io::Result<Terminal<TtyBackend>> {
+    let backend = TtyBackend {
+        inner: CrosstermBackend::new(tty),
+        cursor,
+    };
+    Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Inline(height),
+        },
+    )
+}
+
+/// Asks the terminal where the cursor is (`ESC [ 6 n` → `ESC [ row ; col R`), on the tty
+/// itself, waiting at most [`CURSOR_QUERY_TIMEOUT`]. Bytes typed ahead are discarded.
+fn query_cursor(tty: &mut File) -> Option<Position> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    tty.write_all(b"\x1b[6n").ok()?;
+    tty.flush().ok()?;
+    let deadline = Instant::now() + CURSOR_QUERY_TIMEOUT;
+    let mut reply = Vec::new();
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let timeout = Timespec::try_from(left).ok()?;
+        let mut fds = [PollFd::new(&*tty, PollFlags::IN)];
+        if poll(&mut fds, Some(&timeout)).ok()? == 0 {
+            return None;
+        }
+        let mut chunk = [0u8; 64];
+        let n = io::Read::read(tty, &mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        if let Some(position) = parse_cursor_report(&reply) {
+            return Some(position);
+        }
+    }
+}
+
+/// The last complete `ESC [ row ; col R` in `bytes`, as a 0-based position.
+fn parse_cursor_report(bytes: &[u8]) -> Option<Position> {
+    let text = String::from_utf8_lossy(bytes);
+    let end = text.rfind('R')?;
+    let start = text[..end].rfind("\x1b[")?;
+    let (row, col) = text[start + 2..end].split_once(';')?;
+    let row: u16 = row.parse().ok()?;
+    let col: u16 = col.parse().ok()?;
+    Some(Position::new(col.saturating_sub(1), row.saturating_sub(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_reports_parse_and_typed_ahead_bytes_are_skipped() {
+        assert_eq!(
+            parse_cursor_report(b"\x1b[12;1R"),
+            Some(Position::new(0, 11))
+        );
+        assert_eq!(
+            parse_cursor_report(b"jj\x1b[A\x1b[3;40R"),
+            Some(Position::new(39, 2))
+        );
+        assert_eq!(parse_cursor_report(b"\x1b[3;4"), None);
+    }
+}
