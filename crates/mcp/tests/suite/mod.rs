@@ -1,0 +1,5 @@
+mod concurrent;
+mod inspector;
+mod listing;
+mod python;
+mod support;

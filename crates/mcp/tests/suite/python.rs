@@ -1,0 +1,254 @@
+//! PyPI `mcp` 2.3.0 against the server: `legacy` mode (initialize, protocol 2025-11-25,
+//! `elicitation/create` pushed during the call) and `auto` mode (`server/discover`, protocol
+//! 2026-07-28, an input-required result the client fulfils and retries), over stdio and HTTP.
+
+use std::sync::atomic::Ordering;
+
+use ask_user_core::definition::{OUTPUT_SCHEMA, PARAMETERS};
+use ask_user_core::{DISMISSED_TEXT, NO_PROVIDER_TEXT};
+use ask_user_mcp::Routing;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::support::{Holding, HttpServer, Target, client, http_server, text};
+
+const MODES: [(&str, &str); 2] = [("legacy", "2025-11-25"), ("auto", "2026-07-28")];
+
+const ARGUMENTS: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"PostgreSQL (Recommended)","description":"Full SQL, needs a server."},"SQLite"]},{"id":"langs","question":"Which languages?","options":["Rust","Go","Python"],"multi_select":true},{"id":"name","question":"Service name?"}]}"#;
+
+/// Both transports with elicitation on and no fallback answerer.
+async fn targets() -> (Vec<Target>, HttpServer) {
+    let http = http_server(Routing::default()).await;
+    let targets = vec![
+        Target::Stdio(vec!["--via".into(), "none".into()]),
+        Target::Http(http.url.clone()),
+    ];
+    (targets, http)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn accept_maps_the_form_back_to_answers_in_both_eras_and_transports() {
+    let (targets, _http) = targets().await;
+    let reply = r#"accept:{"db":"SQLite","db.own":"","langs":["Go","Rust"],"langs.own":"Zig","name":"  billing-api "}"#;
+    for target in &targets {
+        for (mode, protocol) in MODES {
+            let out = client(target, mode, &["--arguments", ARGUMENTS, "--reply", reply]).await;
+            assert_eq!(out["protocol"], protocol, "{target:?}");
+            assert_eq!(
+                text(&out),
+                r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"],"custom":"Zig"},{"id":"name","selected":[],"custom":"billing-api"}]}"#,
+                "{target:?} {mode}"
+            );
+            assert_eq!(
+                out["result"]["structuredContent"],
+                json!({"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"],"custom":"Zig"},{"id":"name","selected":[],"custom":"billing-api"}]})
+            );
+            assert_eq!(out["result"]["isError"], false);
+            let forms = out["elicitations"].as_array().unwrap();
+            assert_eq!(forms.len(), 1, "{target:?} {mode}");
+            assert_eq!(forms[0]["mode"], "form");
+            assert_eq!(
+                forms[0]["message"],
+                "1/3 [Database] Which database?\n- PostgreSQL (Recommended): Full SQL, needs a server.\n- SQLite\n\n2/3 Which languages? (choose any)\n- Rust\n- Go\n- Python\n\n3/3 Service name?"
+            );
+            assert_eq!(
+                forms[0]["requestedSchema"],
+                json!({"type":"object","properties":{
+                    "db":{"type":"string","title":"Which database?","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},
+                    "db.own":{"type":"string","title":"Your own answer","description":"Optional: type this instead of choosing an option."},
+                    "langs":{"type":"array","title":"Which languages?","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go","title":"Go"},{"const":"Python","title":"Python"}]}},
+                    "langs.own":{"type":"string","title":"Your own answer","description":"Optional: type this in addition to, or instead of, the options."},
+                    "name":{"type":"string","title":"Service name?"}}})
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn decline_and_cancel_dismiss_the_batch() {
+    let (targets, _http) = targets().await;
+    for target in &targets {
+        for (mode, _) in MODES {
+            for reply in ["decline", "cancel"] {
+                let out = client(target, mode, &["--arguments", ARGUMENTS, "--reply", reply]).await;
+                assert_eq!(text(&out), DISMISSED_TEXT, "{target:?} {mode} {reply}");
+                assert_eq!(out["result"]["isError"], true);
+                assert_eq!(out["result"].get("structuredContent"), None);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_arguments_are_an_error_result_with_the_core_text_and_nobody_is_asked() {
+    let (targets, _http) = targets().await;
+    let cases = [
+        (
+            r#"{"questions":[]}"#,
+            "Error: invalid arguments: questions: empty, add at least one question",
+        ),
+        (
+            r#"{}"#,
+            r#"Error: invalid arguments: questions: missing, send {"questions":[{"id":"…","question":"…"}]}"#,
+        ),
+        (
+            r#"{"questions":[{"id":"a","question":"A?","options":["X","X"]},{"id":"a","question":" "}]}"#,
+            "",
+        ),
+    ];
+    for target in &targets {
+        for (mode, _) in MODES {
+            for (arguments, expected) in cases {
+                let out = client(
+                    target,
+                    mode,
+                    &["--arguments", arguments, "--reply", "decline"],
+                )
+                .await;
+                let got = text(&out);
+                let core = ask_user_core::decode(arguments, &Default::default())
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(got, core, "{target:?} {mode}");
+                if !expected.is_empty() {
+                    assert_eq!(got, expected);
+                }
+                assert_eq!(out["result"]["isError"], true);
+                assert_eq!(out["elicitations"], json!([]));
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn content_that_does_not_fit_is_refused_and_the_form_sent_again() {
+    let (targets, _http) = targets().await;
+    let arguments = r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL","SQLite"]}]}"#;
+    let reply = r#"accept:{"db":"MySQL"}|accept:{"db":"SQLite"}"#;
+    for target in &targets {
+        for (mode, _) in MODES {
+            let out = client(target, mode, &["--arguments", arguments, "--reply", reply]).await;
+            assert_eq!(
+                text(&out),
+                r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
+            );
+            let forms = out["elicitations"].as_array().unwrap();
+            assert_eq!(forms.len(), 2, "{target:?} {mode}");
+            assert_eq!(
+                forms[1]["message"],
+                "Not accepted: \"MySQL\" is not one of the options of question \"db\". Please answer again.\n\nWhich database?\n- PostgreSQL\n- SQLite"
+            );
+        }
+        // Three refusals end the call.
+        let always_wrong = r#"accept:{"db":"MySQL"}"#;
+        for (mode, _) in MODES {
+            let out = client(
+                target,
+                mode,
+                &["--arguments", arguments, "--reply", always_wrong],
+            )
+            .await;
+            assert_eq!(
+                text(&out),
+                "Error: the answers from the MCP client's form did not fit the questions (\"MySQL\" is not one of the options of question \"db\"); ask again"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_call_withdraws_the_pushed_form() {
+    // Legacy era: the server holds the question as a pending elicitation/create; the client's
+    // notifications/cancelled for the tool call must make the server cancel that request.
+    let (targets, _http) = targets().await;
+    let arguments = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+    for target in &targets {
+        let out = client(
+            target,
+            "legacy",
+            &["--arguments", arguments, "--reply", "hold", "--cancel"],
+        )
+        .await;
+        assert_eq!(out["withdrawn"], true, "{target:?}");
+        assert_eq!(out["after_cancel_tools"], 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_call_withdraws_the_question_from_the_fallback_ui_in_both_eras() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, _) in MODES {
+        let pending = dir.path().join(format!("pending-{mode}"));
+        let holding = Holding::new(0, Some(pending.clone()));
+        let routing = Routing {
+            fallback: vec![holding.clone()],
+            ..Routing::default()
+        };
+        let http = http_server(routing).await;
+        let arguments = r#"{"questions":[{"id":"go","question":"Deploy?"}]}"#;
+        let pending = pending.to_string_lossy().into_owned();
+        let out = client(
+            &Target::Http(http.url.clone()),
+            mode,
+            &[
+                "--arguments",
+                arguments,
+                "--cancel",
+                "--pending-file",
+                &pending,
+            ],
+        )
+        .await;
+        assert_eq!(out["after_cancel_tools"], 1);
+        // The cancellation reached the UI before the server moved on.
+        for _ in 0..500 {
+            if holding.withdrawn.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_cannot_elicit_gets_the_fallback_or_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&answers, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#).unwrap();
+    let arguments = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+    let scripted = Target::Stdio(vec!["--answers".into(), answers.to_string_lossy().into()]);
+    let nobody = Target::Stdio(vec!["--via".into(), "none".into()]);
+    for (mode, _) in MODES {
+        let out = client(&scripted, mode, &["--arguments", arguments]).await;
+        assert_eq!(
+            text(&out),
+            r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#
+        );
+        assert_eq!(out["tools"].as_array().unwrap().len(), 1);
+
+        // Nobody can answer: the tool is left out of the list, and a call anyway says so.
+        let out = client(&nobody, mode, &["--arguments", arguments]).await;
+        assert_eq!(out["tools"], json!([]), "{mode}");
+        assert_eq!(text(&out), NO_PROVIDER_TEXT);
+        assert_eq!(out["result"]["isError"], true);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_listing_carries_the_core_schemas() {
+    let (targets, _http) = targets().await;
+    for target in &targets {
+        for (mode, _) in MODES {
+            let out = client(target, mode, &["--list-only", "--reply", "decline"]).await;
+            let tool = &out["tools"][0];
+            assert_eq!(tool["name"], "ask_user_question");
+            assert_eq!(
+                tool["inputSchema"].to_string(),
+                PARAMETERS,
+                "{target:?} {mode}"
+            );
+            assert_eq!(tool["outputSchema"].to_string(), OUTPUT_SCHEMA);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Shared helpers: the server binary, an in-process HTTP server, the Python client.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
+    UserInteraction,
+};
+use ask_user_mcp::{AskUserServer, Routing, serve_http};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The standalone server binary built with this package.
+pub fn server_bin() -> String {
+    env!("CARGO_BIN_EXE_ask-user-mcp").to_owned()
+}
+
+/// The venv's Python (made by `scripts/setup`).
+pub fn python() -> PathBuf {
+    let python = root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup first",
+        python.display()
+    );
+    python
+}
+
+/// Where a test talks to the server.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Spawn the binary with these flags and talk over its stdin/stdout.
+    Stdio(Vec<String>),
+    /// A streamable HTTP endpoint.
+    Http(String),
+}
+
+/// An HTTP server running in this process until dropped.
+pub struct HttpServer {
+    pub url: String,
+    shutdown: CancellationToken,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Starts the server on a free loopback port.
+pub async fn http_server(routing: Routing) -> HttpServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    tokio::spawn(serve_http(
+        AskUserServer::new(routing),
+        listener,
+        shutdown.clone(),
+    ));
+    HttpServer { url, shutdown }
+}
+
+/// Runs `tests/<script>` with the venv's Python and returns its JSON output; panics with
+/// its stderr when it fails.
+pub async fn run_python(script: &str, args: &[String]) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
+    let output = tokio::process::Command::new(python())
+        .arg(&path)
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{script} {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{script}: not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+}
+
+/// One client session: `mcp_client.py` against `target` in `mode`.
+pub async fn client(target: &Target, mode: &str, extra: &[&str]) -> Value {
+    let mut args: Vec<String> = vec!["--mode".into(), mode.into()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    match target {
+        Target::Http(url) => args.extend(["--url".to_owned(), url.clone()]),
+        Target::Stdio(flags) => {
+            args.push("--command".into());
+            args.push(server_bin());
+            args.extend(flags.iter().cloned());
+        }
+    }
+    run_python("mcp_client.py", &args).await
+}
+
+/// The model-facing text of a `tools/call` result (its one text block).
+pub fn text(result: &Value) -> &str {
+    let content = result["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{result}");
+    content[0]["text"].as_str().unwrap()
+}
+
+/// Stands in for a human UI that holds questions (a page nobody has answered yet): it reports
+/// each pending question, releases them all once `release_at` are pending (answering each with
+/// its own question text as the typed answer), and counts questions withdrawn by cancellation.
+///
+/// A mock UI: the real web and terminal answerers have their own tests; here it makes the
+/// server hold questions in both protocol eras without a browser.
+#[derive(Debug, Default)]
+pub struct Holding {
+    pub release_at: usize,
+    pub pending: AtomicUsize,
+    pub withdrawn: AtomicUsize,
+    pub pending_file: Option<PathBuf>,
+    released: Notify,
+}
+
+impl Holding {
+    pub fn new(release_at: usize, pending_file: Option<PathBuf>) -> Arc<Self> {
+        Arc::new(Self {
+            release_at,
+            pending_file,
+            ..Self::default()
+        })
+    }
+}
+
+impl UserInteraction for Holding {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            let now = self.pending.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some(file) = &self.pending_file {
+                std::fs::write(file, "pending").unwrap();
+            }
+            if self.release_at > 0 && now >= self.release_at {
+                self.released.notify_waiters();
+            } else {
+                tokio::select! {
+                    () = released => {}
+                    () = cancel.cancelled() => {
+                        self.withdrawn.fetch_add(1, Ordering::SeqCst);
+                        return Err(AskError::Cancelled);
+                    }
+                }
+            }
+            let question = &request.questions[0];
+            Ok(Answers {
+                answers: vec![AnswerItem::custom(&question.id, &question.question)],
+            })
+        })
+    }
+}
