@@ -8,14 +8,7 @@ use std::sync::Arc;
 use ask_user_core::{AskUserQuestionTool, ExecutionContext};
 use ask_user_web::{WebAnswerer, WebConfig};
 
-const DEMO: &str = r#"{"questions":[
- {"id":"db","header":"Database","question":"Which database should the new billing service use?","options":[
-   {"label":"PostgreSQL (Recommended)","description":"Already runs in production; the team knows it."},
-   {"label":"SQLite","description":"One file, no server; fine for a prototype."},
-   {"label":"MySQL","description":"Would need a new managed instance."}]},
- {"id":"checks","header":"CI","question":"Which checks should run on every push?","multi_select":true,"options":[
-   {"label":"Unit tests (Recommended)"},{"label":"Lint"},{"label":"End-to-end tests","description":"Slow: about 12 minutes."}]},
- {"id":"name","header":"Name","question":"What should the service be called?"}]}"#;
+const DEMO: &str = include_str!("demo.json");
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `GET /<secret>` | redirects to `/<secret>/` |
 //! | `GET /<secret>/` | the page (`index.html`) |
-//! | `GET /<secret>/app.js`, `/<secret>/app.css` | its script and style |
+//! | `GET /<secret>/app.js`, `/<secret>/app.css`, `/<secret>/favicon.svg` | its script, style and icon |
 //! | `GET /<secret>/events` | server-sent events, see [`crate::view`] docs |
 //! | `POST /<secret>/answer` | `{"batch":N,"answers":[{"id","selected","custom"?}],"tab"?}` → 200 `ok`, 409, 422 |
 //! | `POST /<secret>/dismiss` | `{"batch":N,"tab"?}` → 200 `ok`, 409 |
@@ -38,6 +38,7 @@ use crate::view::PageEvent;
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
+const FAVICON_SVG: &str = include_str!("assets/favicon.svg");
 
 /// How long a page waits before reconnecting a dropped event stream.
 const RECONNECT: Duration = Duration::from_secs(1);
@@ -55,6 +56,7 @@ pub fn router(state: WebState) -> Router {
         .route("/{key}/", get(page))
         .route("/{key}/app.js", get(script))
         .route("/{key}/app.css", get(style))
+        .route("/{key}/favicon.svg", get(favicon))
         .route("/{key}/events", get(events))
         .route("/{key}/answer", post(answer))
         .route("/{key}/dismiss", post(dismiss))
@@ -80,6 +82,10 @@ async fn script() -> Response {
 
 async fn style() -> Response {
     ([(CONTENT_TYPE, "text/css; charset=utf-8")], APP_CSS).into_response()
+}
+
+async fn favicon() -> Response {
+    ([(CONTENT_TYPE, "image/svg+xml")], FAVICON_SVG).into_response()
 }
 
 async fn not_found() -> Refusal {

@@ -27,6 +27,12 @@
     return n;
   }
 
+  function openQuestions() {
+    let n = 0;
+    for (const b of shown.values()) if (!b.closed) n += b.data.questions.length;
+    return n;
+  }
+
   function refreshStatus() {
     const n = openCount();
     emptyEl.hidden = !connected || shown.size > 0;
@@ -36,7 +42,8 @@
     } else if (n === 0) {
       statusEl.textContent = 'Connected';
     } else {
-      statusEl.textContent = n === 1 ? '1 question batch waiting' : n + ' question batches waiting';
+      const q = openQuestions();
+      statusEl.textContent = q === 1 ? '1 question waiting' : q + ' questions waiting';
     }
   }
 
@@ -110,6 +117,16 @@
         node.closest('form').requestSubmit();
       }
     });
+
+    for (const c of node.querySelectorAll('.choice')) {
+      c.addEventListener('keydown', (e) => {
+        // Enter on an option confirms the batch (Space toggles, arrows move, as usual).
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          node.closest('form').requestSubmit();
+        }
+      });
+    }
 
     const skip = node.querySelector('.skip');
     skip.addEventListener('click', () => {

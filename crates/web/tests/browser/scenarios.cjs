@@ -1,0 +1,275 @@
+// The browser scenarios of the web answerer's tests; see driver.cjs for the protocol.
+// Each scenario gets the capability URL; the Rust test holds the server and asserts the
+// model-facing outcome and the observations printed as RESULT.
+'use strict';
+
+const { launch, open, step, result, assert, run } = require('./driver.cjs');
+
+const [scenario, url, ...extra] = process.argv.slice(2);
+
+const batches = (page) => page.locator('form.batch');
+const closedAs = (page, kind) => page.locator('form.batch[data-closed="' + kind + '"]');
+
+async function closedText(form) {
+  return (await form.locator('.closed-text').textContent()).trim();
+}
+
+const scenarios = {
+  // One single-select question answered by keyboard only.
+  async single() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const preselected = await form.locator('.choice:checked').evaluate((e) => e.value);
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.value);
+    const badge = await form.locator('.option.recommended .badge').isVisible();
+    const shownLabel = await form.locator('.option.recommended .label').textContent();
+    const description = await form.locator('.option').nth(1).locator('.desc').textContent();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await closedAs(page, 'answered-here').waitFor();
+    result({
+      preselected, focused, badge, shownLabel, description,
+      closed: await closedText(form),
+      title: await page.title(),
+      errors: page.errors,
+    });
+    await close();
+  },
+
+  // Multi-select with an own answer beside, a skipped question, a free-text question and a
+  // single-select answered in own words; an incomplete submission is held back first.
+  async multi() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const q = (i) => form.locator('fieldset.question').nth(i);
+    await form.locator('button.submit').click();
+    const hintShown = await q(2).locator('.hint').isVisible();
+    const incomplete = await form.evaluate((f) =>
+      Array.from(f.querySelectorAll('fieldset.question'), (n) => n.classList.contains('incomplete')));
+    await q(0).locator('.option', { hasText: 'Lint' }).click();
+    await q(0).locator('.own-input').fill('also fuzz');
+    await q(1).locator('button.skip').click();
+    const skipPressed = await q(1).locator('button.skip').getAttribute('aria-pressed');
+    await q(2).locator('.own-input').fill('billing-api');
+    await q(3).locator('.option', { hasText: 'Red' }).click();
+    await q(3).locator('.own-input').fill('Teal');
+    const radiosAfterTyping = await q(3).locator('.choice:checked').count();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ hintShown, incomplete, skipPressed, radiosAfterTyping, errors: page.errors });
+    await close();
+  },
+
+  // A submission the server refuses (a label that is not an option) shows why and keeps the
+  // question open; a valid one afterwards goes through.
+  async refused() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    await form.locator('.choice').nth(1).evaluate((input) => { input.value = 'Bogus'; });
+    await form.locator('.option').nth(1).click();
+    await form.locator('button.submit').click();
+    const error = form.locator('.error');
+    await error.waitFor();
+    const errorText = await error.textContent();
+    const stillOpen = (await form.getAttribute('data-closed')) === null;
+    await form.locator('.option').nth(0).click();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ errorText, stillOpen, errorHiddenAfter: await error.isHidden() });
+    await close();
+  },
+
+  // Two tabs submit at the same moment: one wins, the other shows the question answered
+  // elsewhere; a late submission from the loser is refused.
+  async twoTabs() {
+    const { context, close } = await launch();
+    const a = await open(context, url);
+    const b = await open(context, url);
+    await batches(a).first().waitFor();
+    await batches(b).first().waitFor();
+    await b.locator('.option').nth(1).click();
+    await Promise.all([
+      batches(a).first().evaluate((f) => f.requestSubmit()),
+      batches(b).first().evaluate((f) => f.requestSubmit()),
+    ]);
+    const settled = (page) => page.locator('form.batch[data-closed]').waitFor();
+    await Promise.all([settled(a), settled(b)]);
+    const kinds = [
+      await batches(a).first().getAttribute('data-closed'),
+      await batches(b).first().getAttribute('data-closed'),
+    ];
+    const loser = kinds[0] === 'answered-here' ? b : a;
+    const late = await loser.evaluate(async () => {
+      const batch = Number(document.querySelector('form.batch').dataset.batch);
+      const r = await fetch('answer', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ batch, answers: [{ id: 'db', selected: ['SQLite'] }] }),
+      });
+      return { status: r.status, text: await r.text() };
+    });
+    result({
+      kinds,
+      texts: [await closedText(batches(a).first()), await closedText(batches(b).first())],
+      late,
+    });
+    await close();
+  },
+
+  // Opened after two batches are pending: both shown; after one is answered, a reload shows
+  // only the other.
+  async late() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    await page.locator('form.batch >> nth=1').waitFor();
+    const before = await batches(page).count();
+    const titleBefore = await page.title();
+    await batches(page).nth(1).locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    await page.reload();
+    await batches(page).first().waitFor();
+    const after = await batches(page).count();
+    const remaining = await batches(page).first().locator('.text').textContent();
+    const titleAfter = await page.title();
+    await batches(page).first().locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ before, after, remaining, titleBefore, titleAfter });
+    await close();
+  },
+
+  // The page shows the question, then waits for the Rust side to withdraw it (cancel, or
+  // another answerer winning the race).
+  async withdrawn() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    step('shown');
+    await closedAs(page, 'cancelled').waitFor();
+    result({
+      closed: await closedText(form),
+      inputsDisabled: await form.locator('.choice:enabled').count() === 0,
+      title: await page.title(),
+    });
+    await close();
+  },
+
+  // Hostile model text stays text: nothing is parsed as markup, nothing runs.
+  async hostile() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const observed = await page.evaluate(() => ({
+      pwned: window.__pwned === undefined ? null : window.__pwned,
+      images: document.images.length,
+      scripts: Array.from(document.scripts, (s) => s.getAttribute('src')),
+      anchors: document.querySelectorAll('a').length,
+      bolds: document.querySelectorAll('b').length,
+      chip: document.querySelector('.chip').textContent,
+      chipTitle: document.querySelector('.chip').title,
+      question: document.querySelector('.question .text').textContent,
+      labels: Array.from(document.querySelectorAll('.option .label'), (e) => e.textContent),
+      values: Array.from(document.querySelectorAll('.option .choice'), (e) => e.value),
+      descriptions: Array.from(document.querySelectorAll('.option .desc'), (e) => e.textContent),
+    }));
+    await form.locator('.option').nth(0).hover();
+    await form.locator('.option').nth(0).click();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    observed.pwnedAfter = await page.evaluate(() => (window.__pwned === undefined ? null : window.__pwned));
+    observed.errors = page.errors;
+    result(observed);
+    await close();
+  },
+
+  // The human dismisses the batch.
+  async dismiss() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const label = await form.locator('button.dismiss').textContent();
+    await form.locator('button.dismiss').click();
+    await closedAs(page, 'dismissed-here').waitFor();
+    result({ label, closed: await closedText(form) });
+    await close();
+  },
+
+  // Access control seen from the browser: no key, a wrong key, a foreign Host (DNS rebinding),
+  // a cross-origin POST, an oversized body.
+  async access() {
+    const { context, close } = await launch();
+    const u = new URL(url);
+    const key = u.pathname.split('/')[1];
+    const page = await context.newPage();
+    const visit = async (target) => {
+      const r = await page.goto(target);
+      return { status: r.status(), text: (await page.textContent('body')).trim() };
+    };
+    const noKey = await visit(u.origin + '/');
+    const wrongKey = await visit(u.origin + '/' + '0'.repeat(key.length) + '/');
+    const rebind = await visit('http://rebind.test:' + u.port + '/' + key + '/');
+    // A page on another origin (localhost instead of 127.0.0.1) posts a valid answer.
+    const other = await open(context, 'http://localhost:' + u.port + '/' + key + '/');
+    await batches(other).first().waitFor();
+    const crossOrigin = await other.evaluate(async (target) => {
+      const batch = Number(document.querySelector('form.batch').dataset.batch);
+      try {
+        await fetch(target + 'answer', {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/plain' },
+          body: JSON.stringify({ batch, answers: [{ id: 'db', selected: ['SQLite'] }] }),
+        });
+        return 'sent';
+      } catch (e) {
+        return 'refused: ' + e.name;
+      }
+    }, url);
+    const mine = await open(context, url);
+    await batches(mine).first().waitFor();
+    const big = await mine.evaluate(async () => {
+      const batch = Number(document.querySelector('form.batch').dataset.batch);
+      const r = await fetch('answer', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ batch, answers: [{ id: 'db', custom: 'x'.repeat(70 * 1024) }] }),
+      });
+      return { status: r.status, text: await r.text() };
+    });
+    const stillOpen = await batches(mine).first().getAttribute('data-closed');
+    await batches(mine).first().locator('button.submit').click();
+    await closedAs(mine, 'answered-here').waitFor();
+    result({ noKey, wrongKey, rebind, crossOrigin, big, stillOpen });
+    await close();
+  },
+
+  // Screenshots for the docs: desktop and a 360 px wide phone.
+  async screenshot() {
+    const [desktopPath, phonePath, darkPath] = extra;
+    const shoot = async (file, options) => {
+      const { context, close } = await launch(options);
+      const page = await open(context, url);
+      await batches(page).first().waitFor();
+      await page.evaluate(() => document.activeElement && document.activeElement.blur());
+      await page.screenshot({ path: file, fullPage: true });
+      await close();
+    };
+    await shoot(desktopPath, { viewport: { width: 1000, height: 700 } });
+    await shoot(phonePath, { viewport: { width: 360, height: 740 }, deviceScaleFactor: 2 });
+    if (darkPath) {
+      await shoot(darkPath, { viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, colorScheme: 'dark' });
+    }
+    result({ ok: true });
+  },
+};
+
+const body = scenarios[scenario];
+assert(body, 'unknown scenario ' + scenario);
+run(body);

@@ -1,0 +1,339 @@
+//! The page in real headless Chromium (Debian's `/usr/bin/chromium`, driven by npm
+//! `playwright-core` from `tests/browser/scenarios.cjs`), against the real server on a socket.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, DISMISSED_TEXT, ExecutionContext, FirstAnswer, UserInteraction,
+};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio::sync::Notify;
+
+use super::support::{DB, Scenario, ask, ask_with, until_pending, web};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_select_by_keyboard_with_the_recommended_option_preselected() {
+    let web = web().await;
+    let call = ask(&web, DB);
+    let seen = Scenario::start("single", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({
+            "preselected": "PostgreSQL (Recommended)",
+            "focused": "PostgreSQL (Recommended)",
+            "badge": true,
+            "shownLabel": "PostgreSQL",
+            "description": "One file.",
+            "closed": "Answer sent. The agent carries on.",
+            "title": "ask-user",
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_select_own_answers_skip_and_an_incomplete_submission_held_back() {
+    let web = web().await;
+    let call = ask(
+        &web,
+        r#"{"questions":[
+        {"id":"checks","question":"Which checks?","multi_select":true,"options":["Unit tests (Recommended)","Lint","End-to-end"]},
+        {"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},
+        {"id":"name","question":"Service name?"},
+        {"id":"color","question":"Colour?","options":["Red","Blue"]}]}"#,
+    );
+    let seen = Scenario::start("multi", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({
+            "hintShown": true,
+            "incomplete": [false, false, true, true],
+            "skipPressed": "true",
+            "radiosAfterTyping": 0,
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"checks","selected":["Unit tests (Recommended)","Lint"],"custom":"also fuzz"},{"id":"db","selected":[]},{"id":"name","selected":[],"custom":"billing-api"},{"id":"color","selected":[],"custom":"Teal"}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_submission_shows_why_and_keeps_the_question_open() {
+    let web = web().await;
+    let call = ask(&web, DB);
+    let seen = Scenario::start("refused", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({
+            "errorText": "\"Bogus\" is not one of the options of question \"db\"",
+            "stillOpen": true,
+            "errorHiddenAfter": true,
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tabs_racing_one_wins_the_other_sees_it_answered_elsewhere() {
+    let web = web().await;
+    let call = ask(&web, DB);
+    let seen = Scenario::start("twoTabs", web.url(), &[]).result().await;
+    let mut kinds: Vec<String> = serde_json::from_value(seen["kinds"].clone()).unwrap();
+    kinds.sort();
+    assert_eq!(kinds, ["answered-elsewhere", "answered-here"]);
+    let mut texts: Vec<String> = serde_json::from_value(seen["texts"].clone()).unwrap();
+    texts.sort();
+    assert_eq!(
+        texts,
+        [
+            "Answer sent. The agent carries on.",
+            "Answered in another tab or on another device.",
+        ]
+    );
+    assert_eq!(
+        seen["late"],
+        json!({"status": 409, "text": "these questions are no longer open: answered elsewhere, dismissed or withdrawn"})
+    );
+    let text = call.await.unwrap().text();
+    assert!(
+        text == r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+            || text == r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#,
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_opened_later_shows_what_is_still_pending() {
+    let web = web().await;
+    let first = ask(
+        &web,
+        r#"{"questions":[{"id":"a","question":"First?","options":["Yes (Recommended)","No"]}]}"#,
+    );
+    until_pending(&web, 1).await;
+    let second = ask(
+        &web,
+        r#"{"questions":[{"id":"b","question":"Second?","options":["Yes (Recommended)","No"]}]}"#,
+    );
+    until_pending(&web, 2).await;
+    let seen = Scenario::start("late", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({"before": 2, "after": 1, "remaining": "First?", "titleBefore": "(2) ask-user", "titleAfter": "(1) ask-user"})
+    );
+    assert_eq!(
+        second.await.unwrap().text(),
+        r#"{"answers":[{"id":"b","selected":["Yes (Recommended)"]}]}"#
+    );
+    assert_eq!(
+        first.await.unwrap().text(),
+        r#"{"answers":[{"id":"a","selected":["Yes (Recommended)"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_question_is_withdrawn_live() {
+    let web = web().await;
+    let cancel = CancellationToken::new();
+    let call = ask_with(&web, DB, ExecutionContext::new(cancel.clone()));
+    let mut page = Scenario::start("withdrawn", web.url(), &[]);
+    page.step("shown").await;
+    cancel.cancel();
+    let seen = page.result().await;
+    assert_eq!(
+        seen,
+        json!({"closed": "Withdrawn: the agent no longer needs this answer.", "inputsDisabled": true, "title": "ask-user"})
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        "Error: ask_user_question was aborted before the user answered"
+    );
+}
+
+/// Stands in for the terminal answerer in a race: answers "SQLite" when told to, and records
+/// whether it was cancelled. (The real terminal is raced with the page in the CLI's tests.)
+struct Slow {
+    go: Notify,
+    cancelled: AtomicBool,
+}
+
+impl UserInteraction for Slow {
+    fn ask<'a>(
+        &'a self,
+        _request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            tokio::select! {
+                () = self.go.notified() => Ok(Answers { answers: vec![AnswerItem::selected("db", ["SQLite"])] }),
+                () = cancel.cancelled() => {
+                    self.cancelled.store(true, Ordering::SeqCst);
+                    Err(AskError::Cancelled)
+                }
+            }
+        })
+    }
+}
+
+fn race(
+    web: &ask_user_web::WebAnswerer,
+    slow: &Arc<Slow>,
+) -> tokio::task::JoinHandle<ask_user_core::Outcome> {
+    let both = FirstAnswer::new(vec![Arc::new(web.clone()), slow.clone()]);
+    let tool = AskUserQuestionTool::new(Arc::new(both));
+    tokio::spawn(async move { tool.call(DB, ExecutionContext::default()).await })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_another_answerer_the_page_withdraws_when_the_other_answers_first() {
+    let web = web().await;
+    let slow = Arc::new(Slow {
+        go: Notify::new(),
+        cancelled: AtomicBool::new(false),
+    });
+    let call = race(&web, &slow);
+    let mut page = Scenario::start("withdrawn", web.url(), &[]);
+    page.step("shown").await;
+    slow.go.notify_one();
+    let seen = page.result().await;
+    assert_eq!(
+        seen["closed"],
+        "Withdrawn: the agent no longer needs this answer."
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
+    );
+    assert_eq!(web.state().pending(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_another_answerer_the_page_answers_first_and_the_other_is_cancelled() {
+    let web = web().await;
+    let slow = Arc::new(Slow {
+        go: Notify::new(),
+        cancelled: AtomicBool::new(false),
+    });
+    let call = race(&web, &slow);
+    let seen = Scenario::start("single", web.url(), &[]).result().await;
+    assert_eq!(seen["closed"], "Answer sent. The agent carries on.");
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
+    );
+    assert!(
+        slow.cancelled.load(Ordering::SeqCst),
+        "the other answerer was cancelled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_model_text_stays_text() {
+    let web = web().await;
+    let arguments = json!({"questions": [{
+        "id": "x\" onmouseover=\"window.__pwned=6",
+        "header": "<img src=x onerror=\"window.__pwned=1\">",
+        "question": "\"><script>window.__pwned=2</script><b>bold?</b>",
+        "options": [
+            {"label": "javascript:window.__pwned=3", "description": "<a href=\"javascript:window.__pwned=4\">click</a>"},
+            {"label": "<img src=x onerror=window.__pwned=5> (Recommended)", "description": "</span></label><script>window.__pwned=7</script>"}
+        ]
+    }]})
+    .to_string();
+    let call = ask(&web, &arguments);
+    let seen = Scenario::start("hostile", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({
+            "pwned": null,
+            "images": 0,
+            "scripts": ["app.js"],
+            "anchors": 0,
+            "bolds": 0,
+            "chip": "<img src=x onerror=\"window.__pwned=1\">",
+            "chipTitle": "<img src=x onerror=\"window.__pwned=1\">",
+            "question": "\"><script>window.__pwned=2</script><b>bold?</b>",
+            "labels": ["javascript:window.__pwned=3", "<img src=x onerror=window.__pwned=5>"],
+            "values": ["javascript:window.__pwned=3", "<img src=x onerror=window.__pwned=5> (Recommended)"],
+            "descriptions": ["<a href=\"javascript:window.__pwned=4\">click</a>", "</span></label><script>window.__pwned=7</script>"],
+            "pwnedAfter": null,
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"x\" onmouseover=\"window.__pwned=6","selected":["javascript:window.__pwned=3"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dismissing_the_batch_tells_the_model_the_user_did_not_answer() {
+    let web = web().await;
+    let call = ask(&web, DB);
+    let seen = Scenario::start("dismiss", web.url(), &[]).result().await;
+    assert_eq!(
+        seen,
+        json!({"label": "Dismiss", "closed": "Dismissed. The agent is told you did not answer."})
+    );
+    let outcome = call.await.unwrap();
+    assert_eq!(outcome.text(), DISMISSED_TEXT);
+    assert_eq!(outcome.code().unwrap().as_str(), "ASK_CANCELLED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_is_refused_without_the_key_with_a_foreign_host_cross_origin_and_oversized() {
+    let web = web().await;
+    let call = ask(&web, DB);
+    let seen = Scenario::start("access", web.url(), &[]).result().await;
+    let key_text =
+        "forbidden: this address needs its secret key; open the full link ask-user printed";
+    assert_eq!(
+        seen,
+        json!({
+            "noKey": {"status": 403, "text": key_text},
+            "wrongKey": {"status": 403, "text": key_text},
+            "rebind": {"status": 403, "text": "forbidden: unexpected Host header; open the address ask-user printed"},
+            "crossOrigin": "refused: TypeError",
+            "big": {"status": 413, "text": "request body too large: at most 64 KiB"},
+            "stillOpen": null,
+        })
+    );
+    // The cross-origin answer ("SQLite") did not count: the page's own answer did.
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+    );
+}
+
+/// Regenerates `docs/web-desktop.png` and `docs/web-phone.png` (and a dark phone shot):
+/// `cargo test -p ask-user-web --test all -- --ignored screenshots`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/*.png; run by hand when the page changes"]
+async fn screenshots() {
+    let web = web().await;
+    let _call = ask(&web, include_str!("../../examples/demo.json"));
+    until_pending(&web, 1).await;
+    let docs = super::support::repo_root().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let path = |name: &str| docs.join(name).to_string_lossy().into_owned();
+    let (desktop, phone, dark) = (
+        path("web-desktop.png"),
+        path("web-phone.png"),
+        path("web-phone-dark.png"),
+    );
+    let seen = Scenario::start("screenshot", web.url(), &[&desktop, &phone, &dark])
+        .result()
+        .await;
+    assert_eq!(seen, json!({"ok": true}));
+}

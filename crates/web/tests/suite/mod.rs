@@ -1,0 +1,4 @@
+mod browser;
+mod http;
+mod server;
+mod support;

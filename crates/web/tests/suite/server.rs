@@ -1,0 +1,88 @@
+//! The real server on a loopback socket: the URL it prints, its QR code, raw HTTP, shutdown.
+
+use ask_user_web::{WebAnswerer, WebConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn raw(addr: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_url_holds_a_128_bit_key_and_serves_the_page() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let url = web.url().to_owned();
+    let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
+    let (port, path) = rest.split_once('/').unwrap();
+    let key = path.strip_suffix('/').unwrap();
+    assert_eq!(key.len(), 32);
+    assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
+    let addr = format!("127.0.0.1:{port}");
+    let page = raw(
+        &addr,
+        &format!("GET /{key}/ HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+    .await;
+    assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+    assert!(page.contains("<title>ask-user</title>"));
+    let refused = raw(
+        &addr,
+        &format!(
+            "GET /{key}/ HTTP/1.1\r\nHost: rebind.example:{port}\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(
+        refused.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+        "{refused}"
+    );
+
+    let other = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    assert_ne!(
+        other.url(),
+        web.url(),
+        "each server has its own port and key"
+    );
+    assert!(!web.qr_code().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_last_clone_stops_the_server() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let addr = web
+        .url()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let state = web.state().clone();
+    let clone = web.clone();
+    drop(web);
+    assert!(ask_user_core::UserInteraction::is_available(&clone));
+    drop(clone);
+    assert!(!ask_user_core::UserInteraction::is_available(&state));
+    // The listener closes once the serving task sees the shutdown.
+    while TcpStream::connect(&addr).await.is_ok() {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binding_a_used_port_fails() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let addr = web
+        .url()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let error = WebAnswerer::start(WebConfig::at(addr)).await.unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
+}
