@@ -2,7 +2,7 @@
 //! capability URL and the URL as a QR code for a terminal.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
@@ -17,7 +17,8 @@ use crate::state::WebState;
 
 /// Questions on a local web page, answered from a desktop browser or a phone.
 ///
-/// [`WebAnswerer::start`] binds the configured address and serves the page in a task. Every
+/// [`WebAnswerer::start`] binds the configured address and serves the page in a task
+/// ([`WebAnswerer::bind`] binds without a runtime and serves from the first `ask`). Every
 /// [`UserInteraction::ask`] puts its batch on every open page at once (many may be pending);
 /// the first valid answer wins, a dismissal gives [`AskError::Dismissed`], and a cancelled ask
 /// is withdrawn from the pages live. Clones share one server; it stops when the last clone is
@@ -26,16 +27,19 @@ use crate::state::WebState;
 pub struct WebAnswerer {
     state: WebState,
     url: Arc<str>,
-    _server: Arc<StopOnDrop>,
+    server: Arc<Server>,
 }
 
-/// Stops the server when the last [`WebAnswerer`] clone goes.
+/// The bound socket until it is served, and the shutdown of the serving task.
 #[derive(Debug)]
-struct StopOnDrop(CancellationToken);
+struct Server {
+    listener: Mutex<Option<std::net::TcpListener>>,
+    shutdown: CancellationToken,
+}
 
-impl Drop for StopOnDrop {
+impl Drop for Server {
     fn drop(&mut self) {
-        self.0.cancel();
+        self.shutdown.cancel();
     }
 }
 
@@ -44,7 +48,18 @@ impl WebAnswerer {
     /// runtime. Fails when the address cannot be bound (in use, not an address of this
     /// machine) or the OS random number generator fails.
     pub async fn start(config: WebConfig) -> std::io::Result<WebAnswerer> {
-        let listener = TcpListener::bind(config.addr).await?;
+        let web = Self::bind(config)?;
+        web.serve()?;
+        Ok(web)
+    }
+
+    /// Binds `config.addr` now, without a tokio runtime, so the URL can be shown before
+    /// anything else starts; serving begins with [`WebAnswerer::serve`] or the first `ask`
+    /// (a browser that connects earlier waits in the socket's backlog). Fails like
+    /// [`WebAnswerer::start`].
+    pub fn bind(config: WebConfig) -> std::io::Result<WebAnswerer> {
+        let listener = std::net::TcpListener::bind(config.addr)?;
+        listener.set_nonblocking(true)?;
         let bound = listener.local_addr()?;
         let state = WebState::new(&config, bound)?;
         let url = format!(
@@ -53,8 +68,37 @@ impl WebAnswerer {
             state.base_path()
         );
         let shutdown = state.shutdown_token().clone();
-        let app = router(state.clone());
-        let stop = shutdown.clone();
+        tracing::info!(%bound, "web answerer bound");
+        Ok(WebAnswerer {
+            state,
+            url: url.into(),
+            server: Arc::new(Server {
+                listener: Mutex::new(Some(listener)),
+                shutdown,
+            }),
+        })
+    }
+
+    /// Starts serving on the current tokio runtime; does nothing when already serving.
+    /// Fails outside a tokio runtime.
+    pub fn serve(&self) -> std::io::Result<()> {
+        let mut slot = self
+            .server
+            .listener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(listener) = slot.take() else {
+            return Ok(());
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            *slot = Some(listener);
+            return Err(std::io::Error::other(
+                "the web answerer must be served from within a tokio runtime",
+            ));
+        }
+        let listener = TcpListener::from_std(listener)?;
+        let app = router(self.state.clone());
+        let stop = self.server.shutdown.clone();
         tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(stop.cancelled_owned())
@@ -63,12 +107,7 @@ impl WebAnswerer {
                 tracing::warn!(%error, "web answerer stopped serving");
             }
         });
-        tracing::info!(%bound, "web answerer listening");
-        Ok(WebAnswerer {
-            state,
-            url: url.into(),
-            _server: Arc::new(StopOnDrop(shutdown)),
-        })
+        Ok(())
     }
 
     /// The capability URL, `http://HOST:PORT/<secret>/`. Whoever has it can answer; show it
@@ -102,6 +141,13 @@ impl UserInteraction for WebAnswerer {
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        if let Err(error) = self.serve() {
+            return Box::pin(async move {
+                Err(AskError::Failed(format!(
+                    "cannot serve the web page: {error}"
+                )))
+            });
+        }
         self.state.ask(request, cancel)
     }
 

@@ -86,3 +86,50 @@ async fn binding_a_used_port_fails() {
     let error = WebAnswerer::start(WebConfig::at(addr)).await.unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
 }
+
+#[test]
+fn bind_needs_no_runtime_and_the_first_ask_starts_serving() {
+    let web = WebAnswerer::bind(WebConfig::default()).unwrap();
+    assert_eq!(
+        web.serve().unwrap_err().to_string(),
+        "the web answerer must be served from within a tokio runtime"
+    );
+    let addr = web
+        .url()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let path = format!("/{}", web.url().splitn(4, '/').nth(3).unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        // A browser that connects before serving starts waits in the backlog.
+        let early = tokio::spawn({
+            let (addr, path) = (addr.clone(), path.clone());
+            async move {
+                raw(
+                    &addr,
+                    &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+                )
+                .await
+            }
+        });
+        let request = ask_user_core::decode(super::support::DB, &ask_user_core::Limits::default())
+            .unwrap()
+            .request;
+        let cancel = ask_user_core::CancellationToken::new();
+        let asker = web.clone();
+        let token = cancel.clone();
+        let call = tokio::spawn(async move {
+            ask_user_core::UserInteraction::ask(&asker, &request, token).await
+        });
+        assert!(early.await.unwrap().starts_with("HTTP/1.1 200 OK\r\n"));
+        cancel.cancel();
+        assert_eq!(call.await.unwrap(), Err(ask_user_core::AskError::Cancelled));
+    });
+}

@@ -27,11 +27,7 @@ pub fn ask(web: &WebAnswerer, arguments: &str) -> JoinHandle<Outcome> {
     ask_with(web, arguments, ExecutionContext::default())
 }
 
-pub fn ask_with(
-    web: &WebAnswerer,
-    arguments: &str,
-    ctx: ExecutionContext,
-) -> JoinHandle<Outcome> {
+pub fn ask_with(web: &WebAnswerer, arguments: &str, ctx: ExecutionContext) -> JoinHandle<Outcome> {
     let tool = AskUserQuestionTool::new(Arc::new(web.clone()));
     let arguments = arguments.to_owned();
     tokio::spawn(async move { tool.call(arguments, ctx).await })
