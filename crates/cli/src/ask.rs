@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ask_user_core::{
-    AskUserQuestionTool, CancellationToken, ExecutionContext, FirstAnswer, Limits, UserInteraction,
+    AskUserQuestionTool, Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction,
     decode,
 };
 use ask_user_scripted::Scripted;
@@ -50,16 +50,17 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     let outcome = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let _signals = cancel_on_signals(cancel.clone());
-        let limits = Limits::default();
-        match decode(text, &limits) {
-            Ok(decoded) => {
-                for leniency in &decoded.leniencies {
-                    tracing::info!(%leniency, "accepted a variant");
-                }
-                tool.ask(&decoded.request, ExecutionContext::new(cancel)).await
-            }
-            Err(invalid) => ask_user_core::Outcome::InvalidArguments(invalid),
+        let mut context = ExecutionContext::new(cancel);
+        if let Some(parent) = args.delegated_by.filter(|p| !p.is_empty()) {
+            context = context.with_caller(Caller::Delegated { parent });
         }
+        if let Ok(decoded) = decode(text.as_str(), tool.limits()) {
+            for leniency in &decoded.leniencies {
+                tracing::info!(%leniency, "accepted a variant");
+            }
+        }
+        // The tool refuses a delegated caller first, then invalid arguments, then asks.
+        tool.call(text, context).await
     });
     if let Some(code) = outcome.code() {
         tracing::info!(code = code.as_str(), "ask ended without an answer");

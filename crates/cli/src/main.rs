@@ -33,7 +33,8 @@ Examples:
   ask-user schema --format anthropic          the tool definition for a provider
 
 Exit status of `ask`: 0 answered, 1 answerer failed, 2 usage error, 3 invalid arguments,
-4 dismissed, 5 timed out, 6 nobody can answer here, 7 sub-agent caller, 130 aborted.
+4 dismissed, 5 timed out, 6 nobody can answer here, 7 sub-agent caller (--delegated-by),
+130 aborted (SIGINT, SIGTERM, SIGHUP).
 stdout carries only the model-facing text; logs and the question UI never touch it.";
 
 /// Command line of `ask-user`.
@@ -70,11 +71,20 @@ struct AskArgs {
     #[arg(value_name = "FILE|-")]
     file: Option<PathBuf>,
     /// Who asks, comma-separated; the first answer wins: terminal, web.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "terminal")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "terminal"
+    )]
     via: Vec<String>,
     /// Answer from data instead of a human: a file holding {"answers":[…]} (the output shape).
     #[arg(long, value_name = "FILE", conflicts_with = "via")]
     answers: Option<PathBuf>,
+    /// The caller is a sub-agent started by PARENT: refused before anyone is asked (exit 7).
+    /// A harness sets ASK_USER_DELEGATED_BY in its sub-agents' environment.
+    #[arg(long, value_name = "PARENT", env = "ASK_USER_DELEGATED_BY")]
+    delegated_by: Option<String>,
     /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     timeout: Option<Duration>,
@@ -106,7 +116,8 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn parse_format(text: &str) -> Result<ProviderFormat, String> {
-    text.parse().map_err(|e: ask_user_core::definition::UnknownFormat| e.to_string())
+    text.parse()
+        .map_err(|e: ask_user_core::definition::UnknownFormat| e.to_string())
 }
 
 /// How a subcommand ended; [`exit_status`] turns it into the process's exit status.
@@ -133,8 +144,13 @@ fn main() -> ExitCode {
 /// The one place where results become exit statuses (and stdout bytes).
 fn exit_status(ended: Ended) -> ExitCode {
     match ended {
-        Ended::Printed { stdout, status } => {
+        Ended::Printed { mut stdout, status } => {
             let mut out = std::io::stdout().lock();
+            // Exactly the model-facing bytes when redirected; a person reading a terminal
+            // also gets a line break so the shell prompt starts on its own line.
+            if std::io::IsTerminal::is_terminal(&out) {
+                stdout.push('\n');
+            }
             // A closed stdout (e.g. `| head -c0`) is not our failure: the status still tells.
             let _ = out.write_all(stdout.as_bytes()).and_then(|()| out.flush());
             ExitCode::from(status)

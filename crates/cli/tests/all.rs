@@ -1,0 +1,11 @@
+//! All integration tests of the `ask-user` binary, in one test binary.
+//!
+//! - `cli`: everything that needs no terminal, run without a controlling terminal (`setsid`):
+//!   `schema` bytes, `check` output and leniencies, every exit status and error text that
+//!   can be reached without a human, `--answers`, no terminal → NO_PROVIDER;
+//! - `terminal`: the question as a person uses it, in a real pseudo-terminal (tmux): keys,
+//!   several questions, timeout, Ctrl-C, SIGTERM, hostile text, stdout holding only the answer,
+//!   the terminal restored afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
+
+mod suite;

@@ -1,0 +1,316 @@
+//! The CLI without a terminal: stdout bytes, stderr lines and exit statuses.
+
+use ask_user_core::definition::{ProviderFormat, definition};
+use ask_user_core::{DELEGATED_CALLER_TEXT, NO_PROVIDER_TEXT};
+use pretty_assertions::assert_eq;
+
+use super::support::{BIN, repo_file, run, run_env};
+
+const DEPLOY_FILE: &str = "examples/deploy.json";
+
+#[test]
+fn schema_prints_the_golden_bytes_of_every_format() {
+    let canonical = run(&["schema"], "");
+    assert_eq!(
+        (canonical.status, canonical.stdout.as_str()),
+        (0, definition(ProviderFormat::Canonical).as_str())
+    );
+    for format in ProviderFormat::ALL {
+        let out = run(&["schema", "--format", format.name()], "");
+        assert_eq!(
+            (out.status, out.stdout),
+            (0, definition(format)),
+            "{format}"
+        );
+    }
+    let alias = run(&["schema", "--format", "deepseek"], "");
+    assert_eq!(alias.stdout, definition(ProviderFormat::OpenAiChat));
+}
+
+#[test]
+fn schema_refuses_an_unknown_format() {
+    let out = run(&["schema", "--format", "cohere"], "");
+    assert_eq!(out.status, 2);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains("unknown format \"cohere\"; use one of: canonical, openai-chat (or deepseek), openai-responses, anthropic, gemini, mcp"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn check_prints_the_canonical_request_and_names_each_leniency() {
+    let sent = r#"{"question":"Deploy now?","header":null,"multiSelect":false,"choices":["Yes (Recommended)","No"],"color":"red"}"#;
+    let out = run(&["check"], sent);
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (
+            0,
+            r#"{"questions":[{"id":"q1","question":"Deploy now?","options":[{"label":"Yes (Recommended)"},{"label":"No"}],"multi_select":false}]}"#
+        )
+    );
+    assert_eq!(
+        out.stderr,
+        "leniency: arguments: a single question object, read as a one-element questions array\n\
+         leniency: questions[0].id: missing, set to \"q1\"\n\
+         leniency: questions[0].header: null, read as absent\n\
+         leniency: questions[0].choices: read as options\n\
+         leniency: questions[0].choices[0]: a plain string, read as its label\n\
+         leniency: questions[0].choices[1]: a plain string, read as its label\n\
+         leniency: questions[0].multiSelect: read as multi_select\n\
+         leniency: questions[0].color: unknown key, ignored\n"
+    );
+}
+
+#[test]
+fn check_reads_a_file_or_stdin() {
+    let file = repo_file(DEPLOY_FILE);
+    let from_file = run(&["check", file.to_str().unwrap()], "");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let from_dash = run(&["check", "-"], &text);
+    let from_stdin = run(&["check"], &text);
+    assert_eq!(from_file.status, 0);
+    assert_eq!(from_file.stderr, "");
+    assert!(
+        from_file
+            .stdout
+            .starts_with(r#"{"questions":[{"id":"env","question":"Which environment"#)
+    );
+    assert_eq!(from_dash.stdout, from_file.stdout);
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+}
+
+#[test]
+fn check_refuses_invalid_arguments_with_the_model_facing_text() {
+    let out = run(
+        &["check"],
+        r#"{"questions":[{"id":"a","question":" ","options":["x","x"]},{"id":"a","question":"b"}]}"#,
+    );
+    assert_eq!(out.status, 3);
+    assert_eq!(out.stderr, "");
+    let expected = ask_user_core::decode(
+        r#"{"questions":[{"id":"a","question":" ","options":["x","x"]},{"id":"a","question":"b"}]}"#,
+        &ask_user_core::Limits::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(out.stdout, expected);
+    assert!(
+        out.stdout
+            .starts_with("Error: invalid arguments: questions[0].question: "),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn ask_with_invalid_arguments_exits_3_before_anyone_is_asked() {
+    let out = run(&["ask"], r#"{"questions":[]}"#);
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (
+            3,
+            "Error: invalid arguments: questions: empty, add at least one question"
+        )
+    );
+    let out = run(&["ask"], "not json");
+    assert_eq!(out.status, 3);
+    assert!(
+        out.stdout
+            .starts_with("Error: invalid arguments: arguments: not valid JSON ("),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn ask_without_a_terminal_exits_6_at_once() {
+    let out = run(&["ask", repo_file(DEPLOY_FILE).to_str().unwrap()], "");
+    assert_eq!((out.status, out.stdout.as_str()), (6, NO_PROVIDER_TEXT));
+    let out = run(
+        &["ask", "--via", "terminal,terminal"],
+        r#"{"question":"Go?"}"#,
+    );
+    assert_eq!((out.status, out.stdout.as_str()), (6, NO_PROVIDER_TEXT));
+}
+
+#[test]
+fn ask_answers_from_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]}]}"#,
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "ask",
+            "--answers",
+            answers.to_str().unwrap(),
+            repo_file(DEPLOY_FILE).to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"env","selected":["Production"]},{"id":"checks","selected":["Unit tests (Recommended)","Load test"],"custom":"also lint"},{"id":"note","selected":[]}]}"#,
+            ""
+        )
+    );
+}
+
+#[test]
+fn scripted_answers_that_do_not_fit_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"answers":[{"id":"env","selected":["Moon"]}]}"#,
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "ask",
+            "--answers",
+            answers.to_str().unwrap(),
+            repo_file(DEPLOY_FILE).to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (
+            1,
+            "Error: the answer did not fit the questions (\"Moon\" is not one of the options of question \"env\"); ask again"
+        )
+    );
+}
+
+#[test]
+fn unreadable_answers_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&answers, r#"{"answer":[]}"#).unwrap();
+    let out = run(
+        &["ask", "--answers", answers.to_str().unwrap()],
+        r#"{"question":"Go?"}"#,
+    );
+    assert_eq!(out.status, 2);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.starts_with(&format!(
+            "ask-user: --answers {}: not {{\"answers\":[{{\"id\",\"selected\",\"custom\"?}}]}}: missing field `answers`",
+            answers.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    let missing = run(
+        &["ask", "--answers", "/nonexistent/a.json"],
+        r#"{"question":"Go?"}"#,
+    );
+    assert_eq!(missing.status, 2);
+    assert!(
+        missing
+            .stderr
+            .starts_with("ask-user: cannot read /nonexistent/a.json: "),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_sub_agent_is_refused_with_exit_7() {
+    let out = run(
+        &["ask", "--delegated-by", "planner"],
+        r#"{"question":"Go?"}"#,
+    );
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (7, DELEGATED_CALLER_TEXT)
+    );
+    let out = run_env(
+        &["ask"],
+        r#"{"question":"Go?"}"#,
+        &[("ASK_USER_DELEGATED_BY", "planner")],
+    );
+    assert_eq!(
+        (out.status, out.stdout.as_str()),
+        (7, DELEGATED_CALLER_TEXT)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_to_do() {
+    let out = run(&["ask", "--via", "carrier-pigeon"], r#"{"question":"Go?"}"#);
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (
+            2,
+            "",
+            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web\n"
+        )
+    );
+    let out = run(&["ask", "/nonexistent/q.json"], "");
+    assert_eq!(out.status, 2);
+    assert!(
+        out.stderr
+            .starts_with("ask-user: cannot read /nonexistent/q.json: "),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["ask", "--timeout", "0s"], "");
+    assert_eq!(out.status, 2);
+    assert!(
+        out.stderr.contains("the timeout must be longer than zero"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["ask", "--timeout", "soon"], "");
+    assert_eq!(out.status, 2);
+    assert!(
+        out.stderr
+            .contains("invalid value 'soon' for '--timeout <DURATION>'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn help_shows_examples_and_exit_statuses_and_version_prints() {
+    let help = run(&["--help"], "");
+    assert_eq!(help.status, 0);
+    for needle in [
+        "Examples:",
+        "ask-user ask examples/deploy.json",
+        "4 dismissed, 5 timed out",
+        "ask-user schema --format anthropic",
+    ] {
+        assert!(
+            help.stdout.contains(needle),
+            "{needle:?} in\n{}",
+            help.stdout
+        );
+    }
+    let ask_help = run(&["ask", "--help"], "");
+    assert!(
+        ask_help.stdout.contains("--timeout <DURATION>"),
+        "{}",
+        ask_help.stdout
+    );
+    assert!(
+        ask_help.stdout.contains("--via <LIST>"),
+        "{}",
+        ask_help.stdout
+    );
+    let version = run(&["--version"], "");
+    assert_eq!(
+        (version.status, version.stdout.as_str()),
+        (0, concat!("ask-user ", env!("CARGO_PKG_VERSION"), "\n"))
+    );
+    assert!(!BIN.is_empty());
+}

@@ -1,0 +1,233 @@
+//! Running the binary: without a controlling terminal (`setsid`), or in a tmux pane.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `ask-user` binary under test.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
+
+/// A file of the repository (e.g. `examples/deploy.json`).
+pub(crate) fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+/// What one run printed and how it exited.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) status: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// Runs `ask-user ARGS` in a new session without a controlling terminal (so `/dev/tty`
+/// cannot open, wherever the tests run), with `stdin` piped in.
+pub(crate) fn run(args: &[&str], stdin: &str) -> Run {
+    run_env(args, stdin, &[])
+}
+
+/// [`run`] with extra environment variables.
+pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(BIN)
+        .args(args)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("setsid (util-linux) runs the binary");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    Run {
+        status: status.code().expect("exited, not killed"),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
+    }
+}
+
+/// How long a condition on the screen may take before the test fails (generous: CI
+/// machines are slow; a passing test never waits for it).
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// One `ask-user` run in a tmux pane of its own (a private tmux server per test).
+///
+/// The pane runs a script: it prints `MARKER`, runs `ask-user ARGS` with stdout and
+/// stderr to files (stdin from a pipe, or the file given), records the exit status and
+/// `stty -a`, prints `DONE`, then stays open so the screen can still be read.
+pub(crate) struct Pane {
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+}
+
+impl Pane {
+    /// Starts `ask-user ARGS` in an 80×24 pane, the question JSON piped to its stdin.
+    pub(crate) fn ask(args: &[&str], question: &str) -> Self {
+        Self::ask_sized(args, question, 80, 24)
+    }
+
+    /// [`Pane::ask`] in a pane of `width`×`height`.
+    pub(crate) fn ask_sized(args: &[&str], question: &str, width: u16, height: u16) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("question.json"), question).unwrap();
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+        let script = format!(
+            r#"#!/bin/sh
+cd '{dir}'
+echo MARKER
+cat question.json | sh -c 'echo $$ > pid.txt; exec "$0" "$@"' '{bin}' ask {args} > out.txt 2> err.txt
+echo $? > rc.tmp && mv rc.tmp rc.txt
+stty -a > stty.txt
+echo DONE
+exec sleep 600
+"#,
+            dir = dir.path().display(),
+            bin = BIN,
+            args = quoted.join(" "),
+        );
+        std::fs::write(dir.path().join("run.sh"), script).unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let pane = Self { dir, socket };
+        pane.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-s",
+            "main",
+            &format!("sh '{}'", pane.dir.path().join("run.sh").display()),
+        ]);
+        pane
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg("/dev/null")
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("NO_COLOR")
+            .output()
+            .expect("tmux is installed (scripts/setup)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// The screen as text.
+    pub(crate) fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "main"])
+    }
+
+    /// Waits until the screen satisfies `condition`; returns that screen.
+    pub(crate) fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if condition(&screen) {
+                return screen;
+            }
+            if start.elapsed() > DEADLINE {
+                panic!(
+                    "waited {DEADLINE:?} for {what}; the screen:\n{screen}\nstderr: {}",
+                    self.file("err.txt").unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the screen shows `text`.
+    pub(crate) fn wait_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?} on screen"), |s| s.contains(text))
+    }
+
+    /// Sends tmux key names (`Enter`, `Down`, `Space`, `Escape`, `C-c`, `BTab`, …).
+    pub(crate) fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "main"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Types `text` literally.
+    pub(crate) fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "main", "-l", text]);
+    }
+
+    /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.
+    pub(crate) fn display(&self, format: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", "main", format])
+            .trim_end()
+            .to_owned()
+    }
+
+    /// Resizes the pane (the window) to `width`×`height`.
+    pub(crate) fn resize(&self, width: u16, height: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            "main",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+    }
+
+    /// A file the script wrote, if it exists yet.
+    pub(crate) fn file(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join(name)).ok()
+    }
+
+    /// Waits for `ask-user` to exit; returns its status, stdout and stderr.
+    pub(crate) fn finished(&self) -> Run {
+        self.wait_for("ask-user to exit", |_| self.file("rc.txt").is_some());
+        self.wait_text("DONE");
+        Run {
+            status: self.file("rc.txt").unwrap().trim().parse().unwrap(),
+            stdout: self.file("out.txt").unwrap(),
+            stderr: self.file("err.txt").unwrap(),
+        }
+    }
+
+    /// The pid of the running `ask-user`.
+    pub(crate) fn pid(&self) -> String {
+        self.wait_for("the pid file", |_| {
+            self.file("pid.txt").is_some_and(|p| p.ends_with('\n'))
+        });
+        self.file("pid.txt").unwrap().trim().to_owned()
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
