@@ -205,7 +205,8 @@ impl Decoder<'_> {
             }
             Some(questions) => {
                 for key in map.keys() {
-                    self.leniencies.push(Leniency::IgnoredKey { path: key.clone() });
+                    self.leniencies
+                        .push(Leniency::IgnoredKey { path: key.clone() });
                 }
                 self.questions_array(questions)
             }
@@ -360,11 +361,7 @@ impl Decoder<'_> {
     }
 
     /// The question text and header; `None` after a violation.
-    fn texts(
-        &mut self,
-        map: &Map<String, Value>,
-        path: &str,
-    ) -> Option<(String, Option<String>)> {
+    fn texts(&mut self, map: &Map<String, Value>, path: &str) -> Option<(String, Option<String>)> {
         let header = match field(map, "header", path, &mut self.leniencies) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
@@ -570,10 +567,7 @@ impl Decoder<'_> {
         };
         let label = label?;
         if label.trim().is_empty() {
-            self.violate(
-                format!("{path}.label"),
-                "blank, give every option a label",
-            );
+            self.violate(format!("{path}.label"), "blank, give every option a label");
             return None;
         }
         if !self.within_cap(&format!("{path}.label"), label) {

@@ -71,7 +71,9 @@ impl fmt::Display for ProviderFormat {
 
 /// An unknown format name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format \"{0}\"; use one of: canonical, openai-chat (or deepseek), openai-responses, anthropic, gemini, mcp")]
+#[error(
+    "unknown format \"{0}\"; use one of: canonical, openai-chat (or deepseek), openai-responses, anthropic, gemini, mcp"
+)]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for ProviderFormat {
@@ -110,9 +112,9 @@ pub fn definition(format: ProviderFormat) -> String {
         ProviderFormat::Gemini => {
             format!(r#"{{{head},"parameters":{}}}"#, gemini_schema(PARAMETERS))
         }
-        ProviderFormat::Mcp => format!(
-            r#"{{{head},"inputSchema":{PARAMETERS},"outputSchema":{OUTPUT_SCHEMA}}}"#
-        ),
+        ProviderFormat::Mcp => {
+            format!(r#"{{{head},"inputSchema":{PARAMETERS},"outputSchema":{OUTPUT_SCHEMA}}}"#)
+        }
     }
 }
 
