@@ -34,7 +34,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
                 }
             }
         }
-        None => match via::answerers(&args.via) {
+        None => match via::answerers(&args.via, args.web_addr) {
             Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
             Err(message) => return Ended::Usage(message),
         },

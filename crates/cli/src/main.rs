@@ -13,6 +13,7 @@ mod check;
 mod input;
 mod schema;
 mod via;
+mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -78,6 +79,10 @@ struct AskArgs {
         default_value = "terminal"
     )]
     via: Vec<String>,
+    /// Where `--via web` listens: a free loopback port by default; a LAN address (e.g.
+    /// 0.0.0.0:8765 or 192.168.1.20:8765) lets a phone on the same network answer.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    web_addr: std::net::SocketAddr,
     /// Answer from data instead of a human: a file holding {"answers":[…]} (the output shape).
     #[arg(long, value_name = "FILE", conflicts_with = "via")]
     answers: Option<PathBuf>,

@@ -1,0 +1,50 @@
+//! `--via web`: the web answerer, bound before anything else runs so its URL (and, for an
+//! address other devices can reach, a QR code) is on the screen before the question is.
+
+use std::fs::OpenOptions;
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ask_user_core::UserInteraction;
+use ask_user_web::{WebAnswerer, WebConfig};
+
+/// Binds the web answerer on `addr` and shows where to answer: the URL on stderr, and the
+/// URL with a QR code on the terminal (`/dev/tty`, or stderr when that is the terminal).
+/// The QR code is left out for a loopback address, which a phone cannot reach.
+pub(crate) fn answerer(addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
+    let web = WebAnswerer::bind(WebConfig::at(addr))
+        .map_err(|e| format!("--via web: cannot listen on {addr}: {e}"))?;
+    show(&web, addr);
+    Ok(Arc::new(web))
+}
+
+/// What the terminal shows: the QR code (unless loopback), then the URL line.
+fn banner(web: &WebAnswerer, addr: SocketAddr) -> String {
+    let mut text = String::new();
+    if !addr.ip().is_loopback() {
+        text.push_str(&web.qr_code());
+        text.push_str("Scan with a phone on this network, or open in a browser:\n");
+    } else {
+        text.push_str(
+            "Answer in a browser on this machine (--web-addr 0.0.0.0:PORT for a phone):\n",
+        );
+    }
+    text.push_str(web.url());
+    text.push('\n');
+    text
+}
+
+fn show(web: &WebAnswerer, addr: SocketAddr) {
+    let banner = banner(web, addr);
+    let stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        let _ = stderr.lock().write_all(banner.as_bytes());
+        return;
+    }
+    let _ = writeln!(stderr.lock(), "ask-user: answer at {}", web.url());
+    if let Ok(mut tty) = OpenOptions::new().write(true).open("/dev/tty") {
+        // The terminal is in cooked mode here (the terminal UI starts later): plain lines.
+        let _ = tty.write_all(banner.as_bytes());
+    }
+}
