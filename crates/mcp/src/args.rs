@@ -44,6 +44,10 @@ pub struct McpArgs {
     #[arg(long)]
     pub no_open: bool,
 
+    /// Where the web page listens (`0.0.0.0:8765` to answer from a phone on the LAN).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub web_addr: SocketAddr,
+
     /// Answer from this file (`{"answers":[…]}`, the output shape) instead of a human; replaces
     /// `--via`. For tests and automation.
     #[arg(long, value_name = "FILE")]
@@ -92,8 +96,10 @@ impl McpArgs {
             for via in &self.via {
                 match via {
                     Via::None => {}
-                    Via::Web => fallback.extend(crate::fallback::web(self.no_open).await?),
-                    Via::Terminal => fallback.extend(crate::fallback::terminal()?),
+                    Via::Web => {
+                        fallback.push(crate::fallback::web(self.web_addr, self.no_open).await?);
+                    }
+                    Via::Terminal => fallback.push(crate::fallback::terminal()),
                 }
             }
         }

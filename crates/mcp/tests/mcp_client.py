@@ -18,6 +18,7 @@ import os
 import sys
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -33,6 +34,8 @@ def parse():
     p.add_argument("--cancel", action="store_true")
     p.add_argument("--list-only", action="store_true")
     p.add_argument("--pending-file", default=None)
+    p.add_argument("--web-url", default=None)
+    p.add_argument("--web", default=None)
     return p.parse_args(sys.argv[1:])
 
 
@@ -74,7 +77,9 @@ async def main():
             result = await client.call_tool("ask_user_question", arguments)
             out["result"] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-        if not args.cancel:
+        if args.web_url:
+            await through_web(args, call, out)
+        elif not args.cancel:
             await call()
         else:
             async with anyio.create_task_group() as tg:
@@ -99,6 +104,48 @@ async def main():
             tools = await client.list_tools()
             out["after_cancel_tools"] = len(tools.tools)
     print(json.dumps(out))
+
+
+async def page_events(http, url):
+    """The web page's live stream, as (event, data) pairs."""
+    async with http.stream("GET", url + "events") as response:
+        event = None
+        async for line in response.aiter_lines():
+            if line.startswith("event:"):
+                event = line[len("event:"):].strip()
+            elif line.startswith("data:"):
+                yield event, json.loads(line[len("data:"):].strip())
+
+
+async def through_web(args, call, out):
+    """Act as the web page (its own HTTP API, as its script does): wait for the batch, then
+    answer it (--web JSON answers) or cancel the tool call and watch the batch withdrawn."""
+    origin = args.web_url.split("/")[0] + "//" + args.web_url.split("/")[2]
+    async with httpx2.AsyncClient(timeout=None) as http, anyio.create_task_group() as tg:
+        scope = anyio.CancelScope()
+
+        async def cancellable():
+            with scope:
+                await call()
+
+        tg.start_soon(cancellable)
+        batch = None
+        async for event, data in page_events(http, args.web_url):
+            if event == "snapshot" and data["batches"]:
+                batch = data["batches"][0]
+            elif event == "opened":
+                batch = data
+            elif event == "withdrawn" and batch is not None and data["batch"] == batch["batch"]:
+                out["web_withdrawn"] = data["reason"]
+                break
+            if batch is not None and "web_batch" not in out:
+                out["web_batch"] = batch
+                if args.web == "cancel":
+                    scope.cancel()
+                else:
+                    body = {"batch": batch["batch"], "answers": json.loads(args.web)}
+                    response = await http.post(args.web_url + "answer", json=body, headers={"Origin": origin})
+                    out["web_status"] = response.status_code
 
 
 anyio.run(main)

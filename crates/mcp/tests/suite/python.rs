@@ -252,3 +252,51 @@ async fn the_listing_carries_the_core_schemas() {
         }
     }
 }
+
+/// The web page as the fallback (the page's own HTTP API stands in for its script; the page
+/// itself runs in real Chromium in the web crate's tests).
+#[tokio::test(flavor = "multi_thread")]
+async fn without_elicitation_the_web_page_asks_and_a_cancelled_call_is_withdrawn_from_it() {
+    let web = ask_user_web::WebAnswerer::start(ask_user_web::WebConfig::default())
+        .await
+        .unwrap();
+    let url = web.url().to_owned();
+    let routing = Routing {
+        fallback: vec![std::sync::Arc::new(web.clone())],
+        ..Routing::default()
+    };
+    let http = http_server(routing).await;
+    let targets = [Target::Http(http.url.clone())];
+    let arguments =
+        r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes (Recommended)","No"]}]}"#;
+    for target in &targets {
+        for (mode, _) in MODES {
+            let answer = r#"[{"id":"go","selected":["No"]}]"#;
+            let out = client(
+                target,
+                mode,
+                &["--arguments", arguments, "--web-url", &url, "--web", answer],
+            )
+            .await;
+            assert_eq!(out["web_status"], 200, "{mode}");
+            assert_eq!(text(&out), r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
+            assert_eq!(out["elicitations"], json!([]));
+
+            let out = client(
+                target,
+                mode,
+                &[
+                    "--arguments",
+                    arguments,
+                    "--web-url",
+                    &url,
+                    "--web",
+                    "cancel",
+                ],
+            )
+            .await;
+            assert_eq!(out["web_withdrawn"], "cancelled", "{mode}");
+            assert_eq!(web.state().pending(), 0);
+        }
+    }
+}
