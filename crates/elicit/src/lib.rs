@@ -8,19 +8,19 @@
 //!   array with `items.anyOf`, free text as a string, one extra optional string per choice
 //!   question for the human's own answer, the recommended option as `default`, option
 //!   descriptions and headers in the message;
-//! - [`answers_from_result`] maps what the client sends back (accept with content, decline,
-//!   cancel) to [`Answers`](ask_user_core::Answers) or
-//!   [`AskError::Dismissed`](ask_user_core::AskError);
+//! - [`read_reply`] reads what the client sends back: accept with content → [`Reply::Answered`]
+//!   (via [`answers_from_content`], normalised by the core), decline or cancel →
+//!   [`Reply::Dismissed`], content that does not fit → [`Reply::Refused`] (ask again);
 //! - [`ElicitAnswerer`] is the [`UserInteraction`](ask_user_core::UserInteraction) that pushes
 //!   `elicitation/create` over an rmcp peer (protocol 2025-11-25 and earlier). For 2026-07-28,
 //!   where a server may not send requests, a host returns [`form()`] inside an input-required
-//!   result instead and reads the retry with [`answers_from_result`].
+//!   result instead and reads the retry with [`read_reply_value`].
 //!
 //! Depends on the core and rmcp only; never on another answerer or a host.
 //!
 //! ```
 //! use ask_user_core::{decode, Limits};
-//! use ask_user_elicit::{form, answers_from_result};
+//! use ask_user_elicit::{form, read_reply, Reply};
 //! use rmcp::model::{ElicitResult, ElicitationAction};
 //!
 //! let request = decode(
@@ -33,7 +33,7 @@
 //!
 //! let reply = ElicitResult::new(ElicitationAction::Accept)
 //!     .with_content(serde_json::json!({"db": "SQLite"}));
-//! let answers = answers_from_result(&request, &form, reply).unwrap();
+//! let Reply::Answered(answers) = read_reply(&request, &form, &reply) else { panic!() };
 //! assert_eq!(answers.answers[0].selected, ["SQLite"]);
 //! ```
 #![deny(missing_docs)]

@@ -1,0 +1,159 @@
+//! The pure mapping: request → elicitation form, form content → answers (SPEC §6).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ask_user_core::{AskUserQuestionRequest, Limits, decode};
+use ask_user_elicit::{
+    ContentError, Reply, answers_from_content, form, read_reply, read_reply_value,
+};
+use pretty_assertions::assert_eq;
+use rmcp::model::{ElicitResult, ElicitationAction};
+use serde_json::{Value, json};
+
+fn request(arguments: &str) -> AskUserQuestionRequest {
+    decode(arguments, &Limits::default()).unwrap().request
+}
+
+const BATCH: &str = r#"{"questions":[
+  {"id":"db","header":"Database","question":"Which database?","options":[{"label":"PostgreSQL (Recommended)","description":"Full SQL, needs a server."},{"label":"SQLite","description":"A file."}]},
+  {"id":"langs","question":"Which languages?","options":["Rust","Go (Recommended)","Python"],"multi_select":true},
+  {"id":"name","header":"Name","question":"Service name?"}]}"#;
+
+#[test]
+fn the_form_has_one_field_per_question_plus_own_answers_in_question_order() {
+    let form = form(&request(BATCH), None);
+    assert_eq!(
+        serde_json::to_string(&form.params()).unwrap(),
+        concat!(
+            r#"{"mode":"form","message":"1/3 [Database] Which database?\n- PostgreSQL (Recommended): Full SQL, needs a server.\n- SQLite: A file.\n\n2/3 Which languages? (choose any)\n- Rust\n- Go (Recommended)\n- Python\n\n3/3 [Name] Service name?","#,
+            r#""requestedSchema":{"type":"object","properties":{"#,
+            r#""db":{"type":"string","title":"Which database?","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},"#,
+            r#""db.own":{"type":"string","title":"Your own answer","description":"Optional: type this instead of choosing an option."},"#,
+            r#""langs":{"type":"array","title":"Which languages?","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go (Recommended)","title":"Go (Recommended)"},{"const":"Python","title":"Python"}]},"default":["Go (Recommended)"]},"#,
+            r#""langs.own":{"type":"string","title":"Your own answer","description":"Optional: type this in addition to, or instead of, the options."},"#,
+            r#""name":{"type":"string","title":"Service name?"}}}}"#
+        )
+    );
+}
+
+#[test]
+fn a_notice_opens_the_message() {
+    let form = form(
+        &request(r#"{"questions":[{"id":"a","question":"A?"}]}"#),
+        Some("Not accepted: x."),
+    );
+    assert_eq!(form.message, "Not accepted: x.\n\nA?");
+}
+
+#[test]
+fn own_answer_keys_never_collide_with_question_ids() {
+    let form = form(
+        &request(
+            r#"{"questions":[{"id":"a","question":"A?","options":["X"]},{"id":"a.own","question":"B?"}]}"#,
+        ),
+        None,
+    );
+    let keys: Vec<&str> = form.fields.iter().map(|f| f.key.as_str()).collect();
+    assert_eq!(keys, ["a", "a.own.", "a.own"]);
+}
+
+#[test]
+fn content_maps_to_normalised_answers() {
+    let request = request(BATCH);
+    let form = form(&request, None);
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"db":"SQLite","langs":["Python","Rust"],"name":"billing"}),
+            r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Python"]},{"id":"name","selected":[],"custom":"billing"}]}"#,
+        ),
+        // The own answer overrides a single choice and supplements several.
+        (
+            json!({"db":"SQLite","db.own":" MariaDB ","langs":"Go (Recommended)","langs.own":"Zig"}),
+            r#"{"answers":[{"id":"db","selected":[],"custom":"MariaDB"},{"id":"langs","selected":["Go (Recommended)"],"custom":"Zig"},{"id":"name","selected":[]}]}"#,
+        ),
+        // Empty, blank, null, absent and unknown fields are nothing.
+        (
+            json!({"db":"","db.own":"  ","langs":[],"name":null,"other":1}),
+            r#"{"answers":[{"id":"db","selected":[]},{"id":"langs","selected":[]},{"id":"name","selected":[]}]}"#,
+        ),
+        (
+            Value::Null,
+            r#"{"answers":[{"id":"db","selected":[]},{"id":"langs","selected":[]},{"id":"name","selected":[]}]}"#,
+        ),
+    ];
+    for (content, expected) in cases {
+        let answers = answers_from_content(&request, &form, &content).unwrap();
+        assert_eq!(ask_user_core::render(&answers), expected, "{content}");
+    }
+}
+
+#[test]
+fn content_that_does_not_fit_is_refused_with_a_reason_for_the_human() {
+    let request = request(BATCH);
+    let form = form(&request, None);
+    let cases: Vec<(Value, &str)> = vec![
+        (json!("SQLite"), "the form content is not an object"),
+        (json!({"db":1}), "field \"db\" takes one option label"),
+        (
+            json!({"langs":{"a":1}}),
+            "field \"langs\" takes a list of option labels",
+        ),
+        (
+            json!({"langs":[1]}),
+            "field \"langs\" takes a list of option labels",
+        ),
+        (json!({"name":true}), "field \"name\" takes text"),
+        (json!({"db.own":["x"]}), "field \"db.own\" takes text"),
+        (
+            json!({"db":"MySQL"}),
+            "\"MySQL\" is not one of the options of question \"db\"",
+        ),
+    ];
+    for (content, expected) in cases {
+        let error = answers_from_content(&request, &form, &content).unwrap_err();
+        assert_eq!(error.to_string(), expected, "{content}");
+    }
+    assert_eq!(
+        answers_from_content(&request, &form, &json!(3)).unwrap_err(),
+        ContentError::NotAnObject
+    );
+}
+
+#[test]
+fn accept_answers_decline_and_cancel_dismiss() {
+    let request =
+        request(r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#);
+    let form = form(&request, None);
+    let accept = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"go":"Yes"}));
+    assert!(matches!(
+        read_reply(&request, &form, &accept),
+        Reply::Answered(_)
+    ));
+    for action in [ElicitationAction::Decline, ElicitationAction::Cancel] {
+        assert_eq!(
+            read_reply(&request, &form, &ElicitResult::new(action)),
+            Reply::Dismissed
+        );
+    }
+    // An input-required retry carries the result as raw JSON.
+    assert_eq!(
+        read_reply_value(&request, &form, &json!({"action":"decline"})),
+        Reply::Dismissed
+    );
+    assert_eq!(
+        read_reply_value(
+            &request,
+            &form,
+            &json!({"action":"accept","content":{"go":"Maybe"}})
+        ),
+        Reply::Refused(ContentError::Invalid(
+            ask_user_core::InvalidAnswer::UnknownLabel {
+                id: "go".into(),
+                label: "Maybe".into()
+            }
+        ))
+    );
+    assert_eq!(
+        read_reply_value(&request, &form, &json!("nonsense")),
+        Reply::Refused(ContentError::NotAnObject)
+    );
+}
