@@ -13,7 +13,7 @@
 //! hook also turns raw mode off before the panic message is printed.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
@@ -80,7 +80,7 @@ fn install_panic_hook() {
 /// (crossterm's `cursor::position()` writes its query to stdout).
 #[derive(Debug)]
 struct TtyBackend {
-    inner: CrosstermBackend<File>,
+    inner: CrosstermBackend<BufWriter<File>>,
     cursor: Position,
 }
 
@@ -118,7 +118,7 @@ impl Backend for TtyBackend {
         self.inner.clear_region(clear_type)
     }
     fn size(&self) -> io::Result<Size> {
-        self.inner.size()
+        size().map(|(width, height)| Size { width, height })
     }
     fn window_size(&mut self) -> io::Result<WindowSize> {
         self.inner.window_size()
@@ -149,7 +149,7 @@ impl Session {
     pub(crate) fn start(tty: File, state: &AskState<'_>, theme: Theme) -> io::Result<Self> {
         let raw = RawMode::enable()?;
         let mut tty = tty;
-        let (columns, rows) = terminal::size()?;
+        let (columns, rows) = size()?;
         let mut cursor = query_cursor(&mut tty).unwrap_or(Position::new(0, rows.saturating_sub(1)));
         if cursor.x > 0 {
             // Start on a line of our own.
@@ -185,7 +185,7 @@ impl Session {
 
     /// After a resize: clear the screen and start the viewport again at the top.
     pub(crate) fn resize(&mut self, state: &AskState<'_>) -> io::Result<()> {
-        let (columns, rows) = terminal::size()?;
+        let (columns, rows) = size()?;
         execute!(self.tty, MoveTo(0, 0), Clear(ClearType::All))?;
         self.terminal = viewport(
             self.tty.try_clone()?,
@@ -214,9 +214,18 @@ impl Drop for Session {
     }
 }
 
+/// The terminal's size; 80×24 when it reports none (a pty nobody sized).
+fn size() -> io::Result<(u16, u16)> {
+    let (columns, rows) = terminal::size()?;
+    if columns == 0 || rows == 0 {
+        return Ok((80, 24));
+    }
+    Ok((columns, rows))
+}
+
 fn viewport(tty: File, cursor: Position, height: u16) -> io::Result<Terminal<TtyBackend>> {
     let backend = TtyBackend {
-        inner: CrosstermBackend::new(tty),
+        inner: CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, tty)),
         cursor,
     };
     Terminal::with_options(
