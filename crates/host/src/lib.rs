@@ -11,6 +11,8 @@
 //! - [`Notify`]: the attention command (`--notify CMD`), a [`UserInteraction`] decorator that
 //!   runs `sh -c CMD` with the request as JSON on stdin when a question opens, and never waits
 //!   for it.
+//! - [`HostArgs`]: the `--journal FILE` and `--notify CMD` flags (clap), so both hosts spell
+//!   and document them the same; [`call`] runs a call through the journal when there is one.
 //!
 //! ## Example: a host with a journal and a notification
 //!
@@ -47,11 +49,13 @@
 //! ```
 #![deny(missing_docs)]
 
+mod args;
 mod journal;
 mod notify;
 
+pub use args::{HostArgs, call};
 pub use journal::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
-pub use notify::Notify;
+pub use notify::{Notify, notify};
 
 #[doc(no_inline)]
 pub use ask_user_core::UserInteraction;

@@ -67,36 +67,42 @@ impl Notify {
     pub fn command(&self) -> &str {
         &self.command
     }
+}
 
-    /// Starts the command for `request` on a watcher thread; returns at once.
-    fn notify(&self, request: &AskUserQuestionRequest) {
-        let mut input = request.to_canonical_json();
-        input.push('\n');
-        let first = request
-            .questions
-            .first()
-            .map(|q| q.question.clone())
-            .unwrap_or_default();
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(&self.command)
-            .env("ASK_USER_QUESTION", first)
-            .env("ASK_USER_COUNT", request.questions.len().to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        let line = self.command.clone();
-        let slow_after = self.slow_after;
-        let watcher = std::thread::Builder::new()
-            .name("ask-user-notify".to_owned())
-            .spawn(move || match command.spawn() {
-                Ok(child) => watch(child, input, &line, slow_after),
-                Err(error) => tracing::warn!("notify command `{line}` could not start: {error}"),
-            });
-        if let Err(error) = watcher {
-            tracing::warn!("notify command `{}` could not start: {error}", self.command);
-        }
+/// Runs `command` (`sh -c`) for `request` as [`Notify`] does when a question opens: the
+/// request as JSON on stdin, `ASK_USER_QUESTION` and `ASK_USER_COUNT` in the environment,
+/// stdout discarded; started and watched on its own thread, so this returns at once. For
+/// hosts that open a question without an answerer future (e.g. an MCP input-required result).
+pub fn notify(command: &str, request: &AskUserQuestionRequest) {
+    notify_after(command, request, SLOW_AFTER);
+}
+
+fn notify_after(command_line: &str, request: &AskUserQuestionRequest, slow_after: Duration) {
+    let mut input = request.to_canonical_json();
+    input.push('\n');
+    let first = request
+        .questions
+        .first()
+        .map(|q| q.question.clone())
+        .unwrap_or_default();
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(command_line)
+        .env("ASK_USER_QUESTION", first)
+        .env("ASK_USER_COUNT", request.questions.len().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let line = command_line.to_owned();
+    let watcher = std::thread::Builder::new()
+        .name("ask-user-notify".to_owned())
+        .spawn(move || match command.spawn() {
+            Ok(child) => watch(child, input, &line, slow_after),
+            Err(error) => tracing::warn!("notify command `{line}` could not start: {error}"),
+        });
+    if let Err(error) = watcher {
+        tracing::warn!("notify command `{command_line}` could not start: {error}");
     }
 }
 
@@ -149,7 +155,7 @@ impl UserInteraction for Notify {
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             if !cancel.is_cancelled() {
-                self.notify(request);
+                notify_after(&self.command, request, self.slow_after);
             }
             self.inner.ask(request, cancel).await
         })

@@ -1,3 +1,4 @@
+mod args;
 mod faults;
 mod journal;
 mod load;

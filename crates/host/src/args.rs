@@ -1,0 +1,56 @@
+//! The host flags `--journal FILE` and `--notify CMD`, shared by `ask-user ask` and
+//! `ask-user mcp` so they read and behave the same.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ask_user_core::{Arguments, AskUserQuestionTool, ExecutionContext, Outcome, UserInteraction};
+
+use crate::journal::{Journal, JournalError};
+use crate::notify::Notify;
+
+/// `--journal FILE` and `--notify CMD` (clap arguments; flatten them into a command).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HostArgs {
+    /// Append an audit journal to FILE: one JSON line per question asked and per outcome
+    /// (time, call id, the questions, outcome code and text, the answers), written before the
+    /// model reads the result. Startup fails when FILE cannot be written.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+
+    /// Run CMD (with `sh -c`) whenever a question opens, e.g. `notify-send "Agent asks"
+    /// "$ASK_USER_QUESTION"`. It gets the questions as JSON on stdin; it is never waited for,
+    /// and its failures are only logged.
+    #[arg(long, value_name = "CMD")]
+    pub notify: Option<String>,
+}
+
+impl HostArgs {
+    /// Opens the journal when `--journal` was given; the error names the file (a startup
+    /// error for the host).
+    pub fn open_journal(&self) -> Result<Option<Journal>, JournalError> {
+        self.journal.as_ref().map(Journal::open).transpose()
+    }
+
+    /// `answerer` wrapped in [`Notify`] when `--notify` was given, else unchanged.
+    pub fn with_notify(&self, answerer: Arc<dyn UserInteraction>) -> Arc<dyn UserInteraction> {
+        match &self.notify {
+            Some(command) => Arc::new(Notify::new(answerer, command.clone())),
+            None => answerer,
+        }
+    }
+}
+
+/// Runs one tool call through `journal` when there is one ([`Journal::call`]), else
+/// straight through the tool ([`AskUserQuestionTool::call`]).
+pub async fn call(
+    journal: Option<&Journal>,
+    tool: &AskUserQuestionTool,
+    arguments: impl Into<Arguments>,
+    context: ExecutionContext,
+) -> Outcome {
+    match journal {
+        Some(journal) => journal.call(tool, arguments, context).await,
+        None => tool.call(arguments, context).await,
+    }
+}
