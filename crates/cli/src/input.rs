@@ -9,6 +9,9 @@ pub(crate) fn read(file: Option<&Path>) -> Result<String, String> {
         Some(path) if path != Path::new("-") => std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display())),
         _ => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("ask-user: reading the JSON arguments from stdin (end with Ctrl-D)");
+            }
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)

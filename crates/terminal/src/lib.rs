@@ -112,6 +112,7 @@ impl Terminal {
                     Step::Done(answers) => return Ok(answers),
                     Step::Dismissed => return Err(AskError::Dismissed),
                 },
+                Some(Ok(Event::Paste(text))) => state.paste(&text),
                 Some(Ok(Event::Resize(..))) => session.resize(&state).map_err(failed)?,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(failed(e)),

@@ -11,7 +11,7 @@
 //!   multi-select: toggles); Space toggles in a multi-select; Enter confirms;
 //! - on the own-answer row every printable key goes into the text (digits, j, k and Space
 //!   too); on an option row, any other printable key jumps to the own-answer row and types;
-//!   Backspace deletes;
+//!   Backspace deletes; pasted text goes there too, newlines turned into spaces;
 //! - Enter with nothing chosen and nothing typed asks once more ("press Enter again to skip");
 //!   the second Enter skips the question;
 //! - Esc skips the question; Ctrl-C dismisses the whole batch;
@@ -154,6 +154,21 @@ impl<'r> AskState<'r> {
             _ => {}
         }
         Step::Stay
+    }
+
+    /// Pasted text (bracketed paste) goes into the own answer, on one line: a pasted newline
+    /// never confirms.
+    pub(crate) fn paste(&mut self, text: &str) {
+        self.notice = None;
+        let options = self.question().options.len();
+        let state = self.state_mut();
+        state.cursor = options;
+        let flat = text
+            .split(['\r', '\n'])
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        state.text.extend(flat.chars().filter(|c| !c.is_control()));
     }
 
     fn move_cursor(&mut self, delta: isize) {

@@ -18,6 +18,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::{Hide, MoveTo, Show};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::terminal::{self, Clear, ClearType};
 use crossterm::{execute, queue};
 use ratatui::backend::{Backend, ClearType as RClearType, CrosstermBackend, WindowSize};
@@ -67,7 +68,7 @@ fn install_panic_hook() {
             if terminal::is_raw_mode_enabled().unwrap_or(false) {
                 let _ = terminal::disable_raw_mode();
                 if let Ok(mut tty) = open() {
-                    let _ = execute!(tty, Show);
+                    let _ = execute!(tty, DisableBracketedPaste, Show);
                     let _ = tty.write_all(b"\r\n");
                 }
             }
@@ -156,7 +157,7 @@ impl Session {
             tty.write_all(b"\r\n")?;
             cursor = Position::new(0, (cursor.y + 1).min(rows.saturating_sub(1)));
         }
-        queue!(tty, Hide)?;
+        queue!(tty, Hide, EnableBracketedPaste)?;
         tty.write_all(b"\x07")?;
         let terminal = viewport(
             tty.try_clone()?,

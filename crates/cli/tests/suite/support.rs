@@ -177,6 +177,12 @@ exec sleep 600
         self.tmux(&["send-keys", "-t", "main", "-l", text]);
     }
 
+    /// Pastes `text` as a terminal does when the application asked for bracketed paste.
+    pub(crate) fn paste(&self, text: &str) {
+        self.tmux(&["set-buffer", "--", text]);
+        self.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    }
+
     /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.
     pub(crate) fn display(&self, format: &str) -> String {
         self.tmux(&["display-message", "-p", "-t", "main", format])

@@ -282,3 +282,17 @@ fn resize_redraws() {
     pane.keys(&["C-c"]);
     assert_eq!(pane.finished().status, 4);
 }
+
+#[test]
+fn a_paste_goes_into_the_own_answer_and_a_pasted_newline_does_not_confirm() {
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.paste("Postgres 17\nwith pgvector");
+    pane.wait_text("› 4. Postgres 17 with pgvector");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":[],"custom":"Postgres 17 with pgvector"}]}"#)
+    );
+}

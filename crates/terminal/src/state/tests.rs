@@ -253,3 +253,16 @@ fn a_submission_normalise_refuses_stays_open_with_the_reason() {
         ))
     );
 }
+
+#[test]
+fn pasted_text_goes_into_the_own_answer_without_confirming() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    state.paste("Cockroach\r\nDB\u{1b}[2J");
+    assert_eq!(state.state().text, "Cockroach DB[2J");
+    assert!(state.on_text_row());
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::custom("db", "Cockroach DB[2J")])
+    );
+}
