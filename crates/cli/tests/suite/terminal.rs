@@ -293,6 +293,9 @@ fn a_paste_goes_into_the_own_answer_and_a_pasted_newline_does_not_confirm() {
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":[],"custom":"Postgres 17 with pgvector"}]}"#)
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"Postgres 17 with pgvector"}]}"#
+        )
     );
 }
