@@ -224,7 +224,7 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         );
     }
     footer.extend(
-        wrap(&help(state), width)
+        help_lines(&help(state), width)
             .into_iter()
             .map(|l| Line::styled(l, DIM)),
     );
@@ -269,8 +269,8 @@ fn own_answer(
     }
 }
 
-/// The key help for the question on screen.
-fn help(state: &AskState<'_>) -> String {
+/// The key help for the question on screen, as items.
+fn help(state: &AskState<'_>) -> Vec<String> {
     let question = state.question();
     let n = question.options.len();
     let mut keys = Vec::new();
@@ -285,15 +285,30 @@ fn help(state: &AskState<'_>) -> String {
         });
     }
     keys.push("Enter confirm".to_owned());
-    if n > 0 {
-        keys.push("type to answer".to_owned());
-    }
     keys.push("Esc skip".to_owned());
     if state.current > 0 {
         keys.push("← back".to_owned());
     }
     keys.push("Ctrl-C dismiss all".to_owned());
-    keys.join(" · ")
+    keys
+}
+
+/// Help items joined by ` · `, wrapped between items (an item is split only when it alone is
+/// wider than the line).
+fn help_lines(items: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for item in items {
+        if !line.is_empty() && line.width() + 3 + item.width() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push_str(" · ");
+        }
+        line.push_str(item);
+    }
+    lines.push(line);
+    lines.iter().flat_map(|l| wrap(l, width)).collect()
 }
 
 /// Shortens `text` to at most `max` columns, ending in `…` when cut.
