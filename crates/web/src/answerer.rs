@@ -3,6 +3,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
@@ -10,6 +11,7 @@ use ask_user_core::{
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 
 use crate::config::WebConfig;
 use crate::routes::router;
@@ -30,12 +32,16 @@ pub struct WebAnswerer {
     server: Arc<Server>,
 }
 
-/// The bound socket until it is served, and the shutdown of the serving task.
+/// The bound socket until it is served, the serving task, and its shutdown.
 #[derive(Debug)]
 struct Server {
     listener: Mutex<Option<std::net::TcpListener>>,
+    task: Mutex<Option<JoinHandle<()>>>,
     shutdown: CancellationToken,
 }
+
+/// How long [`WebAnswerer::shut_down`] waits for open pages to receive their last events.
+const STOP_GRACE: Duration = Duration::from_millis(1500);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -74,6 +80,7 @@ impl WebAnswerer {
             url: url.into(),
             server: Arc::new(Server {
                 listener: Mutex::new(Some(listener)),
+                task: Mutex::new(None),
                 shutdown,
             }),
         })
@@ -99,7 +106,7 @@ impl WebAnswerer {
         let listener = TcpListener::from_std(listener)?;
         let app = router(self.state.clone());
         let stop = self.server.shutdown.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(stop.cancelled_owned())
                 .await;
@@ -107,6 +114,11 @@ impl WebAnswerer {
                 tracing::warn!(%error, "web answerer stopped serving");
             }
         });
+        *self
+            .server
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(task);
         Ok(())
     }
 
@@ -129,9 +141,22 @@ impl WebAnswerer {
         &self.state
     }
 
-    /// Stops the server now (also happens when the last clone is dropped).
-    pub fn shut_down(&self) {
+    /// Stops the server and waits (up to 1.5 s) until it has finished: open pages get the
+    /// events still queued for them (a last withdrawal) and their streams end, responses in
+    /// flight are sent, then the socket closes. Waiting asks fail, new ones are unavailable.
+    /// A host about to exit calls this so the pages learn how their questions ended.
+    /// (Dropping the last clone stops the server too, without waiting.)
+    pub async fn shut_down(&self) {
         self.state.shut_down();
+        let task = self
+            .server
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(STOP_GRACE, task).await;
+        }
     }
 }
 

@@ -107,20 +107,26 @@ async fn events(
             .data(&*snapshot.data)
             .retry(RECONNECT))
     });
+    // Ends when the server shuts down, but only once the queued events (a last withdrawal)
+    // are sent: `biased` takes events before looking at the shutdown.
     let live = stream::unfold(
         (receiver, state.clone(), count),
         |(mut receiver, state, count)| async move {
-            let event = match receiver.recv().await {
-                Ok(event) => event,
-                Err(RecvError::Lagged(_)) => state.pending_batches().snapshot(),
-                Err(RecvError::Closed) => return None,
+            let shutdown = state.shutdown_token().clone();
+            let event = tokio::select! {
+                biased;
+                received = receiver.recv() => match received {
+                    Ok(event) => event,
+                    Err(RecvError::Lagged(_)) => state.pending_batches().snapshot(),
+                    Err(RecvError::Closed) => return None,
+                },
+                () = shutdown.cancelled() => return None,
             };
             Some((event, (receiver, state, count)))
         },
     )
     .map(sse_event);
-    let shutdown = state.shutdown_token().clone().cancelled_owned();
-    Sse::new(first.chain(live).take_until(shutdown)).keep_alive(KeepAlive::default())
+    Sse::new(first.chain(live)).keep_alive(KeepAlive::default())
 }
 
 /// A submitted answer.

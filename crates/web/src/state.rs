@@ -65,7 +65,8 @@ impl WebState {
         self.inner.pages.load(Ordering::Relaxed)
     }
 
-    /// Stops serving: event streams end, waiting asks fail, new asks are unavailable.
+    /// Stops serving: event streams end (after sending what is queued), waiting asks fail,
+    /// new asks are unavailable.
     pub fn shut_down(&self) {
         self.inner.shutdown.cancel();
     }
@@ -106,9 +107,9 @@ impl WebState {
             ));
         }
         let (id, reply) = self.inner.pending.open(request);
-        let _withdraw = Withdraw { state: self, id };
+        let withdraw = Withdraw { state: self, id };
         tracing::info!(batch = id, "question waiting on the web page");
-        tokio::select! {
+        let result = tokio::select! {
             reply = reply => match reply {
                 Ok(Reply::Answered(answers)) => Ok(answers),
                 Ok(Reply::Dismissed) => Err(AskError::Dismissed),
@@ -120,7 +121,9 @@ impl WebState {
             () = shutdown.cancelled() => Err(AskError::Failed(
                 "the web page server stopped before the user answered".to_owned(),
             )),
-        }
+        };
+        drop(withdraw);
+        result
     }
 }
 

@@ -20,6 +20,7 @@
   /** batch number -> { form, data, closed, sending } */
   const shown = new Map();
   let connected = false;
+  let everConnected = false;
 
   function openCount() {
     let n = 0;
@@ -38,7 +39,9 @@
     emptyEl.hidden = !connected || shown.size > 0;
     document.title = n > 0 ? '(' + n + ') ask-user' : 'ask-user';
     if (!connected) {
-      statusEl.textContent = 'Reconnecting…';
+      statusEl.textContent = everConnected
+        ? 'Not connected (ask-user may have finished); retrying…'
+        : 'Connecting…';
     } else if (n === 0) {
       statusEl.textContent = 'Connected';
     } else {
@@ -301,11 +304,12 @@
   }
 
   const source = new EventSource('events');
-  source.addEventListener('open', () => { connected = true; refreshStatus(); });
+  source.addEventListener('open', () => { connected = true; everConnected = true; refreshStatus(); });
   source.addEventListener('error', () => { connected = false; refreshStatus(); });
   source.addEventListener('snapshot', (e) => {
     const d = parse(e);
     connected = true;
+    everConnected = true;
     if (d) onSnapshot(d);
     refreshStatus();
   });

@@ -133,3 +133,51 @@ fn bind_needs_no_runtime_and_the_first_ask_starts_serving() {
         assert_eq!(call.await.unwrap(), Err(ask_user_core::AskError::Cancelled));
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shut_down_sends_the_last_withdrawal_then_ends_the_streams() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let addr = web
+        .url()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let path = format!("/{}", web.url().splitn(4, '/').nth(3).unwrap());
+    let request = ask_user_core::decode(super::support::DB, &ask_user_core::Limits::default())
+        .unwrap()
+        .request;
+    let cancel = ask_user_core::CancellationToken::new();
+    let asker = web.clone();
+    let token = cancel.clone();
+    let call =
+        tokio::spawn(
+            async move { ask_user_core::UserInteraction::ask(&asker, &request, token).await },
+        );
+    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    stream
+        .write_all(format!("GET {path}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    while web.state().open_pages() == 0 || web.state().pending() == 0 {
+        tokio::task::yield_now().await;
+    }
+    cancel.cancel();
+    assert_eq!(call.await.unwrap(), Err(ask_user_core::AskError::Cancelled));
+    web.shut_down().await;
+    let mut events = String::new();
+    stream.read_to_string(&mut events).await.unwrap();
+    assert!(
+        events.contains("event: withdrawn\ndata: {\"batch\":1,\"reason\":\"cancelled\"}\n"),
+        "{events}"
+    );
+    assert!(
+        events.ends_with("0\r\n\r\n"),
+        "the stream ended cleanly: {events:?}"
+    );
+    assert!(
+        TcpStream::connect(&addr).await.is_err(),
+        "the socket is closed"
+    );
+}
