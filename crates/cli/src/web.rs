@@ -6,7 +6,9 @@ use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use ask_user_core::UserInteraction;
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+};
 use ask_user_web::{WebAnswerer, WebConfig};
 
 /// Binds the web answerer on `addr` and shows where to answer: the URL on stderr, and the
@@ -16,7 +18,30 @@ pub(crate) fn answerer(addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, Str
     let web = WebAnswerer::bind(WebConfig::at(addr))
         .map_err(|e| format!("--via web: cannot listen on {addr}: {e}"))?;
     show(&web, addr);
-    Ok(Arc::new(web))
+    Ok(Arc::new(OneAsk(web)))
+}
+
+/// The web answerer for a process that asks once and exits: after the ask it shuts the server
+/// down gracefully, so open pages receive how their question ended (answered here, withdrawn
+/// because the terminal won) before the process goes.
+struct OneAsk(WebAnswerer);
+
+impl UserInteraction for OneAsk {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let result = self.0.ask(request, cancel).await;
+            self.0.shut_down().await;
+            result
+        })
+    }
+
+    fn is_available(&self) -> bool {
+        self.0.is_available()
+    }
 }
 
 /// What the terminal shows: the QR code (unless loopback), then the URL line.

@@ -5,7 +5,9 @@
 //!   can be reached without a human, `--answers`, no terminal → NO_PROVIDER;
 //! - `terminal`: the question as a person uses it, in a real pseudo-terminal (tmux): keys,
 //!   several questions, timeout, Ctrl-C, SIGTERM, hostile text, stdout holding only the answer,
-//!   the terminal restored afterwards.
+//!   the terminal restored afterwards;
+//! - `web`: `--via web` and `--via terminal,web` with the page in real headless Chromium (the
+//!   web crate's browser scenarios), `--web-addr`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
 mod suite;

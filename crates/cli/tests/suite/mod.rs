@@ -1,3 +1,4 @@
 mod cli;
 mod support;
 mod terminal;
+mod web;

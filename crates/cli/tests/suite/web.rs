@@ -1,0 +1,232 @@
+//! `ask-user ask --via web` and `--via terminal,web` end to end: the real binary, the page in
+//! real headless Chromium (the scenarios of `crates/web/tests/browser/scenarios.cjs`), and for
+//! the race the terminal in a real pseudo-terminal (tmux).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use pretty_assertions::assert_eq;
+
+use super::support::{BIN, Pane, repo_file};
+
+const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"PostgreSQL (Recommended)","description":"Runs in production already."},{"label":"SQLite","description":"One file."}]}]}"#;
+
+/// A browser scenario from the web crate (`node scenarios.cjs NAME URL`), driven line by line.
+struct Browser {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Browser {
+    fn start(scenario: &str, url: &str) -> Self {
+        let mut child = Command::new("node")
+            .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
+            .arg(scenario)
+            .arg(url)
+            .env(
+                "PLAYWRIGHT_CORE",
+                repo_file("tools/node/node_modules/playwright-core"),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs (scripts/setup installs it and chromium)");
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdout }
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        if line.is_empty() {
+            let mut stderr = String::new();
+            self.child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            panic!("browser scenario ended early: {stderr}");
+        }
+        line.trim_end().to_owned()
+    }
+
+    fn step(&mut self, name: &str) {
+        assert_eq!(self.line(), format!("STEP {name}"));
+    }
+
+    fn result(mut self) -> serde_json::Value {
+        let line = self.line();
+        let json = line
+            .strip_prefix("RESULT ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let value = serde_json::from_str(json).unwrap();
+        drop(self.child.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+        value
+    }
+}
+
+/// Starts `ask-user ask ARGS` without a controlling terminal, DB on stdin; returns the child
+/// and the URL it printed on stderr.
+fn spawn_web(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(BIN)
+        .arg("ask")
+        .args(args)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .strip_prefix("ask-user: answer at ")
+        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
+        .trim_end()
+        .to_owned();
+    child.stderr = Some(stderr.into_inner());
+    (child, url)
+}
+
+fn output(child: Child) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn via_web_answers_from_the_page_and_prints_only_the_answer() {
+    let (child, url) = spawn_web(&["--via", "web"]);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let seen = Browser::start("single", &url).result();
+    assert_eq!(seen["closed"], "Answer sent. The agent carries on.");
+    assert_eq!(
+        output(child),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#.to_owned(),
+            String::new()
+        )
+    );
+}
+
+#[test]
+fn via_web_dismissed_on_the_page_exits_4() {
+    let (child, url) = spawn_web(&["--via", "web"]);
+    Browser::start("dismiss", &url).result();
+    let (status, stdout, _) = output(child);
+    assert_eq!(
+        (status, stdout.as_str()),
+        (4, ask_user_core::DISMISSED_TEXT)
+    );
+}
+
+#[test]
+fn web_addr_sets_the_listening_address_and_a_used_one_is_a_usage_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let run = super::support::run(
+        &[
+            "ask",
+            "--via",
+            "web",
+            "--web-addr",
+            &format!("127.0.0.1:{port}"),
+        ],
+        DB,
+    );
+    assert_eq!(run.status, 2);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "ask-user: --via web: cannot listen on 127.0.0.1:{port}: "
+        )),
+        "{}",
+        run.stderr
+    );
+    drop(taken);
+    let (mut child, url) = spawn_web(&["--via", "web", "--web-addr", &format!("127.0.0.1:{port}")]);
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{url}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+
+    let run = super::support::run(&["ask", "--via", "web", "--web-addr", "nowhere"], DB);
+    assert_eq!(run.status, 2);
+    assert!(
+        run.stderr
+            .contains("invalid value 'nowhere' for '--web-addr <ADDR>'"),
+        "{}",
+        run.stderr
+    );
+}
+
+fn url_from(pane: &Pane) -> String {
+    let err = pane.file("err.txt").unwrap_or_default();
+    err.lines()
+        .find_map(|l| l.strip_prefix("ask-user: answer at "))
+        .unwrap_or_else(|| panic!("the URL in stderr: {err:?}"))
+        .to_owned()
+}
+
+#[test]
+fn terminal_and_web_race_the_page_answers_and_the_terminal_withdraws() {
+    let pane = Pane::ask(&["--via", "terminal,web"], DB);
+    let screen = pane.wait_text("Type your own answer");
+    let url = url_from(&pane);
+    assert!(
+        screen.contains("Answer in a browser on this machine"),
+        "{screen}"
+    );
+    assert!(screen.contains(&url), "the URL on the terminal:\n{screen}");
+    Browser::start("single", &url).result();
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
+    );
+    let screen = pane.screen();
+    assert!(
+        !screen.contains("Type your own answer"),
+        "withdrawn:\n{screen}"
+    );
+}
+
+#[test]
+fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
+    let pane = Pane::ask(&["--via", "terminal,web"], DB);
+    pane.wait_text("Type your own answer");
+    let mut page = Browser::start("withdrawn", &url_from(&pane));
+    page.step("shown");
+    pane.keys(&["Enter"]);
+    let seen = page.result();
+    assert_eq!(
+        seen["closed"],
+        "Withdrawn: the agent no longer needs this answer."
+    );
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+        )
+    );
+}
