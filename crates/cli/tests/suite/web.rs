@@ -230,3 +230,26 @@ fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
         )
     );
 }
+
+#[test]
+fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
+    let pane = Pane::ask_sized(&["--via", "web", "--web-addr", "0.0.0.0:0"], DB, 100, 60);
+    let screen = pane.wait_text("Scan with a phone on this network, or open in a browser:");
+    let url = url_from(&pane);
+    assert!(
+        !url.starts_with("http://0.0.0.0"),
+        "a reachable address: {url}"
+    );
+    assert!(screen.contains(&url), "{screen}");
+    let qr_rows = screen
+        .lines()
+        .filter(|l| l.contains("█") && l.trim().chars().all(|c| " ▀▄█".contains(c)))
+        .count();
+    assert!(qr_rows > 15, "a QR code above the URL:\n{screen}");
+    Browser::start("single", &url).result();
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
+    );
+}
