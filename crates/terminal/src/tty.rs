@@ -157,6 +157,7 @@ impl Session {
             tty.write_all(b"\r\n")?;
             cursor = Position::new(0, (cursor.y + 1).min(rows.saturating_sub(1)));
         }
+        discard_typed_ahead();
         queue!(tty, Hide, EnableBracketedPaste)?;
         tty.write_all(b"\x07")?;
         let terminal = viewport(
@@ -211,6 +212,19 @@ impl Drop for Session {
     fn drop(&mut self) {
         if let Err(error) = self.restore() {
             tracing::warn!(%error, "could not clear the question from the terminal");
+        }
+    }
+}
+
+/// Drops keys typed before the question appeared (or left over from an earlier question in
+/// this process): a key meant for something else must never answer a question.
+fn discard_typed_ahead() {
+    for _ in 0..1024 {
+        match crossterm::event::poll(Duration::ZERO) {
+            Ok(true) => {
+                let _ = crossterm::event::read();
+            }
+            _ => break,
         }
     }
 }

@@ -81,15 +81,47 @@ impl Pane {
         Self::ask_sized(args, question, 80, 24)
     }
 
+    /// [`Pane::ask`], but `ask-user` starts only when [`Pane::open_gate`] is called, so keys
+    /// can be typed before the question appears.
+    pub(crate) fn ask_gated(args: &[&str], question: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let made = Command::new("mkfifo")
+            .arg(dir.path().join("gate"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        Self::ask_in(dir, args, question, 80, 24)
+    }
+
+    /// Lets a gated `ask-user` start.
+    pub(crate) fn open_gate(&self) {
+        use std::io::Write;
+        let mut gate = std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.path().join("gate"))
+            .unwrap();
+        gate.write_all(b"go\n").unwrap();
+    }
+
     /// [`Pane::ask`] in a pane of `width`×`height`.
     pub(crate) fn ask_sized(args: &[&str], question: &str, width: u16, height: u16) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        Self::ask_in(tempfile::tempdir().unwrap(), args, question, width, height)
+    }
+
+    fn ask_in(
+        dir: tempfile::TempDir,
+        args: &[&str],
+        question: &str,
+        width: u16,
+        height: u16,
+    ) -> Self {
         std::fs::write(dir.path().join("question.json"), question).unwrap();
         let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
         let script = format!(
             r#"#!/bin/sh
 cd '{dir}'
 echo MARKER
+if [ -p gate ]; then read -r _ < gate; fi
 cat question.json | sh -c 'echo $$ > pid.txt; exec "$0" "$@"' '{bin}' ask {args} > out.txt 2> err.txt
 echo $? > rc.tmp && mv rc.tmp rc.txt
 stty -a > stty.txt

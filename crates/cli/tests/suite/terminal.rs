@@ -299,3 +299,23 @@ fn a_paste_goes_into_the_own_answer_and_a_pasted_newline_does_not_confirm() {
         )
     );
 }
+
+#[test]
+fn keys_typed_before_the_question_appeared_do_not_answer_it() {
+    let pane = Pane::ask_gated(&[], DB);
+    pane.wait_text("MARKER");
+    pane.keys(&["3"]);
+    pane.wait_text("MARKER\n3");
+    pane.open_gate();
+    let screen = pane.wait_text(OWN);
+    assert!(screen.contains("› 2. PostgreSQL (Recommended)"), "{screen}");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+        )
+    );
+}
