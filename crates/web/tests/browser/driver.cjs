@@ -40,6 +40,7 @@ async function launch(options = {}) {
     viewport: options.viewport || { width: 1000, height: 800 },
     colorScheme: options.colorScheme || 'light',
     deviceScaleFactor: options.deviceScaleFactor || 1,
+    hasTouch: options.hasTouch || false,
   });
   const close = async () => {
     await context.close();

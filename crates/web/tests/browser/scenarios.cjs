@@ -250,6 +250,32 @@ const scenarios = {
     await close();
   },
 
+  // A 360 px wide phone in dark mode, with a long unbroken header and label: nothing
+  // overflows sideways, colours follow the system, and tapping works.
+  async phone() {
+    const { context, close } = await launch({
+      viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, colorScheme: 'dark', hasTouch: true,
+    });
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const layout = await page.evaluate(() => {
+      const chip = document.querySelector('.chip');
+      return {
+        scrollWidth: document.documentElement.scrollWidth,
+        background: getComputedStyle(document.body).backgroundColor,
+        chipClipped: chip.scrollWidth > chip.clientWidth,
+        widest: Math.max(...Array.from(document.querySelectorAll('form.batch *'),
+          (e) => e.getBoundingClientRect().right)),
+      };
+    });
+    await form.locator('.option').nth(1).tap();
+    await form.locator('button.submit').tap();
+    await closedAs(page, 'answered-here').waitFor();
+    result(layout);
+    await close();
+  },
+
   // Screenshots for the docs: desktop and a 360 px wide phone.
   async screenshot() {
     const [desktopPath, phonePath, darkPath] = extra;

@@ -337,3 +337,29 @@ async fn screenshots() {
         .await;
     assert_eq!(seen, json!({"ok": true}));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_360_px_phone_in_dark_mode_fits_and_answers_by_touch() {
+    let web = web().await;
+    let long = "x".repeat(300);
+    let arguments = json!({"questions": [{
+        "id": "db",
+        "header": format!("A very long header {long}"),
+        "question": format!("Which one? {long}"),
+        "options": [{"label": "Keep (Recommended)"}, {"label": format!("Other {long}"), "description": long}]
+    }]})
+    .to_string();
+    let call = ask(&web, &arguments);
+    let seen = Scenario::start("phone", web.url(), &[]).result().await;
+    assert_eq!(seen["scrollWidth"], 360, "no sideways scrolling: {seen}");
+    assert!(seen["widest"].as_f64().unwrap() <= 360.0, "{seen}");
+    assert_eq!(seen["background"], "rgb(17, 20, 24)", "dark colours");
+    assert_eq!(
+        seen["chipClipped"], true,
+        "the long header is cut on screen"
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        format!(r#"{{"answers":[{{"id":"db","selected":["Other {long}"]}}]}}"#)
+    );
+}

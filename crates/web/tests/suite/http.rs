@@ -581,3 +581,29 @@ async fn get_only_reads_and_post_only_writes() {
         StatusCode::METHOD_NOT_ALLOWED
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_ask_is_withdrawn_and_the_model_reads_the_timeout() {
+    let state = state();
+    let stream = open_stream(&state).await;
+    let tool = ask_user_core::AskUserQuestionTool::new(Arc::new(state.clone()))
+        .with_timeout(Some(std::time::Duration::from_secs(300)));
+    let outcome = tool
+        .call(DB, ask_user_core::ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.code().unwrap().as_str(), "ASK_TIMED_OUT");
+    assert!(
+        outcome.text().starts_with("Error: no answer within 5m"),
+        "{}",
+        outcome.text()
+    );
+    assert_eq!(state.pending(), 0);
+    let seen = events(stream, 3).await;
+    assert_eq!(
+        seen[2],
+        (
+            "withdrawn".to_owned(),
+            r#"{"batch":1,"reason":"cancelled"}"#.to_owned()
+        )
+    );
+}
