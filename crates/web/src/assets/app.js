@@ -66,6 +66,8 @@
       chip.textContent = q.header;
       chip.title = q.header;
       chip.hidden = false;
+      // A long header is cut on screen; a tap or click shows all of it.
+      chip.addEventListener('click', () => chip.classList.toggle('expanded'));
     }
     node.querySelector('.text').textContent = q.question;
     const options = node.querySelector('.options');

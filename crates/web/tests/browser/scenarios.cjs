@@ -269,6 +269,9 @@ const scenarios = {
           (e) => e.getBoundingClientRect().right)),
       };
     });
+    await form.locator('.chip').tap();
+    layout.chipExpanded = await form.locator('.chip').evaluate((c) =>
+      c.scrollWidth <= c.clientWidth && c.getBoundingClientRect().height > 40);
     await form.locator('.option').nth(1).tap();
     await form.locator('button.submit').tap();
     await closedAs(page, 'answered-here').waitFor();

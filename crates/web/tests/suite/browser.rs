@@ -358,6 +358,7 @@ async fn a_360_px_phone_in_dark_mode_fits_and_answers_by_touch() {
         seen["chipClipped"], true,
         "the long header is cut on screen"
     );
+    assert_eq!(seen["chipExpanded"], true, "a tap shows all of it");
     assert_eq!(
         call.await.unwrap().text(),
         format!(r#"{{"answers":[{{"id":"db","selected":["Other {long}"]}}]}}"#)
