@@ -18,6 +18,7 @@
 //! - A call refused before any question existed (invalid arguments) has no `ask` line; its
 //!   `outcome` line carries the raw `arguments` the model sent instead.
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -139,7 +140,13 @@ pub struct Journal {
     /// `<start ms>-<pid>`: makes call ids unique across runs appending to one file.
     run: String,
     calls: AtomicU64,
+    /// Calls asked across stateless rounds, by canonical request: their ids, oldest first.
+    open: Mutex<HashMap<String, VecDeque<String>>>,
 }
+
+/// Most requests remembered by [`Journal::record_open`] (a client that never comes back must
+/// not grow the map forever); beyond it the map is cleared and later outcomes get fresh ids.
+const MAX_OPEN: usize = 4_096;
 
 impl Journal {
     /// Opens `path` for appending, creating the file (not its directory) when missing.
@@ -164,6 +171,7 @@ impl Journal {
             file: Mutex::new(file),
             run: format!("{started}-{}", std::process::id()),
             calls: AtomicU64::new(0),
+            open: Mutex::new(HashMap::new()),
         })
     }
 
@@ -247,6 +255,48 @@ impl Journal {
         };
         if let Err(error) = self.record_outcome(call, outcome, arguments.as_deref()) {
             tracing::error!("{error}; the outcome of call {call} is missing from the journal");
+        }
+    }
+
+    /// For hosts that ask across stateless rounds (an MCP input-required result: the form goes
+    /// out in one request, the answer comes back in another): writes the `ask` line with a
+    /// fresh call id and remembers the id under the request, so [`Self::record_close`] for the
+    /// same request pairs with it. Returns the call id.
+    pub fn record_open(&self, request: &AskUserQuestionRequest) -> Result<String, JournalError> {
+        let call = self.next_call_id();
+        self.record_ask(&call, request)?;
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.len() >= MAX_OPEN {
+            open.clear();
+        }
+        open.entry(request.to_canonical_json())
+            .or_default()
+            .push_back(call.clone());
+        Ok(call)
+    }
+
+    /// The end of a call begun with [`Self::record_open`]: writes the `outcome` line under the
+    /// oldest open call id of the same request (a fresh id when there is none, e.g. arguments
+    /// refused before any question existed; then `arguments` are kept, as in [`Self::call`]).
+    pub fn record_close(
+        &self,
+        request: Option<&AskUserQuestionRequest>,
+        outcome: &Outcome,
+        arguments: Option<&str>,
+    ) -> Result<(), JournalError> {
+        let opened = request.and_then(|request| {
+            let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            let key = request.to_canonical_json();
+            let calls = open.get_mut(&key)?;
+            let call = calls.pop_front();
+            if calls.is_empty() {
+                open.remove(&key);
+            }
+            call
+        });
+        match opened {
+            Some(call) => self.record_outcome(&call, outcome, None),
+            None => self.record_outcome(&self.next_call_id(), outcome, arguments),
         }
     }
 

@@ -360,3 +360,51 @@ fn a_line_that_is_not_an_entry_is_a_read_error_naming_the_line() {
         "{error}"
     );
 }
+
+#[test]
+fn rounds_opened_and_closed_separately_pair_by_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let limits = ask_user_core::Limits::default();
+    let first = decode(ARGS, &limits).unwrap().request;
+    let other = decode(r#"{"question":"Other?"}"#, &limits).unwrap().request;
+    let a = journal.record_open(&first).unwrap();
+    let b = journal.record_open(&other).unwrap();
+    let c = journal.record_open(&first).unwrap();
+    journal
+        .record_close(Some(&other), &Outcome::Dismissed, None)
+        .unwrap();
+    journal
+        .record_close(Some(&first), &Outcome::NoProvider, None)
+        .unwrap();
+    journal
+        .record_close(Some(&first), &Outcome::Aborted, None)
+        .unwrap();
+    // Nothing open for it any more (or refused before any question): a fresh id, arguments kept.
+    journal
+        .record_close(None, &Outcome::Aborted, Some("{}"))
+        .unwrap();
+    let closed: Vec<(String, String, Option<String>)> = read(&path)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Outcome {
+                call,
+                code,
+                arguments,
+                ..
+            } => Some((call, code, arguments)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        closed[..3],
+        [
+            (b, "ASK_CANCELLED".to_owned(), None),
+            (a, "NO_PROVIDER".to_owned(), None),
+            (c.clone(), "ASK_ABORTED".to_owned(), None),
+        ]
+    );
+    assert_ne!(closed[3].0, c);
+    assert_eq!(closed[3].2.as_deref(), Some("{}"));
+}
