@@ -130,3 +130,30 @@ fn a_long_header_is_cut_in_the_chip_and_shown_in_full() {
     let state = AskState::new(&request);
     assert_snapshot!("long_header", screen(&state, 60, 12));
 }
+
+#[test]
+fn without_colour_only_bold_dim_and_reverse_are_used() {
+    use ratatui::style::Color;
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(
+        &mut state,
+        &[KeyCode::Enter, KeyCode::Char('1'), KeyCode::Enter],
+    );
+    for (theme, expect_colour) in [
+        (Theme { color: false }, false),
+        (Theme { color: true }, true),
+    ] {
+        let mut terminal = Terminal::new(TestBackend::new(80, 14)).unwrap();
+        terminal
+            .draw(|frame| render(&state, frame.area(), frame.buffer_mut(), theme))
+            .unwrap();
+        let coloured = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .any(|cell| cell.fg != Color::Reset || cell.bg != Color::Reset);
+        assert_eq!(coloured, expect_colour, "{theme:?}");
+    }
+}
