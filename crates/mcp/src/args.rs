@@ -56,6 +56,10 @@ pub struct McpArgs {
     /// Give up when the human has not answered within this time (e.g. `5m`); default: wait.
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
+
+    /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
+    #[command(flatten)]
+    pub host: ask_user_host::HostArgs,
 }
 
 /// Why the server could not start.
@@ -76,6 +80,9 @@ pub enum RunError {
     /// A fallback answerer could not start.
     #[error("{0}")]
     Answerer(String),
+    /// The `--journal` file cannot be written.
+    #[error(transparent)]
+    Journal(#[from] ask_user_host::JournalError),
 }
 
 impl McpArgs {
@@ -107,6 +114,8 @@ impl McpArgs {
             elicitation: !self.no_elicitation,
             fallback,
             timeout: self.timeout,
+            journal: self.host.open_journal()?.map(Arc::new),
+            notify: self.host.notify.clone(),
             ..Routing::default()
         })
     }

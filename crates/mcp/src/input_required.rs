@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use ask_user_core::{Limits, Outcome, decode};
+use ask_user_core::{AskUserQuestionRequest, Limits, Outcome, decode};
 use ask_user_elicit::{Reply, form, read_reply_value};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequest, InputRequest, InputRequiredResult,
@@ -24,15 +24,29 @@ pub const INPUT_KEY: &str = "ask_user_question";
 /// How many refused submissions end the call with a failure.
 const MAX_ROUNDS: u32 = 3;
 
+/// What a round did, for the host's journal and attention command.
+#[derive(Debug)]
+pub(crate) enum Round {
+    /// The question went out for the first time.
+    Opened(AskUserQuestionRequest),
+    /// A refused submission: the form went out again.
+    AskedAgain,
+    /// The call ended (the request is `None` when the arguments were refused).
+    Ended(Option<AskUserQuestionRequest>, Outcome),
+}
+
 /// One round of a `tools/call` from a 2026-07-28 client that can elicit.
 pub(crate) fn step(
     request: &CallToolRequestParams,
     arguments: Value,
     limits: &Limits,
-) -> CallToolResponse {
+) -> (CallToolResponse, Round) {
     let decoded = match decode(arguments, limits) {
         Ok(decoded) => decoded.request,
-        Err(invalid) => return call_result(&Outcome::InvalidArguments(invalid)).into(),
+        Err(invalid) => {
+            let outcome = Outcome::InvalidArguments(invalid);
+            return (call_result(&outcome).into(), Round::Ended(None, outcome));
+        }
     };
     let round: u32 = request
         .request_state
@@ -44,7 +58,7 @@ pub(crate) fn step(
         .as_ref()
         .and_then(|responses| responses.get(INPUT_KEY));
     let Some(response) = response else {
-        return ask(&decoded, None, 1);
+        return (ask(&decoded, None, 1), Round::Opened(decoded));
     };
     let reference = form(&decoded, None);
     let outcome = match read_reply_value(&decoded, &reference, response) {
@@ -53,14 +67,17 @@ pub(crate) fn step(
         Reply::Refused(error) if round < MAX_ROUNDS => {
             tracing::info!(%error, "elicitation content refused; asking again");
             let notice = format!("Not accepted: {error}. Please answer again.");
-            return ask(&decoded, Some(&notice), round + 1);
+            return (ask(&decoded, Some(&notice), round + 1), Round::AskedAgain);
         }
         Reply::Refused(error) => Outcome::Failed(format!(
             "the answers from the MCP client's form did not fit the questions ({error}); ask again"
         )),
         _ => Outcome::Failed("the MCP client's reply could not be read".to_owned()),
     };
-    call_result(&outcome).into()
+    (
+        call_result(&outcome).into(),
+        Round::Ended(Some(decoded), outcome),
+    )
 }
 
 fn ask(

@@ -8,6 +8,7 @@ use ask_user_core::{
     AskUserQuestionTool, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction,
 };
 use ask_user_elicit::{ElicitAnswerer, client_can_elicit};
+use ask_user_host::{Journal, Notify};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
@@ -32,6 +33,11 @@ pub struct Routing {
     pub timeout: Option<Duration>,
     /// Caps on the model's arguments.
     pub limits: Limits,
+    /// The audit journal (`--journal`): every call's ask and outcome, written before the
+    /// result goes to the client.
+    pub journal: Option<Arc<Journal>>,
+    /// The attention command (`--notify`), run when a question opens.
+    pub notify: Option<String>,
 }
 
 impl std::fmt::Debug for Routing {
@@ -41,6 +47,8 @@ impl std::fmt::Debug for Routing {
             .field("fallback", &self.fallback.len())
             .field("timeout", &self.timeout)
             .field("limits", &self.limits)
+            .field("journal", &self.journal.as_ref().map(|j| j.path()))
+            .field("notify", &self.notify)
             .finish()
     }
 }
@@ -52,6 +60,8 @@ impl Default for Routing {
             fallback: Vec::new(),
             timeout: None,
             limits: Limits::default(),
+            journal: None,
+            notify: None,
         }
     }
 }
@@ -112,7 +122,9 @@ impl AskUserServer {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         if self.elicits(&context) && modern(&context) {
             let limits = &self.routing.limits;
-            return Ok(input_required::step(&request, arguments, limits));
+            let (response, round) = input_required::step(&request, arguments.clone(), limits);
+            self.journal_round(round, &arguments);
+            return Ok(response);
         }
         let answerer: Arc<dyn UserInteraction> = if self.elicits(&context) {
             let capabilities = context.client_capabilities();
@@ -123,12 +135,46 @@ impl AskUserServer {
         } else {
             Arc::new(self.fallback())
         };
-        let outcome = self
-            .tool_with(answerer)
-            .call(arguments, ExecutionContext::new(context.ct.clone()))
-            .await;
+        let answerer: Arc<dyn UserInteraction> = match &self.routing.notify {
+            Some(command) => Arc::new(Notify::new(answerer, command.clone())),
+            None => answerer,
+        };
+        let outcome = ask_user_host::call(
+            self.routing.journal.as_deref(),
+            &self.tool_with(answerer),
+            arguments,
+            ExecutionContext::new(context.ct.clone()),
+        )
+        .await;
         log_outcome(&outcome);
         Ok(call_result(&outcome).into())
+    }
+
+    /// Journals and announces one input-required round: the question opening (the first
+    /// round), or the call ending. The rounds are stateless, so the journal pairs them by
+    /// request ([`Journal::record_open`]).
+    fn journal_round(&self, round: input_required::Round, arguments: &Value) {
+        let journal = self.routing.journal.as_deref();
+        match round {
+            input_required::Round::Opened(request) => {
+                if let Some(command) = &self.routing.notify {
+                    ask_user_host::notify(command, &request);
+                }
+                if let Some(Err(error)) = journal.map(|j| j.record_open(&request)) {
+                    tracing::error!("{error}");
+                }
+            }
+            input_required::Round::AskedAgain => {}
+            input_required::Round::Ended(request, outcome) => {
+                let raw = arguments.to_string();
+                let arguments = request.is_none().then_some(raw.as_str());
+                if let Some(Err(error)) =
+                    journal.map(|j| j.record_close(request.as_ref(), &outcome, arguments))
+                {
+                    tracing::error!("{error}");
+                }
+            }
+        }
     }
 }
 
