@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 use crate::request::{AskUserQuestionRequest, Question, QuestionOption};
 use crate::validate::{InvalidArguments, Leniency, Limits, Violation};
 
+mod canonical;
+
 /// The model's raw tool-call arguments: the string a provider hands over, or a parsed value
 /// (MCP hosts receive objects).
 #[derive(Debug, Clone, PartialEq)]
@@ -77,18 +79,26 @@ pub fn decode(
             decoder.leniencies.push(Leniency::EmptyArguments);
             Value::Object(Map::new())
         }
-        Arguments::Text(text) => match serde_json::from_str(&text) {
-            Ok(value) => value,
-            Err(error) => {
-                decoder.violate(
-                    "arguments",
-                    format!(
-                        "not valid JSON ({error}), send a JSON object like {{\"questions\":[{{\"id\":\"…\",\"question\":\"…\"}}]}}"
-                    ),
-                );
-                return Err(decoder.into_error());
+        Arguments::Text(text) => {
+            if let Some(request) = canonical::decode(&text, limits) {
+                return Ok(Decoded {
+                    request,
+                    leniencies: Vec::new(),
+                });
             }
-        },
+            match serde_json::from_str(&text) {
+                Ok(value) => value,
+                Err(error) => {
+                    decoder.violate(
+                        "arguments",
+                        format!(
+                            "not valid JSON ({error}), send a JSON object like {{\"questions\":[{{\"id\":\"…\",\"question\":\"…\"}}]}}"
+                        ),
+                    );
+                    return Err(decoder.into_error());
+                }
+            }
+        }
     };
     let questions = decoder.request(value);
     if decoder.violations.is_empty() {
