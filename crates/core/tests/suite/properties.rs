@@ -1,7 +1,8 @@
 //! Property tests over decode, normalise and render (issue 2 item 7).
 //!
 //! - arbitrary JSON values, arbitrary text and broken JSON text never panic [`decode`], and
-//!   text decodes like the value it holds;
+//!   text decodes like the value it holds (text may take the decoder's fast path for
+//!   canonical arguments, a value never does: this checks the two paths agree);
 //! - every request the decoder accepts round-trips through its canonical JSON;
 //! - for any accepted request and any answer: [`normalise`] accepts exactly the answers SPEC §4
 //!   allows, and what it accepts renders as JSON that parses, matches `OUTPUT_SCHEMA`
@@ -302,6 +303,23 @@ proptest! {
         let from_value = decode(value.clone(), &Limits::default());
         let from_text = decode(value.to_string(), &Limits::default());
         prop_assert_eq!(from_value, from_text);
+    }
+
+    /// Text takes the canonical fast path when it can; a value never does. Both must agree.
+    #[test]
+    fn model_arguments_decode_alike_as_text_and_as_value(args in model_arguments(), cap in 1usize..12) {
+        for limits in [Limits::default(), Limits { max_questions: cap, max_options: cap, max_text_chars: cap }] {
+            prop_assert_eq!(decode(args.to_string(), &limits), decode(args.clone(), &limits));
+        }
+    }
+
+    #[test]
+    fn canonical_requests_decode_alike_as_text_and_as_value(request in accepted_request(), cap in 1usize..12) {
+        let text = request.to_canonical_json();
+        let value: Value = serde_json::from_str(&text).expect("canonical JSON parses");
+        for limits in [Limits::default(), Limits { max_questions: cap, max_options: cap, max_text_chars: cap }] {
+            prop_assert_eq!(decode(text.as_str(), &limits), decode(value.clone(), &limits));
+        }
     }
 
     #[test]
