@@ -1,4 +1,5 @@
 mod concurrent;
+mod hardening;
 mod inspector;
 mod listing;
 mod python;

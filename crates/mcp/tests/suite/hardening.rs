@@ -1,0 +1,194 @@
+//! Hardening (issue 6) through the real `ask-user-mcp` binary over stdio, driven with raw
+//! JSON-RPC lines: the audit journal and the attention command, an unwritable journal at
+//! startup, and a client that disappears while its question is pending.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ask_user_host::{Entry, read};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::server_bin;
+
+const ARGS: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    /// Starts `ask-user-mcp` with `args` and completes the MCP handshake (a client without
+    /// elicitation, protocol 2025-06-18).
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(server_bin())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        server.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},
+            "clientInfo":{"name":"hardening-test","version":"0"}}}),
+        );
+        let reply = server.receive();
+        assert_eq!(reply["id"], 1, "{reply}");
+        server.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn call(&mut self, id: u64) {
+        let arguments: Value = serde_json::from_str(ARGS).unwrap();
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"ask_user_question","arguments":arguments}}));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `condition` holds (a generous deadline only turns a hang into a failure).
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "gave up waiting until {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn entries(path: &Path) -> Vec<Entry> {
+    if path.exists() {
+        read(path).unwrap()
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn every_call_is_journaled_and_announced_before_the_client_reads_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, notified, answers) = (
+        dir.path().join("journal.jsonl"),
+        dir.path().join("notified.json"),
+        dir.path().join("answers.json"),
+    );
+    std::fs::write(&answers, r#"{"answers":[{"id":"go","selected":["No"]}]}"#).unwrap();
+    let notify = format!("cat > '{}.tmp' && mv '{0}.tmp' '{0}'", notified.display());
+    let mut server = Server::start(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+        "--notify",
+        &notify,
+    ]);
+    server.call(2);
+    let reply = server.receive();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(text, r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
+    // By the time the client has the result, both lines are on disk.
+    let lines = read(&journal).unwrap();
+    let [
+        Entry::Ask {
+            call, questions, ..
+        },
+        Entry::Outcome {
+            call: closed,
+            code,
+            text: logged,
+            ..
+        },
+    ] = &lines[..]
+    else {
+        panic!("{lines:?}")
+    };
+    assert_eq!((call, code.as_str(), logged), (closed, "ANSWERED", &text));
+    assert_eq!(questions[0].id, "go");
+    wait_until("the notify command got the request", || notified.exists());
+    assert_eq!(
+        std::fs::read_to_string(&notified).unwrap(),
+        "{\"questions\":[{\"id\":\"go\",\"question\":\"Deploy now?\",\"options\":[{\"label\":\"Yes (Recommended)\"},{\"label\":\"No\"}],\"multi_select\":false}]}\n"
+    );
+}
+
+#[test]
+fn an_unwritable_journal_is_a_startup_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join("journal.jsonl");
+    let out = Command::new(server_bin())
+        .args(["--via", "none", "--journal", path.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "ask-user-mcp: cannot open the journal file {}: No such file or directory (os error 2)\n",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn a_client_that_disappears_has_its_pending_ask_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let mut server = Server::start(&[
+        "--via",
+        "web",
+        "--no-open",
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    server.call(2);
+    wait_until("the question is pending on the web page", || {
+        matches!(entries(&journal)[..], [Entry::Ask { .. }])
+    });
+    // The client goes away: its end of stdio closes.
+    drop(server.stdin.take());
+    wait_until("the pending ask is cancelled", || {
+        entries(&journal).len() == 2
+    });
+    let lines = entries(&journal);
+    let Entry::Outcome { code, .. } = &lines[1] else {
+        panic!("{lines:?}")
+    };
+    assert_eq!(code, "ASK_ABORTED");
+    wait_until("the server exits", || {
+        server.child.try_wait().unwrap().is_some()
+    });
+}
