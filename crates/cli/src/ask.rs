@@ -14,6 +14,11 @@ use crate::{AskArgs, Ended, input, via};
 /// the outcome's (SPEC §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
 /// cancel the turn: the question is withdrawn and the outcome is `ASK_ABORTED` (exit 130).
 pub(crate) fn run(args: AskArgs) -> Ended {
+    // An unwritable journal is a startup error, before anything is read or asked.
+    let journal = match args.host.open_journal() {
+        Ok(journal) => journal,
+        Err(e) => return Ended::Usage(e.to_string()),
+    };
     let text = match input::read(args.file.as_deref()) {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
@@ -46,6 +51,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(runtime) => runtime,
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
+    let interaction = args.host.with_notify(interaction);
     let tool = AskUserQuestionTool::new(interaction).with_timeout(args.timeout);
     let outcome = runtime.block_on(async move {
         let cancel = CancellationToken::new();
@@ -60,7 +66,8 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             }
         }
         // The tool refuses a delegated caller first, then invalid arguments, then asks.
-        tool.call(text, context).await
+        // With --journal, the ask and the outcome are on disk before the outcome is printed.
+        ask_user_host::call(journal.as_ref(), &tool, text, context).await
     });
     if let Some(code) = outcome.code() {
         tracing::info!(code = code.as_str(), "ask ended without an answer");

@@ -93,6 +93,9 @@ struct AskArgs {
     /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     timeout: Option<Duration>,
+    /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
+    #[command(flatten)]
+    host: ask_user_host::HostArgs,
 }
 
 /// Options of `ask-user check`.

@@ -1,4 +1,5 @@
 mod cli;
+mod hardening;
 mod support;
 mod terminal;
 mod web;
