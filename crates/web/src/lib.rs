@@ -6,7 +6,9 @@
 //! - [`WebAnswerer::start`] binds [`WebConfig::addr`] (loopback by default) and serves the page;
 //!   it implements [`ask_user_core::UserInteraction`], so it plugs into
 //!   [`ask_user_core::AskUserQuestionTool`] or races other answerers in
-//!   [`ask_user_core::FirstAnswer`].
+//!   [`ask_user_core::FirstAnswer`]. [`WebAnswerer::bind`] binds without a runtime and serves
+//!   from the first ask; [`WebAnswerer::shut_down`] stops gracefully, after the open pages got
+//!   their last events.
 //! - [`WebAnswerer::url`] is the capability URL holding a 128-bit random secret;
 //!   [`WebAnswerer::qr_code`] draws it for a terminal so a phone can scan it.
 //! - [`router`] builds the HTTP application from a [`WebState`], so tests drive it in-process.
