@@ -270,6 +270,17 @@
     gone: 'No longer open.',
   };
 
+  /** Moves the keyboard to the first open card, if the focus was in `form` or nowhere. */
+  function focusNextOpen(form) {
+    const active = document.activeElement;
+    if (active && active !== document.body && !form.contains(active)) return;
+    for (const other of shown.values()) {
+      if (other.closed) continue;
+      const first = other.form.querySelector('.choice:checked, .choice:enabled, .own-input:enabled');
+      if (first) { first.focus({ preventScroll: false }); return; }
+    }
+  }
+
   function close(entry, reason, by) {
     if (entry.closed) return;
     entry.closed = true;
@@ -285,6 +296,7 @@
     entry.form.querySelector('.error').hidden = true;
     entry.form.querySelector('.closed-text').textContent = CLOSED_TEXT[kind] || CLOSED_TEXT.gone;
     entry.form.querySelector('.closed').hidden = false;
+    focusNextOpen(entry.form);
     refreshStatus();
   }
 

@@ -132,6 +132,10 @@ const scenarios = {
     const titleBefore = await page.title();
     await batches(page).nth(1).locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
+    const focusMoved = await page.evaluate(() => {
+      const a = document.activeElement;
+      return Boolean(a && a.closest('form.batch') === document.querySelectorAll('form.batch')[0]);
+    });
     await page.reload();
     await batches(page).first().waitFor();
     const after = await batches(page).count();
@@ -139,7 +143,7 @@ const scenarios = {
     const titleAfter = await page.title();
     await batches(page).first().locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
-    result({ before, after, remaining, titleBefore, titleAfter });
+    result({ before, after, remaining, titleBefore, titleAfter, focusMoved });
     await close();
   },
 

@@ -130,7 +130,7 @@ async fn a_page_opened_later_shows_what_is_still_pending() {
     let seen = Scenario::start("late", web.url(), &[]).result().await;
     assert_eq!(
         seen,
-        json!({"before": 2, "after": 1, "remaining": "First?", "titleBefore": "(2) ask-user", "titleAfter": "(1) ask-user"})
+        json!({"before": 2, "after": 1, "remaining": "First?", "titleBefore": "(2) ask-user", "titleAfter": "(1) ask-user", "focusMoved": true})
     );
     assert_eq!(
         second.await.unwrap().text(),

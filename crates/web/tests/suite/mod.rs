@@ -1,4 +1,5 @@
 mod browser;
+mod hardening;
 mod http;
 mod server;
 mod support;
