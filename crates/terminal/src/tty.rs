@@ -35,9 +35,19 @@ use crate::state::AskState;
 const CURSOR_QUERY_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// Opens the controlling terminal for reading and writing. Fails at once (no waiting) when
-/// the process has none, e.g. under `setsid` or in a service.
+/// the process has none (e.g. under `setsid` or in a service), or when it runs in the
+/// background of a shell with job control: taking the terminal there would stop the process
+/// (SIGTTOU) until someone brings it to the foreground, which looks like a hang.
 pub(crate) fn open() -> io::Result<File> {
-    OpenOptions::new().read(true).write(true).open("/dev/tty")
+    let tty = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+    if let Ok(foreground) = rustix::termios::tcgetpgrp(&tty)
+        && foreground != rustix::process::getpgrp()
+    {
+        return Err(io::Error::other(
+            "the terminal belongs to another process group (running in the background)",
+        ));
+    }
+    Ok(tty)
 }
 
 /// Raw mode on for as long as this lives.

@@ -93,6 +93,13 @@ impl Pane {
         Self::ask_in(dir, args, question, 80, 24)
     }
 
+    /// [`Pane::ask`], run as a background job of a shell with job control (`set -m; … &`).
+    pub(crate) fn ask_in_background(args: &[&str], question: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("background"), "").unwrap();
+        Self::ask_in(dir, args, question, 80, 24)
+    }
+
     /// Lets a gated `ask-user` start.
     pub(crate) fn open_gate(&self) {
         use std::io::Write;
@@ -122,7 +129,13 @@ impl Pane {
 cd '{dir}'
 echo MARKER
 if [ -p gate ]; then read -r _ < gate; fi
-cat question.json | sh -c 'echo $$ > pid.txt; exec "$0" "$@"' '{bin}' ask {args} > out.txt 2> err.txt
+if [ -e background ]; then
+  set -m
+  cat question.json | sh -c 'echo $$ > pid.txt; exec "$0" "$@"' '{bin}' ask {args} > out.txt 2> err.txt &
+  wait $!
+else
+  cat question.json | sh -c 'echo $$ > pid.txt; exec "$0" "$@"' '{bin}' ask {args} > out.txt 2> err.txt
+fi
 echo $? > rc.tmp && mv rc.tmp rc.txt
 stty -a > stty.txt
 echo DONE

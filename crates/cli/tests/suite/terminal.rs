@@ -319,3 +319,15 @@ fn keys_typed_before_the_question_appeared_do_not_answer_it() {
         )
     );
 }
+
+#[test]
+fn in_the_background_nobody_can_answer_and_it_never_stops_the_process() {
+    // Taking the terminal from a background job would stop it (SIGTTOU): a hang.
+    let pane = Pane::ask_in_background(&[], DB);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (6, ask_user_core::NO_PROVIDER_TEXT)
+    );
+    assert!(!pane.screen().contains(OWN));
+}
