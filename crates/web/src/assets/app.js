@@ -36,7 +36,7 @@
 
   function refreshStatus() {
     const n = openCount();
-    emptyEl.hidden = !connected || shown.size > 0;
+    emptyEl.hidden = !everConnected || shown.size > 0;
     document.title = n > 0 ? '(' + n + ') ask-user' : 'ask-user';
     if (!connected) {
       statusEl.textContent = everConnected

@@ -202,7 +202,11 @@ const scenarios = {
     const label = await form.locator('button.dismiss').textContent();
     await form.locator('button.dismiss').click();
     await closedAs(page, 'dismissed-here').waitFor();
-    result({ label, closed: await closedText(form) });
+    const closed = await closedText(form);
+    await form.locator('button.hide').click();
+    await page.locator('#empty').waitFor();
+    result({ label, closed, cardsAfterHide: await batches(page).count(),
+      empty: await page.locator('#empty').textContent() });
     await close();
   },
 

@@ -284,7 +284,12 @@ async fn dismissing_the_batch_tells_the_model_the_user_did_not_answer() {
     let seen = Scenario::start("dismiss", web.url(), &[]).result().await;
     assert_eq!(
         seen,
-        json!({"label": "Dismiss", "closed": "Dismissed. The agent is told you did not answer."})
+        json!({
+            "label": "Dismiss",
+            "closed": "Dismissed. The agent is told you did not answer.",
+            "cardsAfterHide": 0,
+            "empty": "No questions right now. This page updates by itself when the agent asks.",
+        })
     );
     let outcome = call.await.unwrap();
     assert_eq!(outcome.text(), DISMISSED_TEXT);
