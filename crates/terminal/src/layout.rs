@@ -76,6 +76,9 @@ pub(crate) struct Document {
     pub(crate) body: Vec<Line<'static>>,
     /// The body lines of the highlighted row (kept visible when the body scrolls).
     pub(crate) cursor_lines: Range<usize>,
+    /// How many body lines ask the question (chip, header, question, blank line); kept in
+    /// view when the options scroll, if they are not too many.
+    pub(crate) head: usize,
     /// Notice and key help, always shown at the bottom.
     pub(crate) footer: Vec<Line<'static>>,
 }
@@ -125,6 +128,7 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
             .map(|l| Line::styled(l, BOLD)),
     );
     body.push(Line::default());
+    let head = body.len();
 
     // Options, then the own-answer row.
     let rows = question.options.len() + 1;
@@ -231,6 +235,7 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     Document {
         body,
         cursor_lines,
+        head,
         footer,
     }
 }

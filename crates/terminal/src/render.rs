@@ -22,37 +22,60 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
         // Everything fits: the footer follows the body; spare rows stay blank below.
         rows.extend(doc.body.iter().cloned());
     } else if body_height > 0 {
-        // Scroll so the highlighted row shows; mark what is hidden above and below.
-        let cursor = &doc.cursor_lines;
-        let offset_for = |window: usize| {
-            cursor
-                .end
-                .saturating_sub(window)
-                .min(cursor.start)
-                .min(total - window)
+        // The question stays in view when it takes at most a third of the rows.
+        let pinned = if doc.head * 3 <= body_height {
+            doc.head
+        } else {
+            0
         };
-        let marks = usize::from(body_height >= 3);
-        let mut window = body_height - marks;
-        let mut offset = offset_for(window);
-        let top_mark = offset > 0 && body_height >= 4;
-        if top_mark {
-            window -= 1;
-            offset = offset_for(window);
-        }
-        let dim = Style::new().add_modifier(Modifier::DIM);
-        if top_mark {
-            rows.push(Line::styled("  ↑ more".to_owned(), dim));
-        }
-        rows.extend(doc.body[offset..offset + window].iter().cloned());
-        let below = total - offset - window;
-        if marks > 0 {
-            let text = if below > 0 { "  ↓ more" } else { "" };
-            rows.push(Line::styled(text, dim));
-        }
+        rows.extend(doc.body[..pinned].iter().cloned());
+        scroll(
+            &mut rows,
+            &doc.body[pinned..],
+            &doc.cursor_lines,
+            pinned,
+            body_height - pinned,
+        );
     }
     rows.extend(footer.into_iter().cloned());
     for (y, line) in (area.y..area.bottom()).zip(rows.iter()) {
         buf.set_line(area.x, y, line, area.width);
+    }
+}
+
+/// Appends `height` rows of `body` scrolled so the lines `cursor` (offset by `shift`) show,
+/// marking what is hidden above and below.
+fn scroll<'a>(
+    rows: &mut Vec<Line<'a>>,
+    body: &[Line<'a>],
+    cursor: &std::ops::Range<usize>,
+    shift: usize,
+    height: usize,
+) {
+    let total = body.len();
+    if total <= height {
+        rows.extend(body.iter().cloned());
+        return;
+    }
+    let (start, end) = (
+        cursor.start.saturating_sub(shift),
+        cursor.end.saturating_sub(shift),
+    );
+    let offset_for = |window: usize| end.saturating_sub(window).min(start).min(total - window);
+    let marks = usize::from(height >= 3);
+    let mut window = height - marks;
+    let mut offset = offset_for(window);
+    let top_mark = offset > 0 && height >= 4;
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    if top_mark {
+        window -= 1;
+        offset = offset_for(window);
+        rows.push(Line::styled("  ↑ more", dim));
+    }
+    rows.extend(body[offset..offset + window].iter().cloned());
+    if marks > 0 {
+        let below = total - offset - window;
+        rows.push(Line::styled(if below > 0 { "  ↓ more" } else { "" }, dim));
     }
 }
 

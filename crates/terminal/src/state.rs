@@ -15,8 +15,9 @@
 //! - Enter with nothing chosen and nothing typed asks once more ("press Enter again to skip");
 //!   the second Enter skips the question;
 //! - Esc skips the question; Ctrl-C dismisses the whole batch;
-//! - ← , Shift-Tab, or Backspace with no text go back to the previous question, which keeps
-//!   what the human chose there;
+//! - ←, Shift-Tab, or Backspace with no text go back to the previous question, which keeps
+//!   what the human chose there (with text typed, ← does nothing: Shift-Tab still goes back);
+//! - in the text, Ctrl-U clears it and Ctrl-W deletes the last word;
 //! - after the last question the answers go through [`ask_user_core::normalise`]; a refusal
 //!   is shown and the batch stays open.
 
@@ -131,7 +132,13 @@ impl<'r> AskState<'r> {
             KeyCode::Enter => return self.enter(confirming_empty),
             KeyCode::Up => self.move_cursor(-1),
             KeyCode::Down => self.move_cursor(1),
+            // Text is never lost by a stray ←: with text typed, only Shift-Tab goes back.
+            KeyCode::Left if self.on_text_row() && !self.state().text.is_empty() => {}
             KeyCode::Left | KeyCode::BackTab => self.back(),
+            KeyCode::Char('u') if ctrl && self.on_text_row() => self.state_mut().text.clear(),
+            KeyCode::Char('w') if ctrl && self.on_text_row() => {
+                delete_word(&mut self.state_mut().text)
+            }
             KeyCode::Backspace if self.on_text_row() && !self.state().text.is_empty() => {
                 self.state_mut().text.pop();
             }
@@ -267,6 +274,14 @@ impl<'r> AskState<'r> {
             }
         }
     }
+}
+
+/// Ctrl-W: deletes the word before the end of the text, and the spaces after it.
+fn delete_word(text: &mut String) {
+    let kept = text.trim_end().len();
+    text.truncate(kept);
+    let start = text.rfind(' ').map_or(0, |i| i + 1);
+    text.truncate(start);
 }
 
 #[cfg(test)]

@@ -157,3 +157,18 @@ fn without_colour_only_bold_dim_and_reverse_are_used() {
         assert_eq!(coloured, expect_colour, "{theme:?}");
     }
 }
+
+#[test]
+fn many_options_scroll_under_the_question_which_stays() {
+    let options: Vec<String> = (1..=12)
+        .map(|i| format!(r#"{{"label":"Region {i}","description":"Data centre number {i}."}}"#))
+        .collect();
+    let json = format!(
+        r#"{{"questions":[{{"id":"r","header":"Region","question":"Where should the replica live?","options":[{}]}}]}}"#,
+        options.join(",")
+    );
+    let request = request(&json);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Down; 8]);
+    assert_snapshot!("pinned_question", screen(&state, 80, 16));
+}

@@ -266,3 +266,23 @@ fn pasted_text_goes_into_the_own_answer_without_confirming() {
         done(vec![AnswerItem::custom("db", "Cockroach DB[2J")])
     );
 }
+
+#[test]
+fn editing_keys_in_the_own_answer() {
+    let request = request(BATCH);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter, KeyCode::Enter]);
+    assert_eq!(state.current, 2);
+    press(&mut state, &typed("roll back  soon "));
+    state.handle_key(KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL));
+    assert_eq!(state.state().text, "roll back  ");
+    press(&mut state, &[KeyCode::Left]);
+    assert_eq!(
+        state.current, 2,
+        "a stray ← keeps the text and the question"
+    );
+    state.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(state.state().text, "");
+    press(&mut state, &[KeyCode::Left]);
+    assert_eq!(state.current, 1);
+}
