@@ -16,6 +16,9 @@
 //!   provider returns our normalised answer;
 //! - *refused*: a valid request broken in a way both sides refuse (wrong types, missing
 //!   required fields). Only the verdict is compared: the texts differ on purpose.
+//!
+//! A second test checks SPEC §2: our parameter schema has exactly the reference's field names,
+//! and the same required ones.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -470,4 +473,51 @@ fn rendering_and_validation_agree_with_the_reference() {
             .map(|m| m.chars().take(4_000).collect::<String>())
             .unwrap_or_default()
     );
+}
+
+/// Every field of a JSON Schema as a path (`questions[].options[].label`), with whether it is
+/// required.
+fn fields(properties: &Value, required: &[Value], prefix: &str, out: &mut Vec<(String, bool)>) {
+    for (name, schema) in properties.as_object().into_iter().flatten() {
+        let path = format!("{prefix}{name}");
+        let is_required = required.iter().any(|r| r == name);
+        out.push((path.clone(), is_required));
+        let (inner, inner_path) = match schema.get("items") {
+            Some(items) => (items, format!("{path}[].")),
+            None => (schema, format!("{path}.")),
+        };
+        if let Some(properties) = inner.get("properties") {
+            let required = inner["required"].as_array().cloned().unwrap_or_default();
+            fields(properties, &required, &inner_path, out);
+        }
+    }
+}
+
+#[test]
+fn the_parameters_have_the_reference_field_names() {
+    let root = repo_root();
+    let output = Command::new("node")
+        .args(["oracle.mjs", "--definition"])
+        .current_dir(root.join("tools/node"))
+        .output()
+        .expect("node runs (installed by scripts/setup)");
+    assert!(output.status.success(), "oracle.mjs --definition failed");
+    let reference: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let ours: Value =
+        serde_json::from_str(ask_user_core::definition::PARAMETERS).expect("PARAMETERS parses");
+
+    let all = |schema: &Value| {
+        let mut out = Vec::new();
+        let required = schema["required"].as_array().cloned().unwrap_or_default();
+        fields(&schema["properties"], &required, "", &mut out);
+        out.sort();
+        out
+    };
+    let (mine, theirs) = (all(&ours), all(&reference["parameters"]));
+    assert_eq!(mine.len(), 8, "{mine:?}");
+    assert_eq!(
+        mine, theirs,
+        "field names and required fields as in the reference"
+    );
+    assert_eq!(reference["name"], json!(ask_user_core::definition::NAME));
 }
