@@ -9,8 +9,10 @@
 //!   a newline is kept as a line break, a tab becomes one space;
 //! - C1 controls (U+0080–U+009F, e.g. the 8-bit CSI U+009B) → `\u{9b}`;
 //! - bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the marks
-//!   U+200E, U+200F, U+061C, and zero-width or invisible characters (U+200B–U+200D,
-//!   U+2060–U+2064, U+FEFF, U+00AD) → `\u{202e}` and so on.
+//!   U+200E, U+200F, U+061C, zero-width or invisible characters (U+200B–U+200D,
+//!   U+2060–U+2064, U+FEFF, U+00AD), invisible tag characters (U+E0000–U+E007F), the line and
+//!   paragraph separators (U+2028, U+2029) and every other format character (general
+//!   category Cf) → `\u{202e}` and so on.
 //!
 //! The answer still carries the model's labels byte for byte; only the screen sees this.
 
@@ -35,14 +37,31 @@ fn push_inert(out: &mut String, c: char) {
         '\u{7f}' => out.push('␡'),
         // C0 controls map onto the Control Pictures block U+2400–U+241F.
         '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('�')),
+        // C1 controls, then every format character (general category Cf, Unicode 15.1) and
+        // the line and paragraph separators; checked against the category by the
+        // `terminal_sanitize` fuzz target.
         '\u{80}'..='\u{9f}'
         | '\u{ad}'
+        | '\u{600}'..='\u{605}'
         | '\u{61c}'
+        | '\u{6dd}'
+        | '\u{70f}'
+        | '\u{890}'..='\u{891}'
+        | '\u{8e2}'
+        | '\u{180e}'
         | '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}'
+        | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        | '\u{2066}'..='\u{206f}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{110bd}'
+        | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0001}'
+        | '\u{e0020}'..='\u{e007f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
         c => out.push(c),
     }
 }
@@ -68,6 +87,20 @@ mod tests {
             "zero\\u{200b}width\\u{feff}"
         );
         assert_eq!(sanitize("tab\there"), "tab here");
+    }
+
+    #[test]
+    fn every_format_character_and_separator_becomes_visible() {
+        // Found by the terminal_sanitize fuzz target: these passed through unseen.
+        assert_eq!(
+            sanitize("a\u{e0041}\u{e0042}b"),
+            "a\\u{e0041}\\u{e0042}b",
+            "tag characters can hide text from the human"
+        );
+        assert_eq!(
+            sanitize("1\u{2028}2\u{2029}3\u{206a}4\u{180e}5\u{600}6\u{fff9}7"),
+            "1\\u{2028}2\\u{2029}3\\u{206a}4\\u{180e}5\\u{600}6\\u{fff9}7"
+        );
     }
 
     #[test]
