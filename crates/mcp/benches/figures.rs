@@ -1,0 +1,296 @@
+//! MCP server figures (run by `bench/mcp-figures`; prints figures, asserts nothing timed):
+//!
+//! 1. Pending questions one streamable HTTP server holds: N clients (default 10,000,
+//!    `MCP_PENDING=N`) each send one `tools/call` (protocol 2026-07-28, stateless requests, one
+//!    TCP connection each) to a server in a child process whose answerer holds every question
+//!    until all N are pending, then answers each with its own question text; every caller must
+//!    get exactly its own answer. Reports the server's RSS growth per pending question.
+//! 2. Round trip of one `tools/call` over stdio to `ask-user-mcp --answers FILE` (scripted
+//!    answerer): initialize once, then `MCP_CALLS` (default 2,000) sequential calls.
+
+// A bench is test code: a setup that cannot fail is allowed to panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
+    UserInteraction,
+};
+use ask_user_mcp::{AskUserServer, Routing, serve_http};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--serve") {
+        let count: usize = args[at + 1].parse().unwrap();
+        serve(count);
+        return;
+    }
+    let pending: usize = env("MCP_PENDING", 10_000);
+    let calls: usize = env("MCP_CALLS", 2_000);
+    println!(
+        "ask-user MCP server figures (release build, {} cores)",
+        cores()
+    );
+    pending_figures(pending);
+    stdio_figures(calls);
+}
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Resident set size of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Holds every question until `release_at` are pending, then answers each with its own text.
+struct HoldAll {
+    release_at: usize,
+    pending: AtomicUsize,
+    released: Notify,
+    all_pending: Notify,
+}
+
+impl UserInteraction for HoldAll {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if self.pending.fetch_add(1, Ordering::SeqCst) + 1 == self.release_at {
+                self.all_pending.notify_one();
+            }
+            tokio::select! {
+                () = released => {}
+                () = cancel.cancelled() => {
+                    // A connection the client gave up on (it retries): not pending any more.
+                    self.pending.fetch_sub(1, Ordering::SeqCst);
+                    return Err(AskError::Cancelled);
+                }
+            }
+            let q = &request.questions[0];
+            Ok(Answers {
+                answers: vec![AnswerItem::custom(&q.id, &q.question)],
+            })
+        })
+    }
+}
+
+/// Child process: the server. Prints `port P`, then `rss BEFORE AT` once all are pending.
+fn serve(count: usize) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let hold = Arc::new(HoldAll {
+            release_at: count,
+            pending: AtomicUsize::new(0),
+            released: Notify::new(),
+            all_pending: Notify::new(),
+        });
+        let routing = Routing {
+            fallback: vec![hold.clone()],
+            ..Routing::default()
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shutdown = CancellationToken::new();
+        tokio::spawn(serve_http(AskUserServer::new(routing), listener, shutdown));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let before = rss_kib();
+        println!("port {port}");
+        std::io::stdout().flush().unwrap();
+        hold.all_pending.notified().await;
+        let at = rss_kib();
+        println!("rss {before} {at}");
+        std::io::stdout().flush().unwrap();
+        // Let the figure be read before the answers flow.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        hold.released.notify_waiters();
+        // Serve until the parent closes our stdin.
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 1];
+        let _ = stdin.read(&mut buf).await;
+    });
+}
+
+fn call_body(i: usize) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": "ask_user_question",
+            "arguments": {"questions": [{"id": "q", "question": format!("caller {i}")}]},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "figures", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    })
+    .to_string()
+}
+
+/// One call; a connection the loaded server's accept queue dropped is tried again.
+async fn one_call(port: u16, i: usize, connect: Arc<Semaphore>) -> bool {
+    for _ in 0..20 {
+        match try_call(port, i, &connect).await {
+            Ok(ok) => return ok,
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    false
+}
+
+async fn try_call(port: u16, i: usize, connect: &Semaphore) -> std::io::Result<bool> {
+    let body = call_body(i);
+    let permit = connect.acquire().await.map_err(std::io::Error::other)?;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: ask_user_question\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    drop(permit);
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await?;
+    if response.is_empty() {
+        return Err(std::io::ErrorKind::ConnectionReset.into());
+    }
+    let response = String::from_utf8_lossy(&response);
+    let own = format!(r#"\"custom\":\"caller {i}\"}}]}}"#);
+    let ok = response.contains(&own);
+    if !ok {
+        eprintln!("caller {i} got: {response}");
+    }
+    Ok(ok)
+}
+
+fn pending_figures(count: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["--serve", &count.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port: u16 = lines.next().unwrap().unwrap()["port ".len()..]
+        .parse()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let results = runtime.block_on(async {
+        let connect = Arc::new(Semaphore::new(64));
+        let tasks: Vec<_> = (0..count)
+            .map(|i| tokio::spawn(one_call(port, i, connect.clone())))
+            .collect();
+        let mut ok = 0;
+        for task in tasks {
+            ok += usize::from(task.await.unwrap());
+        }
+        ok
+    });
+    let elapsed = started.elapsed();
+    let rss = lines.next().unwrap().unwrap();
+    let mut parts = rss
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse::<u64>().unwrap());
+    let (before, at) = (parts.next().unwrap(), parts.next().unwrap());
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let per = (at.saturating_sub(before) as f64) * 1024.0 / count as f64;
+    println!(
+        "HTTP: {count} pending questions held at once by one server (2026-07-28 stateless calls, one connection each)"
+    );
+    println!("  answers reaching their own caller: {results}/{count}");
+    println!(
+        "  server RSS: {:.1} MiB idle -> {:.1} MiB with all pending: {:.1} KiB per pending question",
+        before as f64 / 1024.0,
+        at as f64 / 1024.0,
+        per / 1024.0
+    );
+    println!(
+        "  all {count} asked, held and answered in {:.2} s",
+        elapsed.as_secs_f64()
+    );
+    assert_eq!(results, count, "an answer was lost or misrouted");
+}
+
+fn stdio_figures(calls: usize) {
+    let dir = std::env::temp_dir().join(format!("ask-user-mcp-figures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let answers = dir.join("answers.json");
+    std::fs::write(&answers, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user-mcp"))
+        .arg("--answers")
+        .arg(&answers)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"figures","version":"0"}}}"#.to_owned());
+    lines.next().unwrap().unwrap();
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned());
+    let mut times = Vec::with_capacity(calls);
+    for id in 1..=calls {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ask_user_question","arguments":{{"questions":[{{"id":"go","question":"Deploy?","options":["Yes","No"]}}]}}}}}}"#
+        );
+        let started = Instant::now();
+        send(call);
+        let line = lines.next().unwrap().unwrap();
+        times.push(started.elapsed());
+        assert!(line.contains(r#"\"selected\":[\"Yes\"]"#), "{line}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    times.sort();
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let mean = times.iter().map(|d| micros(*d)).sum::<f64>() / calls as f64;
+    println!("stdio: tools/call round trip with a scripted answerer ({calls} sequential calls)");
+    println!(
+        "  mean {:.0} µs, p50 {:.0} µs, p99 {:.0} µs",
+        mean,
+        micros(times[calls / 2]),
+        micros(times[calls * 99 / 100])
+    );
+}
