@@ -1,0 +1,38 @@
+//! The terminal's sanitiser (`ask_user_terminal::sanitize`, pure) on arbitrary model text:
+//! what reaches the screen holds no character a terminal could act on or that hides or
+//! reorders text — no control (Cc) other than the newline, no format character (Cf: bidi
+//! controls, zero-width characters, invisible tags, …), no line or paragraph separator — and
+//! sanitising twice changes nothing; `sanitize_line` holds no newline at all.
+#![no_main]
+
+use ask_user_terminal::{sanitize, sanitize_line};
+use libfuzzer_sys::fuzz_target;
+use unicode_general_category::{GeneralCategory, get_general_category};
+
+fn check_inert(text: &str, newline_allowed: bool) {
+    for c in text.chars() {
+        if c == '\n' && newline_allowed {
+            continue;
+        }
+        let category = get_general_category(c);
+        assert!(
+            !matches!(
+                category,
+                GeneralCategory::Control
+                    | GeneralCategory::Format
+                    | GeneralCategory::LineSeparator
+                    | GeneralCategory::ParagraphSeparator
+            ),
+            "U+{:04X} ({category:?}) reaches the screen in {text:?}",
+            c as u32
+        );
+    }
+}
+
+fuzz_target!(|text: String| {
+    let shown = sanitize(&text);
+    check_inert(&shown, true);
+    assert_eq!(sanitize(&shown), shown, "sanitising twice changes the text");
+    let line = sanitize_line(&text);
+    check_inert(&line, false);
+});
