@@ -11,6 +11,7 @@
 mod ask;
 mod check;
 mod input;
+mod mcp;
 mod schema;
 mod via;
 mod web;
@@ -63,6 +64,10 @@ enum Command {
     /// Print the tool definition: the canonical `{"name","description","parameters"}`
     /// (golden bytes) or wrapped for a provider.
     Schema(SchemaArgs),
+    /// Serve ask_user_question to an MCP client (Claude Code, Codex, Gemini CLI, Cursor, …)
+    /// over stdio, or streamable HTTP with --http; asks through the client's elicitation form,
+    /// else the web page (or --via terminal).
+    Mcp(ask_user_mcp::McpArgs),
 }
 
 /// Options of `ask-user ask`.
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
         Command::Ask(args) => ask::run(args),
         Command::Check(args) => check::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Mcp(args) => mcp::run(args),
     };
     exit_status(ended)
 }
