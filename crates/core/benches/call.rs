@@ -13,6 +13,7 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
@@ -70,11 +71,20 @@ fn benches(c: &mut Criterion) {
     let answers = normalise(&request, StandIn::answers(&request)).expect("the answers fit");
 
     let mut group = c.benchmark_group("call");
+    // The calls run one after another inside one runtime, as in a harness's agent loop (and
+    // as the reference's loop awaits its calls in one event loop).
     group.bench_function("oracle_batch", |b| {
-        b.iter(|| {
-            let outcome =
-                runtime.block_on(tool.call(black_box(ORACLE_BATCH), ExecutionContext::default()));
-            black_box(outcome.text())
+        b.iter_custom(|iterations| {
+            runtime.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iterations {
+                    let outcome = tool
+                        .call(black_box(ORACLE_BATCH), ExecutionContext::default())
+                        .await;
+                    black_box(outcome.text());
+                }
+                start.elapsed()
+            })
         });
     });
     group.finish();
