@@ -276,7 +276,22 @@ fn resize_redraws() {
     let pane = Pane::ask(&[], &deploy());
     pane.wait_text("Safe to try: only the team sees it, and a rollback takes a minute.");
     pane.resize(44, 24);
-    pane.wait_text("Safe to try: only the team sees it, and");
+    // Redrawn for 44 columns: the description wraps onto a line of its own, indented.
+    let screen = pane.wait_for("the redraw at 44 columns", |s| {
+        s.lines()
+            .any(|l| l.trim_end() == "     a rollback takes a minute.")
+    });
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_end() == "     Safe to try: only the team sees it, and"),
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches("Which environment").count(),
+        1,
+        "drawn once:\n{screen}"
+    );
     pane.keys(&["Enter"]);
     pane.wait_text("2/3");
     pane.keys(&["C-c"]);
