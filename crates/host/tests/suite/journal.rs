@@ -408,3 +408,35 @@ fn rounds_opened_and_closed_separately_pair_by_request() {
     assert_ne!(closed[3].0, c);
     assert_eq!(closed[3].2.as_deref(), Some("{}"));
 }
+
+#[tokio::test]
+async fn model_text_never_breaks_a_journal_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, path) = journal_in(&dir);
+    let hostile = "line\nbreak\r\u{2028}\u{2029}\u{1b}[2J\"}\n{\"event\":\"ask\"";
+    let args = serde_json::json!({"questions":[{"id":"x","question":hostile,"options":[hostile]}]});
+    let answer = Answers {
+        answers: vec![AnswerItem::selected("x", [hostile])],
+    };
+    let tool = tool(Scripted::from_answers(answer));
+    let outcome = journal
+        .call(&tool, args.clone(), ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches('\n').count(), 2, "two lines:\n{text}");
+    let entries = read(&path).unwrap();
+    let Entry::Ask { questions, .. } = &entries[0] else {
+        panic!()
+    };
+    assert_eq!(questions[0].question, hostile);
+    // The invalid-arguments line keeps hostile raw arguments on one line too.
+    journal
+        .call(&tool, hostile, ExecutionContext::default())
+        .await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches('\n').count(), 3);
+    assert!(
+        matches!(read(&path).unwrap().last(), Some(Entry::Outcome { arguments: Some(a), .. }) if a == hostile)
+    );
+}
