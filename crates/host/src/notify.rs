@@ -22,7 +22,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// The command gets:
 /// - on stdin, the canonical request as one JSON line (`{"questions":[…]}`, as
 ///   `ask-user check` prints it);
-/// - in the environment, `ASK_USER_QUESTION` (the first question's text) and
+/// - in the environment, `ASK_USER_QUESTION` (the first question's text, NUL as `␀`) and
 ///   `ASK_USER_COUNT` (how many questions), for one-liners like
 ///   `notify-send "Agent asks" "$ASK_USER_QUESTION"`. They hold model text: quote them.
 /// - stdout discarded (it never reaches the host's stdout, which may carry results or a
@@ -83,7 +83,8 @@ fn notify_after(command_line: &str, request: &AskUserQuestionRequest, slow_after
     let first = request
         .questions
         .first()
-        .map(|q| q.question.clone())
+        // An environment value cannot hold NUL (the spawn would fail): shown as ␀.
+        .map(|q| q.question.replace('\0', "\u{2400}"))
         .unwrap_or_default();
     let mut command = Command::new("sh");
     command

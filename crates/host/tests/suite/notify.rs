@@ -12,7 +12,7 @@ use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
 
-const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which \"database\"? $(touch pwned)","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Name?"}]}"#;
+const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which \"database\"? $(touch pwned) \u0000","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Name?"}]}"#;
 
 fn tool(notify: Notify) -> AskUserQuestionTool {
     AskUserQuestionTool::new(Arc::new(notify))
@@ -47,7 +47,7 @@ async fn the_command_gets_the_request_on_stdin_and_the_question_in_its_environme
     );
     assert_eq!(
         std::fs::read_to_string(&env).unwrap(),
-        r#"Which "database"? $(touch pwned)|2"#
+        "Which \"database\"? $(touch pwned) \u{2400}|2"
     );
     assert!(
         !dir.path().join("pwned").exists(),
