@@ -15,6 +15,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::sync::Once;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::{Hide, MoveTo, Show};
@@ -68,8 +69,13 @@ impl Drop for RawMode {
     }
 }
 
-/// Before a panic message is printed: raw mode off and cursor shown, so the message is
-/// readable and the shell usable. (The [`Session`]'s drop then clears the viewport.)
+/// The row where the question is drawn, for the panic hook; [`NO_VIEWPORT`] when none is.
+static VIEWPORT_TOP: AtomicU16 = AtomicU16::new(NO_VIEWPORT);
+const NO_VIEWPORT: u16 = u16::MAX;
+
+/// Before a panic message is printed: the question cleared, raw mode off and cursor shown, so
+/// the message is readable where the question was and the shell usable. (The [`Session`]'s
+/// drop, running while unwinding, then leaves the screen alone.)
 fn install_panic_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
@@ -78,8 +84,11 @@ fn install_panic_hook() {
             if terminal::is_raw_mode_enabled().unwrap_or(false) {
                 let _ = terminal::disable_raw_mode();
                 if let Ok(mut tty) = open() {
+                    let top = VIEWPORT_TOP.swap(NO_VIEWPORT, Ordering::SeqCst);
+                    if top != NO_VIEWPORT {
+                        let _ = execute!(tty, MoveTo(0, top), Clear(ClearType::FromCursorDown));
+                    }
                     let _ = execute!(tty, DisableBracketedPaste, Show);
-                    let _ = tty.write_all(b"\r\n");
                 }
             }
             previous(info);
@@ -187,10 +196,11 @@ impl Session {
     /// next redraw, a resize or the restore expects it.
     pub(crate) fn draw(&mut self, state: &AskState<'_>) -> io::Result<()> {
         let theme = self.theme;
-        let frame = self
-            .terminal
+        self.terminal
             .draw(|frame| render(state, frame.area(), frame.buffer_mut(), theme))?;
-        let top = frame.area.as_position();
+        // The viewport's top left (the completed frame's `area` is the whole screen).
+        let top = self.terminal.get_frame().area().as_position();
+        VIEWPORT_TOP.store(top.y, Ordering::SeqCst);
         self.terminal.set_cursor_position(top)?;
         Backend::flush(self.terminal.backend_mut())
     }
@@ -208,6 +218,11 @@ impl Session {
     }
 
     fn restore(&mut self) -> io::Result<()> {
+        VIEWPORT_TOP.store(NO_VIEWPORT, Ordering::SeqCst);
+        if std::thread::panicking() {
+            // The panic hook cleared the question; its message is on screen now.
+            return execute!(self.tty, DisableBracketedPaste, Show);
+        }
         let top = self.terminal.get_frame().area().as_position();
         execute!(
             self.tty,
