@@ -192,3 +192,49 @@ fn a_client_that_disappears_has_its_pending_ask_cancelled() {
         server.child.try_wait().unwrap().is_some()
     });
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
+    use super::support::{Target, client, text};
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let dir = tempfile::tempdir().unwrap();
+        let (journal, notified) = (dir.path().join("j.jsonl"), dir.path().join("notified"));
+        let target = Target::Stdio(vec![
+            "--via".into(),
+            "none".into(),
+            "--journal".into(),
+            journal.display().to_string(),
+            "--notify".into(),
+            format!("cat > '{}'", notified.display()),
+        ]);
+        let out = client(
+            &target,
+            mode,
+            &["--arguments", ARGS, "--reply", r#"accept:{"go":"No"}"#],
+        )
+        .await;
+        assert_eq!(out["protocol"], protocol);
+        assert_eq!(text(&out), r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
+        let lines = read(&journal).unwrap();
+        let [
+            Entry::Ask { call, .. },
+            Entry::Outcome {
+                call: closed,
+                code,
+                text: logged,
+                ..
+            },
+        ] = &lines[..]
+        else {
+            panic!("{mode}: {lines:?}")
+        };
+        assert_eq!(
+            (call, code.as_str(), logged.as_str()),
+            (closed, "ANSWERED", text(&out)),
+            "{mode}"
+        );
+        wait_until("the notify command ran", || {
+            std::fs::read_to_string(&notified).is_ok_and(|s| s.ends_with('\n'))
+        });
+    }
+}
