@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::transport::stdio_pipes;
@@ -12,13 +13,23 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::AskUserServer;
 
-/// Serves one client over stdin/stdout until it closes the stream. Logs belong on stderr.
+/// How long calls still running when the client went away get to withdraw their question
+/// (after rmcp cancelled them) before the process may exit.
+const FINISH_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves one client over stdin/stdout until it closes the stream, then lets the calls still
+/// running end (cancelled: the question withdrawn from every UI, the journal written). Logs
+/// belong on stderr.
 pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
     let running = server
+        .clone()
         .serve(stdio_pipes())
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
+    if !server.finish_calls(FINISH_GRACE).await {
+        tracing::warn!("a call did not end in time after the client went away");
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use tokio_util::task::TaskTracker;
 
 use crate::input_required;
 use crate::tool::{call_result, tool};
@@ -80,6 +81,7 @@ impl Default for Routing {
 #[derive(Clone, Debug, Default)]
 pub struct AskUserServer {
     routing: Arc<Routing>,
+    calls: TaskTracker,
 }
 
 impl AskUserServer {
@@ -87,7 +89,16 @@ impl AskUserServer {
     pub fn new(routing: Routing) -> Self {
         Self {
             routing: Arc::new(routing),
+            calls: TaskTracker::new(),
         }
+    }
+
+    /// Waits (at most `grace`) for the calls still running to finish: after the transport
+    /// closed, rmcp cancels their tokens, and each must withdraw its question and write its
+    /// journal line before the process exits. Returns whether all finished in time.
+    pub async fn finish_calls(&self, grace: Duration) -> bool {
+        self.calls.close();
+        tokio::time::timeout(grace, self.calls.wait()).await.is_ok()
     }
 
     fn fallback(&self) -> FirstAnswer {
@@ -221,6 +232,6 @@ impl ServerHandler for AskUserServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        self.calls.track_future(self.call(request, context)).await
     }
 }
