@@ -33,6 +33,13 @@ pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How long a 2025-era HTTP session may go without a message before it is closed (and its
+/// pending questions cancelled). rmcp's default, 5 minutes, counts a tool call waiting for the
+/// human as idle, so a human slower than that would lose the question; a disconnected client
+/// may also resume its stream, so a dropped connection alone does not cancel (MCP streamable
+/// HTTP). A client that vanishes without ending its session is cleaned up after this long.
+pub const SESSION_IDLE: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The streamable HTTP endpoint as an axum router: `POST/GET/DELETE /mcp`, one session per
 /// client (legacy sessions for 2025-11-25 and earlier, stateless requests for 2026-07-28),
 /// `Host` checked against loopback names plus `allowed_host`. Cancelling `shutdown` ends every
@@ -46,11 +53,10 @@ pub fn http_router(
     hosts.extend(allowed_host);
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     config.cancellation_token = shutdown;
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     axum::Router::new().nest_service("/mcp", service)
 }
 

@@ -34,6 +34,7 @@ def parse():
     p.add_argument("--cancel", action="store_true")
     p.add_argument("--list-only", action="store_true")
     p.add_argument("--pending-file", default=None)
+    p.add_argument("--vanish", action="store_true")
     p.add_argument("--web-url", default=None)
     p.add_argument("--web", default=None)
     return p.parse_args(sys.argv[1:])
@@ -77,6 +78,15 @@ async def main():
             result = await client.call_tool("ask_user_question", arguments)
             out["result"] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
+        if args.vanish:
+            # The client process dies while its question is pending: no cancellation is sent,
+            # the connection just closes.
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                while not os.path.exists(args.pending_file):
+                    await anyio.sleep(0.02)
+                print(json.dumps({"vanished": True}), flush=True)
+                os._exit(0)
         if args.web_url:
             await through_web(args, call, out)
         elif not args.cancel:

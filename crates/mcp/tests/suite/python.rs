@@ -300,3 +300,42 @@ async fn without_elicitation_the_web_page_asks_and_a_cancelled_call_is_withdrawn
         }
     }
 }
+
+/// A 2026-07-28 call is one HTTP request: its connection closing ends it. (A 2025-era session
+/// may resume its stream after a dropped connection, so there the question stays until the
+/// session ends: `DELETE`, a cancellation, or `SESSION_IDLE`.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_vanishes_mid_call_over_stateless_http_has_its_question_withdrawn() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["auto"] {
+        let pending = dir.path().join(format!("vanish-{mode}"));
+        let holding = Holding::new(0, Some(pending.clone()));
+        let routing = Routing {
+            fallback: vec![holding.clone()],
+            ..Routing::default()
+        };
+        let http = http_server(routing).await;
+        let arguments = r#"{"questions":[{"id":"go","question":"Deploy?"}]}"#;
+        let pending = pending.to_string_lossy().into_owned();
+        let out = client(
+            &Target::Http(http.url.clone()),
+            mode,
+            &[
+                "--arguments",
+                arguments,
+                "--vanish",
+                "--pending-file",
+                &pending,
+            ],
+        )
+        .await;
+        assert_eq!(out["vanished"], true);
+        for _ in 0..1000 {
+            if holding.withdrawn.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
+    }
+}
