@@ -339,3 +339,51 @@ async fn a_client_that_vanishes_mid_call_over_stateless_http_has_its_question_wi
         assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_time_budget_withdraws_the_pushed_form_and_says_it_is_not_approval() {
+    let target = Target::Stdio(vec![
+        "--via".into(),
+        "none".into(),
+        "--timeout".into(),
+        "300ms".into(),
+    ]);
+    let arguments = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+    let out = client(
+        &target,
+        "legacy",
+        &["--arguments", arguments, "--reply", "hold"],
+    )
+    .await;
+    assert_eq!(
+        text(&out),
+        "Error: no answer within 300ms; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
+    );
+    assert_eq!(out["withdrawn"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_tool_is_a_protocol_error_naming_the_one_tool() {
+    let (targets, _http) = targets().await;
+    for target in &targets {
+        for (mode, _) in MODES {
+            let out = client(
+                target,
+                mode,
+                &[
+                    "--tool",
+                    "ask_user",
+                    "--arguments",
+                    "{}",
+                    "--reply",
+                    "decline",
+                ],
+            )
+            .await;
+            assert_eq!(
+                out["error"], "unknown tool \"ask_user\"; this server has only ask_user_question",
+                "{target:?} {mode}"
+            );
+        }
+    }
+}
