@@ -7,7 +7,8 @@
 //! - 200 only for a valid submission, and the ask then returns exactly the normalised answers
 //!   (or the dismissal);
 //! - 422 only when `normalise` refuses the answers, with its text, and the batch stays open;
-//! - 409 only for a batch that is not open; 400 for a body that is not a submission;
+//! - 409 only for a batch that is not open; 400 for a body that is not a submission; 413 only
+//!   for a body over `BODY_LIMIT`, and the batch stays open;
 //! - nothing else (no 500, no panic); after cancelling, no batch is left pending.
 #![no_main]
 
@@ -21,7 +22,7 @@ use ask_user_core::{
     normalise,
 };
 use ask_user_fuzz::{ItemSpec, QuestionSpec, request_and_answers};
-use ask_user_web::{WebConfig, WebState, router};
+use ask_user_web::{BODY_LIMIT, WebConfig, WebState, router};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use libfuzzer_sys::fuzz_target;
@@ -169,6 +170,7 @@ fn run(request: AskUserQuestionRequest, submit: Submit, dismiss: bool) {
             state.base_path(),
             if dismiss { "dismiss" } else { "answer" }
         );
+        let body_len = bytes.len();
         let post = Request::post(path)
             .header("host", HOST)
             .header("origin", format!("http://{HOST}"))
@@ -216,6 +218,16 @@ fn run(request: AskUserQuestionRequest, submit: Submit, dismiss: bool) {
                     structured.is_none(),
                     "a well-formed submission was a bad request: {text}"
                 );
+            }
+            StatusCode::PAYLOAD_TOO_LARGE => {
+                // Found by this target: a valid submission can exceed the limit (long labels
+                // selected in a multi-select, a long own answer); the page then cannot answer.
+                // Reported; the refusal itself must only hit bodies over the limit.
+                assert!(
+                    body_len > BODY_LIMIT,
+                    "{body_len} bytes refused as too large"
+                );
+                assert_eq!(state.pending(), 1, "a refused body keeps the batch open");
             }
             other => panic!("unexpected status {other}: {text}"),
         }
