@@ -1,8 +1,9 @@
 //! MCP server figures (run by `bench/mcp-figures`; prints figures, asserts nothing timed):
 //!
 //! 1. Pending questions one streamable HTTP server holds: N clients (default 10,000,
-//!    `MCP_PENDING=N`) each send one `tools/call` (protocol 2026-07-28, stateless requests, one
-//!    TCP connection each) to a server in a child process whose answerer holds every question
+//!    `MCP_PENDING=N`) each send one `tools/call` (protocol 2026-07-28 stateless requests, then
+//!    2025-11-25 sessions: initialize, then the call; one TCP connection per request) to a
+//!    server in a child process whose answerer holds every question
 //!    until all N are pending, then answers each with its own question text; every caller must
 //!    get exactly its own answer. Reports the server's RSS growth per pending question.
 //! 2. Round trip of one `tools/call` over stdio to `ask-user-mcp --answers FILE` (scripted
@@ -39,7 +40,8 @@ fn main() {
         "ask-user MCP server figures (release build, {} cores)",
         cores()
     );
-    pending_figures(pending);
+    pending_figures(pending, Era::Stateless);
+    pending_figures(pending, Era::Session);
     stdio_figures(calls);
 }
 
@@ -67,6 +69,7 @@ fn rss_kib() -> u64 {
 /// Holds every question until `release_at` are pending, then answers each with its own text.
 struct HoldAll {
     release_at: usize,
+    done: std::sync::atomic::AtomicBool,
     pending: AtomicUsize,
     released: Notify,
     all_pending: Notify,
@@ -87,6 +90,7 @@ impl UserInteraction for HoldAll {
             }
             tokio::select! {
                 () = released => {}
+                () = async {}, if self.done.load(Ordering::SeqCst) => {}
                 () = cancel.cancelled() => {
                     // A connection the client gave up on (it retries): not pending any more.
                     self.pending.fetch_sub(1, Ordering::SeqCst);
@@ -110,6 +114,7 @@ fn serve(count: usize) {
     runtime.block_on(async {
         let hold = Arc::new(HoldAll {
             release_at: count,
+            done: std::sync::atomic::AtomicBool::new(false),
             pending: AtomicUsize::new(0),
             released: Notify::new(),
             all_pending: Notify::new(),
@@ -132,6 +137,7 @@ fn serve(count: usize) {
         std::io::stdout().flush().unwrap();
         // Let the figure be read before the answers flow.
         tokio::time::sleep(Duration::from_millis(100)).await;
+        hold.done.store(true, Ordering::SeqCst);
         hold.released.notify_waiters();
         // Serve until the parent closes our stdin.
         let mut stdin = tokio::io::stdin();
@@ -140,39 +146,44 @@ fn serve(count: usize) {
     });
 }
 
-fn call_body(i: usize) -> String {
-    serde_json::json!({
+/// The protocol era of the load's clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// 2025-11-25: initialize, a session (`Mcp-Session-Id`), then the call on it.
+    Session,
+    /// 2026-07-28: one stateless request per call.
+    Stateless,
+}
+
+fn call_body(i: usize, era: Era) -> String {
+    let mut body = serde_json::json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {
             "name": "ask_user_question",
             "arguments": {"questions": [{"id": "q", "question": format!("caller {i}")}]},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "figures", "version": "0"},
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
         }
-    })
-    .to_string()
-}
-
-/// One call; a connection the loaded server's accept queue dropped is tried again.
-async fn one_call(port: u16, i: usize, connect: Arc<Semaphore>) -> bool {
-    for _ in 0..20 {
-        match try_call(port, i, &connect).await {
-            Ok(ok) => return ok,
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
+    });
+    if era == Era::Stateless {
+        body["params"]["_meta"] = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "figures", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
     }
-    false
+    body.to_string()
 }
 
-async fn try_call(port: u16, i: usize, connect: &Semaphore) -> std::io::Result<bool> {
-    let body = call_body(i);
+/// One POST on its own connection; returns the whole response (head and body).
+async fn post(
+    port: u16,
+    headers: &str,
+    body: &str,
+    connect: &Semaphore,
+) -> std::io::Result<String> {
     let permit = connect.acquire().await.map_err(std::io::Error::other)?;
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: ask_user_question\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Connection: close\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).await?;
@@ -183,7 +194,45 @@ async fn try_call(port: u16, i: usize, connect: &Semaphore) -> std::io::Result<b
     if response.is_empty() {
         return Err(std::io::ErrorKind::ConnectionReset.into());
     }
-    let response = String::from_utf8_lossy(&response);
+    Ok(String::from_utf8_lossy(&response).into_owned())
+}
+
+/// One call; a connection the loaded server's accept queue dropped is tried again.
+async fn one_call(port: u16, i: usize, connect: Arc<Semaphore>, era: Era) -> bool {
+    for _ in 0..20 {
+        match try_call(port, i, &connect, era).await {
+            Ok(ok) => return ok,
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    false
+}
+
+async fn try_call(port: u16, i: usize, connect: &Semaphore, era: Era) -> std::io::Result<bool> {
+    let headers = match era {
+        Era::Stateless => {
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: ask_user_question\r\n"
+                .to_owned()
+        }
+        Era::Session => {
+            let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"figures","version":"0"}}}"#;
+            let response = post(port, "", initialize, connect).await?;
+            let session = response
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("mcp-session-id")
+                        .then(|| value.trim().to_owned())
+                })
+                .ok_or_else(|| std::io::Error::other("no session id"))?;
+            let headers =
+                format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+            let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+            post(port, &headers, initialized, connect).await?;
+            headers
+        }
+    };
+    let response = post(port, &headers, &call_body(i, era), connect).await?;
     let own = format!(r#"\"custom\":\"caller {i}\"}}]}}"#);
     let ok = response.contains(&own);
     if !ok {
@@ -192,7 +241,7 @@ async fn try_call(port: u16, i: usize, connect: &Semaphore) -> std::io::Result<b
     Ok(ok)
 }
 
-fn pending_figures(count: usize) {
+fn pending_figures(count: usize, era: Era) {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
         .args(["--serve", &count.to_string()])
@@ -212,7 +261,7 @@ fn pending_figures(count: usize) {
     let results = runtime.block_on(async {
         let connect = Arc::new(Semaphore::new(64));
         let tasks: Vec<_> = (0..count)
-            .map(|i| tokio::spawn(one_call(port, i, connect.clone())))
+            .map(|i| tokio::spawn(one_call(port, i, connect.clone(), era)))
             .collect();
         let mut ok = 0;
         for task in tasks {
@@ -230,9 +279,11 @@ fn pending_figures(count: usize) {
     drop(child.stdin.take());
     let _ = child.wait();
     let per = (at.saturating_sub(before) as f64) * 1024.0 / count as f64;
-    println!(
-        "HTTP: {count} pending questions held at once by one server (2026-07-28 stateless calls, one connection each)"
-    );
+    let how = match era {
+        Era::Stateless => "2026-07-28 stateless calls, one connection each",
+        Era::Session => "2025-11-25 sessions, one call and one connection each",
+    };
+    println!("HTTP: {count} pending questions held at once by one server ({how})");
     println!("  answers reaching their own caller: {results}/{count}");
     println!(
         "  server RSS: {:.1} MiB idle -> {:.1} MiB with all pending: {:.1} KiB per pending question",
