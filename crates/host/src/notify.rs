@@ -12,6 +12,9 @@ use ask_user_core::{
 
 /// How long a command may run before it is logged as slow (it is never killed).
 const SLOW_AFTER: Duration = Duration::from_secs(10);
+/// Input up to this size is written before `notify` returns: it fits in a new pipe's buffer
+/// (64 KiB on Linux), so the write cannot block.
+const PIPE_CAPACITY: usize = 32 * 1024;
 /// How often the watcher looks whether the command has ended.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -95,33 +98,56 @@ fn notify_after(command_line: &str, request: &AskUserQuestionRequest, slow_after
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
+    // Started here, not on the watcher thread, so the command runs even when the host exits
+    // right after an instant answer (a scripted `--answers` run).
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            tracing::warn!("notify command `{command_line}` could not start: {error}");
+            return;
+        }
+    };
+    feed(&mut child, input, command_line);
     let line = command_line.to_owned();
     let watcher = std::thread::Builder::new()
         .name("ask-user-notify".to_owned())
-        .spawn(move || match command.spawn() {
-            Ok(child) => watch(child, input, &line, slow_after),
-            Err(error) => tracing::warn!("notify command `{line}` could not start: {error}"),
-        });
+        .spawn(move || watch(child, &line, slow_after));
     if let Err(error) = watcher {
-        tracing::warn!("notify command `{command_line}` could not start: {error}");
+        tracing::warn!("notify command `{command_line}` could not be watched: {error}");
     }
 }
 
-/// Feeds the request to the command, then waits for it, logging failure or slowness.
-fn watch(mut child: Child, input: String, line: &str, slow_after: Duration) {
+/// Feeds the request to the command's stdin, then closes it.
+fn feed(child: &mut Child, input: String, line: &str) {
     if let Some(mut stdin) = child.stdin.take() {
-        // A separate thread: a command that never reads stdin must not stop the watching.
-        let feeding = std::thread::Builder::new()
-            .name("ask-user-notify-stdin".to_owned())
-            .spawn(move || match stdin.write_all(input.as_bytes()) {
+        if input.len() <= PIPE_CAPACITY {
+            // Fits in the fresh pipe's buffer: written at once, never blocks, and complete
+            // before the host can exit.
+            match stdin.write_all(input.as_bytes()) {
                 // The command did not want its input; that is its business.
-                Err(error) if error.kind() != ErrorKind::BrokenPipe => Err(error),
-                _ => Ok(()),
-            });
-        if let Err(error) = feeding {
-            tracing::warn!("notify command `{line}`: could not feed its stdin: {error}");
+                Err(error) if error.kind() != ErrorKind::BrokenPipe => {
+                    tracing::warn!("notify command `{line}`: could not feed its stdin: {error}");
+                }
+                _ => {}
+            }
+        } else {
+            // A separate thread: a command that never reads stdin must not stop the watching.
+            let feeding = std::thread::Builder::new()
+                .name("ask-user-notify-stdin".to_owned())
+                .spawn(move || match stdin.write_all(input.as_bytes()) {
+                    // The command did not want its input; that is its business.
+                    Err(error) if error.kind() != ErrorKind::BrokenPipe => Err(error),
+                    _ => Ok(()),
+                });
+            if let Err(error) = feeding {
+                tracing::warn!("notify command `{line}`: could not feed its stdin: {error}");
+            }
         }
     }
+}
+
+/// Waits for the command, logging failure or slowness.
+fn watch(mut child: Child, line: &str, slow_after: Duration) {
     let started = Instant::now();
     let mut reported_slow = false;
     let status = loop {

@@ -43,12 +43,11 @@ pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("setsid (util-linux) runs the binary");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A run that fails before reading its input (a usage error) closes the pipe early.
+    match child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => panic!("stdin: {error}"),
+        _ => {}
+    }
     let Output {
         status,
         stdout,
