@@ -370,13 +370,19 @@ impl Decoder<'_> {
             .then_some(Some(id))
     }
 
-    /// The question text and header; `None` after a violation.
-    fn texts(&mut self, map: &Map<String, Value>, path: &str) -> Option<(String, Option<String>)> {
-        let header = match field(map, "header", path, &mut self.leniencies) {
+    /// An optional text field: absent, `null` or blank → `Ok(None)`; a string within the cap
+    /// → `Ok(Some)`; anything else → a violation and `Err(())`.
+    fn optional_text(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<String>, ()> {
+        match field(map, key, path, &mut self.leniencies) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
             Some(Value::String(text)) => {
-                if self.within_cap(&format!("{path}.header"), text) {
+                if self.within_cap(&format!("{path}.{key}"), text) {
                     Ok(Some(text.clone()))
                 } else {
                     Err(())
@@ -385,12 +391,17 @@ impl Decoder<'_> {
             Some(other) => {
                 let got = kind(other);
                 self.violate(
-                    format!("{path}.header"),
+                    format!("{path}.{key}"),
                     format!("must be a string, got {got}"),
                 );
                 Err(())
             }
-        };
+        }
+    }
+
+    /// The question text and header; `None` after a violation.
+    fn texts(&mut self, map: &Map<String, Value>, path: &str) -> Option<(String, Option<String>)> {
+        let header = self.optional_text(map, "header", path);
         let question = match field(map, "question", path, &mut self.leniencies) {
             Some(Value::String(text)) if text.trim().is_empty() => {
                 self.violate(
@@ -538,25 +549,7 @@ impl Decoder<'_> {
                         None
                     }
                 };
-                let description = match field(map, "description", path, &mut self.leniencies) {
-                    None => Ok(None),
-                    Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
-                    Some(Value::String(text)) => {
-                        if self.within_cap(&format!("{path}.description"), text) {
-                            Ok(Some(text.clone()))
-                        } else {
-                            Err(())
-                        }
-                    }
-                    Some(other) => {
-                        let got = kind(other);
-                        self.violate(
-                            format!("{path}.description"),
-                            format!("must be a string, got {got}"),
-                        );
-                        Err(())
-                    }
-                };
+                let description = self.optional_text(map, "description", path);
                 for key in map.keys() {
                     if key != "label" && key != "description" {
                         self.leniencies.push(Leniency::IgnoredKey {
