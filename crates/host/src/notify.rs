@@ -31,7 +31,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// - stdout discarded (it never reaches the host's stdout, which may carry results or a
 ///   protocol), stderr shared with the host's (its log).
 ///
-/// Nothing of it blocks the ask: the command is started and watched on its own thread. A
+/// Nothing of it blocks the ask: the command is started (and a request up to 32 KiB written to
+/// its stdin, which fits a fresh pipe) before the ask goes on, so it runs even when an instant
+/// answer ends the host at once; larger input is fed, and the command watched, on threads. A
 /// command that cannot start, exits unsuccessfully or runs longer than 10 s is logged
 /// (`tracing` warnings); it is never killed, and its end is not awaited.
 #[derive(Clone)]
@@ -74,7 +76,7 @@ impl Notify {
 
 /// Runs `command` (`sh -c`) for `request` as [`Notify`] does when a question opens: the
 /// request as JSON on stdin, `ASK_USER_QUESTION` and `ASK_USER_COUNT` in the environment,
-/// stdout discarded; started and watched on its own thread, so this returns at once. For
+/// stdout discarded; started before this returns, fed and watched without blocking. For
 /// hosts that open a question without an answerer future (e.g. an MCP input-required result).
 pub fn notify(command: &str, request: &AskUserQuestionRequest) {
     notify_after(command, request, SLOW_AFTER);
