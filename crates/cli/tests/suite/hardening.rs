@@ -140,10 +140,11 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
     let pane = Pane::ask(
-        &["--timeout", "5s", "--journal", journal.to_str().unwrap()],
+        &["--timeout", "8s", "--journal", journal.to_str().unwrap()],
         BATCH,
     );
     pane.wait_text("Which database?");
+    // 8 s leave room for a loaded machine to draw the question and take the key.
     pane.keys(&["Enter"]); // the recommended option of question 1
     pane.wait_text("Service name?");
     let done = pane.finished();
@@ -151,7 +152,7 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
         (done.status, done.stdout.as_str()),
         (
             5,
-            "Error: no answer within 5s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
+            "Error: no answer within 8s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
         )
     );
     assert_cooked_with_cursor(&pane);
