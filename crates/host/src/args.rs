@@ -12,15 +12,19 @@ use crate::notify::Notify;
 /// `--journal FILE` and `--notify CMD` (clap arguments; flatten them into a command).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct HostArgs {
-    /// Append an audit journal to FILE: one JSON line per question asked and per outcome
-    /// (time, call id, the questions, outcome code and text, the answers), written before the
-    /// model reads the result. Startup fails when FILE cannot be written.
+    /// Append an audit journal to FILE (one JSON line per ask and per outcome).
+    ///
+    /// Each line holds the time, the call id, the questions, the outcome code and text and the
+    /// answers; it is on disk before the model reads the result. Startup fails when FILE cannot
+    /// be written.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
 
-    /// Run CMD (with `sh -c`) whenever a question opens, e.g. `notify-send "Agent asks"
-    /// "$ASK_USER_QUESTION"`. It gets the questions as JSON on stdin; it is never waited for,
-    /// and its failures are only logged.
+    /// Run CMD (with `sh -c`) whenever a question opens.
+    ///
+    /// It gets the questions as JSON on stdin and the first question in `$ASK_USER_QUESTION`,
+    /// e.g. `notify-send "Agent asks" "$ASK_USER_QUESTION"`. It is never waited for; its
+    /// failures are only logged.
     #[arg(long, value_name = "CMD")]
     pub notify: Option<String>,
 }
