@@ -5,8 +5,13 @@ use axum::http::StatusCode;
 use axum::http::header::{CONTENT_TYPE, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
-/// The largest request body accepted, in bytes (64 KiB).
-pub const BODY_LIMIT: usize = 64 * 1024;
+/// The largest request body accepted, in bytes (8 MiB).
+///
+/// A valid submission must always fit: under the default caps (10 questions, 26 options of
+/// 4,000 characters, up to 4 bytes each in UTF-8) choosing every option of every question is
+/// about 4.2 MB, which leaves room for the human's own answers. The key and Host/Origin checks
+/// run before any body is read, so only holders of the secret can send one this large.
+pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 /// Why a request was refused. Each variant's doc names its status and text.
 #[derive(Debug)]
@@ -17,7 +22,7 @@ pub(crate) enum Refusal {
     Key,
     /// 403 `forbidden: cross-origin request`
     Origin,
-    /// 413 `request body too large: at most 64 KiB`
+    /// 413 `request body too large: at most 8 MiB`
     TooLarge,
     /// 400 `bad request: <why>`
     BadRequest(String),
@@ -51,7 +56,7 @@ impl Refusal {
                     .to_owned()
             }
             Self::Origin => "forbidden: cross-origin request".to_owned(),
-            Self::TooLarge => "request body too large: at most 64 KiB".to_owned(),
+            Self::TooLarge => "request body too large: at most 8 MiB".to_owned(),
             Self::BadRequest(why) => format!("bad request: {why}"),
             Self::NotFound => "not found".to_owned(),
             Self::Gone => {

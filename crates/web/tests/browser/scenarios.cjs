@@ -247,7 +247,7 @@ const scenarios = {
       const r = await fetch('answer', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ batch, answers: [{ id: 'db', custom: 'x'.repeat(70 * 1024) }] }),
+        body: JSON.stringify({ batch, answers: [{ id: 'db', custom: 'x'.repeat(8 * 1024 * 1024 + 1) }] }),
       });
       return { status: r.status, text: await r.text() };
     });

@@ -310,7 +310,7 @@ async fn the_browser_is_refused_without_the_key_with_a_foreign_host_cross_origin
             "wrongKey": {"status": 403, "text": key_text},
             "rebind": {"status": 403, "text": "forbidden: unexpected Host header; open the address ask-user printed"},
             "crossOrigin": "refused: TypeError",
-            "big": {"status": 413, "text": "request body too large: at most 64 KiB"},
+            "big": {"status": 413, "text": "request body too large: at most 8 MiB"},
             "stillOpen": null,
         })
     );

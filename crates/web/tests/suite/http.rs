@@ -238,9 +238,9 @@ async fn a_post_without_our_origin_is_refused() {
 }
 
 #[tokio::test]
-async fn bodies_over_64_kib_are_refused_with_413() {
+async fn bodies_over_8_mib_are_refused_with_413() {
     let state = state();
-    assert_eq!(BODY_LIMIT, 65_536);
+    assert_eq!(BODY_LIMIT, 8 * 1024 * 1024);
     let path = format!("{}answer", state.base_path());
     let big = format!(
         r#"{{"batch":1,"answers":[{{"id":"db","custom":"{}"}}]}}"#,
@@ -251,7 +251,7 @@ async fn bodies_over_64_kib_are_refused_with_413() {
         (reply.status, reply.text.as_str()),
         (
             StatusCode::PAYLOAD_TOO_LARGE,
-            "request body too large: at most 64 KiB"
+            "request body too large: at most 8 MiB"
         )
     );
     // Without a Content-Length (streamed), the limit holds too.
@@ -606,4 +606,49 @@ async fn a_timed_out_ask_is_withdrawn_and_the_model_reads_the_timeout() {
             r#"{"batch":1,"reason":"cancelled"}"#.to_owned()
         )
     );
+}
+
+/// Regression (found by the `web_submission` fuzz target): a valid submission must always fit
+/// the body limit. The largest under the default caps: 10 multi-selects with 26 options of
+/// 4,000 four-byte characters each, every option chosen, plus an own answer each.
+#[tokio::test]
+async fn the_largest_valid_submission_fits_the_body_limit() {
+    let state = state();
+    let limits = Limits::default();
+    let label = |q: usize, o: usize| format!("{q}-{o}-{}", "😀".repeat(limits.max_text_chars - 8));
+    let questions: Vec<serde_json::Value> = (0..limits.max_questions)
+        .map(|q| {
+            serde_json::json!({
+                "id": format!("q{q}"), "question": "Which?", "multi_select": true,
+                "options": (0..limits.max_options).map(|o| label(q, o)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let req = decode(serde_json::json!({ "questions": questions }), &limits)
+        .unwrap()
+        .request;
+    let answers: Vec<serde_json::Value> = req
+        .questions
+        .iter()
+        .map(|q| {
+            serde_json::json!({
+                "id": q.id,
+                "selected": q.options.iter().map(|o| o.label.clone()).collect::<Vec<_>>(),
+                "custom": "x".repeat(limits.max_text_chars),
+            })
+        })
+        .collect();
+    let asker = state.clone();
+    let expected = req.clone();
+    let call = tokio::spawn(async move { asker.ask(&req, CancellationToken::new()).await });
+    while state.pending() == 0 {
+        tokio::task::yield_now().await;
+    }
+    let body = serde_json::json!({ "batch": 1, "answers": answers }).to_string();
+    assert!(body.len() > 4_000_000, "{} bytes", body.len());
+    let reply = send(&state, post(&format!("{}answer", state.base_path()), body)).await;
+    assert_eq!((reply.status, reply.text.as_str()), (StatusCode::OK, "ok"));
+    let answered = call.await.unwrap().unwrap();
+    assert_eq!(answered.answers.len(), expected.questions.len());
+    assert_eq!(answered.answers[9].selected.len(), 26);
 }
