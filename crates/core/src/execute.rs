@@ -163,7 +163,12 @@ impl AskUserQuestionTool {
         if !self.interaction.is_available() {
             return Outcome::NoProvider;
         }
-        let asking = context.cancel.child_token();
+        // Only a budget needs its own token (to cancel the answerers without cancelling the
+        // turn); otherwise the turn's token is the answerers' token.
+        let asking = match self.timeout {
+            Some(_) => context.cancel.child_token(),
+            None => context.cancel.clone(),
+        };
         let answer = ask_catching_panics(self.interaction.as_ref(), request, asking.clone());
         tokio::pin!(answer);
         let budget = async {
