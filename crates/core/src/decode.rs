@@ -199,7 +199,7 @@ impl Decoder<'_> {
             );
             return Vec::new();
         };
-        let items = match map.remove("questions") {
+        let items = match map.shift_remove("questions") {
             None | Some(Value::Null)
                 if map.contains_key("question") || map.contains_key("header") =>
             {

@@ -260,3 +260,19 @@ fn a_value_and_its_text_decode_alike() {
         decode(value.to_string(), &Limits::default()).unwrap()
     );
 }
+
+#[test]
+fn ignored_keys_are_reported_in_the_order_the_model_wrote_them() {
+    let (_, leniencies) = accepted(
+        r#"{"zeta":1,"questions":[{"id":"a","question":"Q?","urgency":1,"color":2}],"alpha":2}"#,
+    );
+    assert_eq!(
+        leniencies,
+        [
+            "zeta: unknown key, ignored",
+            "alpha: unknown key, ignored",
+            "questions[0].urgency: unknown key, ignored",
+            "questions[0].color: unknown key, ignored",
+        ]
+    );
+}
