@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use ask_user_core::{
     AskUserQuestionTool, Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction,
-    decode,
 };
 use ask_user_scripted::Scripted;
 
@@ -60,13 +59,9 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         if let Some(parent) = args.delegated_by.filter(|p| !p.is_empty()) {
             context = context.with_caller(Caller::Delegated { parent });
         }
-        if let Ok(decoded) = decode(text.as_str(), tool.limits()) {
-            for leniency in &decoded.leniencies {
-                tracing::info!(%leniency, "accepted a variant");
-            }
-        }
-        // The tool refuses a delegated caller first, then invalid arguments, then asks.
-        // With --journal, the ask and the outcome are on disk before the outcome is printed.
+        // The tool refuses a delegated caller first, then invalid arguments, then asks; the
+        // leniencies are logged. With --journal, the ask and the outcome are on disk before
+        // the outcome is printed.
         ask_user_host::call(journal.as_ref(), &tool, text, context).await
     });
     if let Some(code) = outcome.code() {

@@ -54,6 +54,18 @@ impl ExecutionContext {
         self.caller = caller;
         self
     }
+
+    /// The outcome of a call that must not go further, decided before the arguments are even
+    /// decoded: [`Outcome::DelegatedCaller`] for a delegated caller (first: it could never
+    /// ask), then [`Outcome::Aborted`] for a turn already cancelled; `None` otherwise.
+    /// [`AskUserQuestionTool::call`] and [`AskUserQuestionTool::ask`] check it first; hosts that
+    /// decode themselves check it before decoding to keep the same precedence.
+    pub fn refusal(&self) -> Option<Outcome> {
+        if matches!(self.caller, Caller::Delegated { .. }) {
+            return Some(Outcome::DelegatedCaller);
+        }
+        self.cancel.is_cancelled().then_some(Outcome::Aborted)
+    }
 }
 
 /// The `ask_user_question` tool: an answerer (or a [`crate::FirstAnswer`] of several),
@@ -136,7 +148,7 @@ impl AskUserQuestionTool {
         arguments: impl Into<Arguments>,
         context: ExecutionContext,
     ) -> Outcome {
-        if let Some(refused) = guard(&context) {
+        if let Some(refused) = context.refusal() {
             return refused;
         }
         match decode(arguments, &self.limits) {
@@ -157,7 +169,7 @@ impl AskUserQuestionTool {
         request: &AskUserQuestionRequest,
         context: ExecutionContext,
     ) -> Outcome {
-        if let Some(refused) = guard(&context) {
+        if let Some(refused) = context.refusal() {
             return refused;
         }
         if !self.interaction.is_available() {
@@ -205,14 +217,6 @@ impl AskUserQuestionTool {
             Err(AskError::Failed(message)) => Outcome::Failed(message),
         }
     }
-}
-
-/// Refusals that need no human: a delegated caller, a turn already cancelled.
-fn guard(context: &ExecutionContext) -> Option<Outcome> {
-    if matches!(context.caller, Caller::Delegated { .. }) {
-        return Some(Outcome::DelegatedCaller);
-    }
-    context.cancel.is_cancelled().then_some(Outcome::Aborted)
 }
 
 #[cfg(test)]

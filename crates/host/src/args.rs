@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ask_user_core::{Arguments, AskUserQuestionTool, ExecutionContext, Outcome, UserInteraction};
+use ask_user_core::{
+    Arguments, AskUserQuestionTool, Decoded, ExecutionContext, InvalidArguments, Limits, Outcome,
+    UserInteraction, decode,
+};
 
 use crate::journal::{Journal, JournalError};
 use crate::notify::Notify;
@@ -45,16 +48,36 @@ impl HostArgs {
     }
 }
 
-/// Runs one tool call through `journal` when there is one ([`Journal::call`]), else
-/// straight through the tool ([`AskUserQuestionTool::call`]).
+/// Runs one tool call through `journal` when there is one ([`Journal::call`]), else like
+/// [`AskUserQuestionTool::call`]; either way the arguments are decoded once and each
+/// leniency applied is logged ([`decode_logged`]).
 pub async fn call(
     journal: Option<&Journal>,
     tool: &AskUserQuestionTool,
     arguments: impl Into<Arguments>,
     context: ExecutionContext,
 ) -> Outcome {
-    match journal {
-        Some(journal) => journal.call(tool, arguments, context).await,
-        None => tool.call(arguments, context).await,
+    if let Some(journal) = journal {
+        return journal.call(tool, arguments, context).await;
     }
+    if let Some(refused) = context.refusal() {
+        return refused;
+    }
+    match decode_logged(arguments, tool.limits()) {
+        Ok(decoded) => tool.ask(&decoded.request, context).await,
+        Err(invalid) => Outcome::InvalidArguments(invalid),
+    }
+}
+
+/// [`decode`] that logs (`tracing` info) each leniency it applied, so hosts report what the
+/// model sent differently without decoding twice.
+pub fn decode_logged(
+    arguments: impl Into<Arguments>,
+    limits: &Limits,
+) -> Result<Decoded, InvalidArguments> {
+    let decoded = decode(arguments, limits)?;
+    for leniency in &decoded.leniencies {
+        tracing::info!(%leniency, "accepted a variant");
+    }
+    Ok(decoded)
 }

@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ask_user_core::{
-    AnswerItem, Arguments, AskUserQuestionRequest, AskUserQuestionTool, Caller, ExecutionContext,
-    Outcome, Question, decode,
+    AnswerItem, Arguments, AskUserQuestionRequest, AskUserQuestionTool, ExecutionContext, Outcome,
+    Question,
 };
 use serde::{Deserialize, Serialize};
 
@@ -203,12 +203,11 @@ impl Journal {
         let arguments = arguments.into();
         let call = self.next_call_id();
         // Refusals that need no decoding keep the tool's precedence (delegated, aborted).
-        if matches!(context.caller, Caller::Delegated { .. }) || context.cancel.is_cancelled() {
-            let outcome = tool.call(arguments.clone(), context).await;
-            self.log_outcome(&call, &outcome, Some(&arguments));
-            return outcome;
+        if let Some(refused) = context.refusal() {
+            self.log_outcome(&call, &refused, Some(&arguments));
+            return refused;
         }
-        match decode(arguments.clone(), tool.limits()) {
+        match crate::decode_logged(arguments.clone(), tool.limits()) {
             Ok(decoded) => self.ask_as(&call, tool, &decoded.request, context).await,
             Err(invalid) => {
                 let outcome = Outcome::InvalidArguments(invalid);

@@ -53,7 +53,7 @@ mod args;
 mod journal;
 mod notify;
 
-pub use args::{HostArgs, call};
+pub use args::{HostArgs, call, decode_logged};
 pub use journal::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
 pub use notify::{Notify, notify};
 
