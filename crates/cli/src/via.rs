@@ -11,7 +11,7 @@ use ask_user_core::UserInteraction;
 /// The names `--via` accepts, in the order `--help` and errors list them.
 pub(crate) const NAMES: [&str; 2] = ["terminal", "web"];
 
-/// The answerers for `names` (duplicates ignored); `web_addr` is where `web` listens. An
+/// The answerers for `names` (blanks and duplicates ignored); `web_addr` is where `web` listens. An
 /// unknown name is a usage error whose message lists the known names; a web address that
 /// cannot be bound is a usage error too.
 pub(crate) fn answerers(
@@ -21,7 +21,7 @@ pub(crate) fn answerers(
     let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for name in names.iter().map(|n| n.trim()) {
-        if seen.contains(&name) {
+        if name.is_empty() || seen.contains(&name) {
             continue;
         }
         seen.push(name);

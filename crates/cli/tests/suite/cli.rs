@@ -255,6 +255,15 @@ fn usage_errors_exit_2_and_say_what_to_do() {
             "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web\n"
         )
     );
+    let out = run(&["ask", "--via", " , "], r#"{"question":"Go?"}"#);
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (
+            2,
+            "",
+            "ask-user: --via needs at least one of: terminal, web\n"
+        )
+    );
     let out = run(&["ask", "/nonexistent/q.json"], "");
     assert_eq!(out.status, 2);
     assert!(
