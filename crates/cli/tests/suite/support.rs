@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+
+use ask_user_test_support::TmuxPane;
 
 /// The `ask-user` binary under test.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
@@ -60,18 +61,20 @@ pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// How long a condition on the screen may take before the test fails (generous: CI
-/// machines are slow; a passing test never waits for it).
-const DEADLINE: Duration = Duration::from_secs(20);
-
-/// One `ask-user` run in a tmux pane of its own (a private tmux server per test).
+/// One `ask-user` run in a tmux pane of its own (a private tmux server per test); every
+/// [`TmuxPane`] method (keys, screen, waits, files) works on it.
 ///
 /// The pane runs a script: it prints `MARKER`, runs `ask-user ARGS` with stdout and
 /// stderr to files (stdin from a pipe, or the file given), records the exit status and
 /// `stty -a`, prints `DONE`, then stays open so the screen can still be read.
-pub(crate) struct Pane {
-    dir: tempfile::TempDir,
-    socket: PathBuf,
+pub(crate) struct Pane(TmuxPane);
+
+impl std::ops::Deref for Pane {
+    type Target = TmuxPane;
+
+    fn deref(&self) -> &TmuxPane {
+        &self.0
+    }
 }
 
 impl Pane {
@@ -104,7 +107,7 @@ impl Pane {
         use std::io::Write;
         let mut gate = std::fs::OpenOptions::new()
             .write(true)
-            .open(self.dir.path().join("gate"))
+            .open(self.dir().join("gate"))
             .unwrap();
         gate.write_all(b"go\n").unwrap();
     }
@@ -144,112 +147,7 @@ exec sleep 600
             bin = BIN,
             args = quoted.join(" "),
         );
-        std::fs::write(dir.path().join("run.sh"), script).unwrap();
-        let socket = dir.path().join("tmux.sock");
-        let pane = Self { dir, socket };
-        pane.tmux(&[
-            "new-session",
-            "-d",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            "-s",
-            "main",
-            &format!("sh '{}'", pane.dir.path().join("run.sh").display()),
-        ]);
-        pane
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg("/dev/null")
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("ASK_USER_DELEGATED_BY")
-            .env_remove("NO_COLOR")
-            .output()
-            .expect("tmux is installed (scripts/setup)");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    }
-
-    /// The screen as text.
-    pub(crate) fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "main"])
-    }
-
-    /// Waits until the screen satisfies `condition`; returns that screen.
-    pub(crate) fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if condition(&screen) {
-                return screen;
-            }
-            if start.elapsed() > DEADLINE {
-                panic!(
-                    "waited {DEADLINE:?} for {what}; the screen:\n{screen}\nstderr: {}",
-                    self.file("err.txt").unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Waits until the screen shows `text`.
-    pub(crate) fn wait_text(&self, text: &str) -> String {
-        self.wait_for(&format!("{text:?} on screen"), |s| s.contains(text))
-    }
-
-    /// Sends tmux key names (`Enter`, `Down`, `Space`, `Escape`, `C-c`, `BTab`, …).
-    pub(crate) fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "main"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-
-    /// Types `text` literally.
-    pub(crate) fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "main", "-l", text]);
-    }
-
-    /// Pastes `text` as a terminal does when the application asked for bracketed paste.
-    pub(crate) fn paste(&self, text: &str) {
-        self.tmux(&["set-buffer", "--", text]);
-        self.tmux(&["paste-buffer", "-p", "-t", "main"]);
-    }
-
-    /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.
-    pub(crate) fn display(&self, format: &str) -> String {
-        self.tmux(&["display-message", "-p", "-t", "main", format])
-            .trim_end()
-            .to_owned()
-    }
-
-    /// Resizes the pane (the window) to `width`×`height`.
-    pub(crate) fn resize(&self, width: u16, height: u16) {
-        self.tmux(&[
-            "resize-window",
-            "-t",
-            "main",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-        ]);
-    }
-
-    /// A file the script wrote, if it exists yet.
-    pub(crate) fn file(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.path().join(name)).ok()
+        Self(TmuxPane::start(dir, &script, width, height, "err.txt"))
     }
 
     /// Waits for `ask-user` to exit; returns its status, stdout and stderr.
@@ -269,15 +167,5 @@ exec sleep 600
             self.file("pid.txt").is_some_and(|p| p.ends_with('\n'))
         });
         self.file("pid.txt").unwrap().trim().to_owned()
-    }
-}
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
     }
 }

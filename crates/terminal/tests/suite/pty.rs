@@ -1,20 +1,18 @@
 //! The answerer as a library in a real terminal: panic and cancellation restore the terminal.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use ask_user_core::{
     AskError, AskUserQuestionRequest, CancellationToken, FirstAnswer, Limits, UserInteraction,
     decode,
 };
 use ask_user_terminal::Terminal;
+use ask_user_test_support::TmuxPane;
 
 const CHILD: &str = "ASK_USER_TERMINAL_CHILD";
 const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
-const DEADLINE: Duration = Duration::from_secs(20);
 
 fn request() -> AskUserQuestionRequest {
     decode(QUESTION, &Limits::default()).unwrap().request
@@ -55,9 +53,15 @@ fn child() {
     assert_eq!(result, Err(AskError::Cancelled));
 }
 
-struct Pane {
-    dir: tempfile::TempDir,
-    socket: PathBuf,
+/// The child in a tmux pane; every [`TmuxPane`] method works on it.
+struct Pane(TmuxPane);
+
+impl std::ops::Deref for Pane {
+    type Target = TmuxPane;
+
+    fn deref(&self) -> &TmuxPane {
+        &self.0
+    }
 }
 
 impl Pane {
@@ -74,64 +78,7 @@ impl Pane {
             dir = dir.path().display()
         );
         std::fs::write(dir.path().join("child.sh"), script).unwrap();
-        std::fs::write(dir.path().join("run.sh"), wrapper).unwrap();
-        let socket = dir.path().join("tmux.sock");
-        let pane = Self { dir, socket };
-        let run = format!("sh '{}'", pane.dir.path().join("run.sh").display());
-        pane.tmux(&[
-            "new-session",
-            "-d",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-s",
-            "main",
-            &run,
-        ]);
-        pane
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg("/dev/null")
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux is installed (scripts/setup)");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "main"])
-    }
-
-    fn file(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.path().join(name)).ok()
-    }
-
-    fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if condition(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "waited for {what}; screen:\n{screen}\nout: {:?}",
-                self.file("out.txt")
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        Self(TmuxPane::start(dir, &wrapper, 80, 24, "out.txt"))
     }
 
     /// Sends SIGUSR1 to the child (the pid the script recorded is the exec'd test binary).
@@ -152,24 +99,13 @@ impl Pane {
             flags.contains(&"icanon") && flags.contains(&"echo"),
             "cooked mode again:\n{stty}"
         );
-        let cursor = self.tmux(&["display-message", "-p", "-t", "main", "#{cursor_flag}"]);
-        assert_eq!(cursor.trim(), "1", "cursor visible");
+        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor visible");
         let screen = self.screen();
         assert!(
             !screen.contains("Type your own answer"),
             "question cleared:\n{screen}"
         );
         assert!(screen.contains("MARKER"), "{screen}");
-    }
-}
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
     }
 }
 

@@ -1,0 +1,167 @@
+//! # ask-user-test-support
+//!
+//! [`TmuxPane`]: a shell script running in a real terminal — a tmux pane on a private tmux
+//! server (its own socket, no user config) — that tests type into ([`TmuxPane::keys`],
+//! [`TmuxPane::type_text`], [`TmuxPane::paste`]) and read ([`TmuxPane::screen`],
+//! [`TmuxPane::wait_for`], [`TmuxPane::file`]). The server is killed when the pane drops.
+//! Needs `tmux` on `PATH` (`scripts/setup` installs it).
+#![deny(missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// How long a condition on the screen may take before the test fails (generous: CI machines
+/// are slow; a passing test never waits for it).
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A script in a tmux pane of its own; its working files live in [`TmuxPane::dir`].
+#[derive(Debug)]
+pub struct TmuxPane {
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+    /// A file of `dir` whose text a failed wait shows beside the screen (e.g. stderr).
+    diagnostics: &'static str,
+}
+
+impl TmuxPane {
+    /// Writes `script` to `dir/run.sh` and runs it with `sh` in a `width`×`height` pane.
+    /// A failed wait also shows the file `diagnostics` of `dir`.
+    pub fn start(
+        dir: tempfile::TempDir,
+        script: &str,
+        width: u16,
+        height: u16,
+        diagnostics: &'static str,
+    ) -> Self {
+        let run = dir.path().join("run.sh");
+        std::fs::write(&run, script).unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let pane = Self {
+            dir,
+            socket,
+            diagnostics,
+        };
+        pane.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-s",
+            "main",
+            &format!("sh '{}'", run.display()),
+        ]);
+        pane
+    }
+
+    /// The folder of the script and the files it writes.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `tmux ARGS` against this pane's server; panics with tmux's stderr on failure.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg("/dev/null")
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("NO_COLOR")
+            .output()
+            .expect("tmux is installed (scripts/setup)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// The screen as text.
+    pub fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "main"])
+    }
+
+    /// Waits until the screen satisfies `condition` (checked every 20 ms, for at most
+    /// [`DEADLINE`]); returns that screen.
+    pub fn wait_for(&self, what: &str, condition: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if condition(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "waited {DEADLINE:?} for {what}; the screen:\n{screen}\n{}: {}",
+                self.diagnostics,
+                self.file(self.diagnostics).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the screen shows `text`.
+    pub fn wait_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?} on screen"), |s| s.contains(text))
+    }
+
+    /// Sends tmux key names (`Enter`, `Down`, `Space`, `Escape`, `C-c`, `BTab`, …).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "main"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Types `text` literally.
+    pub fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "main", "-l", text]);
+    }
+
+    /// Pastes `text` as a terminal does when the application asked for bracketed paste.
+    pub fn paste(&self, text: &str) {
+        self.tmux(&["set-buffer", "--", text]);
+        self.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    }
+
+    /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.
+    pub fn display(&self, format: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", "main", format])
+            .trim_end()
+            .to_owned()
+    }
+
+    /// Resizes the pane (the window) to `width`×`height`.
+    pub fn resize(&self, width: u16, height: u16) {
+        self.tmux(&[
+            "resize-window",
+            "-t",
+            "main",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+    }
+
+    /// A file of [`Self::dir`], if it exists yet.
+    pub fn file(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join(name)).ok()
+    }
+}
+
+impl Drop for TmuxPane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
