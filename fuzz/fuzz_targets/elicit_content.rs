@@ -66,7 +66,7 @@ fn check_form(request: &AskUserQuestionRequest, form: &Form) {
     let keys: Vec<&str> = form.fields.iter().map(|f| f.key.as_str()).collect();
     let unique: std::collections::HashSet<&str> = keys.iter().copied().collect();
     assert_eq!(unique.len(), keys.len(), "property names repeat: {keys:?}");
-    for (index, question) in request.questions.iter().enumerate() {
+    for (index, question) in request.questions().iter().enumerate() {
         let kinds: Vec<FieldKind> = form
             .fields
             .iter()
@@ -96,7 +96,7 @@ fn check_form(request: &AskUserQuestionRequest, form: &Form) {
 fn content(request: &AskUserQuestionRequest, form: &Form, properties: &[Property]) -> Value {
     let label_of = |pick: &Pick, field: Option<&ask_user_elicit::Field>| match (pick, field) {
         (Pick::Index(i), Some(f)) => {
-            let q = &request.questions[f.question];
+            let q = &request.questions()[f.question];
             if q.options.is_empty() {
                 format!("#{i}")
             } else {

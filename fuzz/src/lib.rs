@@ -161,7 +161,7 @@ fn chars(text: &str) -> usize {
 
 /// What an answerer may rely on in a validated request.
 pub fn check_request(request: &AskUserQuestionRequest, limits: &Limits) {
-    let qs = &request.questions;
+    let qs = request.questions();
     assert!(
         !qs.is_empty() && qs.len() <= limits.max_questions,
         "{} questions",
@@ -271,7 +271,7 @@ pub fn answers_for(
     request: AskUserQuestionRequest,
     items: &[ItemSpec],
 ) -> (AskUserQuestionRequest, Answers) {
-    let qs = &request.questions;
+    let qs = request.questions();
     let answers = items
         .iter()
         .map(|spec| {
@@ -303,16 +303,16 @@ pub fn answers_for(
     (request, Answers { answers })
 }
 
-/// The invariants of `normalise` (SPEC §4), for accepted and refused answers alike.
+/// The invariants of `normalise` (docs/contract.md §4), for accepted and refused answers alike.
 pub fn check_normalise(request: &AskUserQuestionRequest, input: &Answers) {
     match normalise(request, input.clone()) {
         Ok(out) => {
             assert_eq!(
                 out.answers.len(),
-                request.questions.len(),
+                request.questions().len(),
                 "one item per question"
             );
-            for (q, item) in request.questions.iter().zip(&out.answers) {
+            for (q, item) in request.questions().iter().zip(&out.answers) {
                 assert_eq!(item.id, q.id, "items in request order");
                 let given: Vec<&AnswerItem> =
                     input.answers.iter().filter(|i| i.id == q.id).collect();

@@ -10,7 +10,7 @@ use ask_user_scripted::Scripted;
 use crate::{AskArgs, Ended, input, via};
 
 /// Decodes (logging leniencies), asks, and prints the outcome's text; the exit status is
-/// the outcome's (SPEC §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
+/// the outcome's (docs/contract.md §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
 /// cancel the turn: the question is withdrawn and the outcome is `ASK_ABORTED` (exit 130).
 pub(crate) fn run(args: AskArgs) -> Ended {
     // An unwritable journal is a startup error, before anything is read or asked.

@@ -1,4 +1,4 @@
-//! `ask-user`: ask the human a question from any agent (SPEC §7).
+//! `ask-user`: ask the human a question from any agent (docs/contract.md §7).
 //!
 //! This file only parses the command line (clap derive) and maps every result to an exit
 //! status in one place ([`exit_status`]); each subcommand lives in its own module:

@@ -31,7 +31,7 @@ struct StandIn;
 impl StandIn {
     fn answers(request: &AskUserQuestionRequest) -> Answers {
         let answers = request
-            .questions
+            .questions()
             .iter()
             .map(|q| match q.options.first() {
                 Some(first) => AnswerItem::selected(&q.id, [first.label.clone()]),

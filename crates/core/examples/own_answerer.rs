@@ -26,7 +26,7 @@ impl UserInteraction for LineAnswerer {
         Box::pin(async move {
             let mut lines = std::io::stdin().lock().lines();
             let mut answers = Vec::new();
-            for q in &request.questions {
+            for q in request.questions() {
                 eprintln!("{}", q.question);
                 for (i, option) in q.options.iter().enumerate() {
                     eprintln!("  {}. {}", i + 1, option.label);

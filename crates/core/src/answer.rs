@@ -1,4 +1,4 @@
-//! Answers and their normalisation (SPEC §4).
+//! Answers and their normalisation (docs/contract.md §4).
 //!
 //! Whatever an answerer returns goes through [`normalise`] before the model sees it, so every
 //! answerer gets the same rules for free:
@@ -117,9 +117,9 @@ pub fn normalise(
     request: &AskUserQuestionRequest,
     answers: Answers,
 ) -> Result<Answers, InvalidAnswer> {
-    let mut given: Vec<Option<AnswerItem>> = vec![None; request.questions.len()];
+    let mut given: Vec<Option<AnswerItem>> = vec![None; request.questions().len()];
     for item in answers.answers {
-        let Some(index) = request.questions.iter().position(|q| q.id == item.id) else {
+        let Some(index) = request.questions().iter().position(|q| q.id == item.id) else {
             return Err(InvalidAnswer::UnknownId { id: item.id });
         };
         if given[index].is_some() {
@@ -128,8 +128,8 @@ pub fn normalise(
         given[index] = Some(item);
     }
 
-    let mut out = Vec::with_capacity(request.questions.len());
-    for (question, item) in request.questions.iter().zip(given) {
+    let mut out = Vec::with_capacity(request.questions().len());
+    for (question, item) in request.questions().iter().zip(given) {
         let Some(item) = item else {
             out.push(AnswerItem::skipped(&question.id));
             continue;

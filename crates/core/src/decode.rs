@@ -1,4 +1,4 @@
-//! Lenient decoding of what models really send, and validation (SPEC §3).
+//! Lenient decoding of what models really send, and validation (docs/contract.md §3).
 //!
 //! Principle: accept what is unambiguous, reject what is ambiguous, never drop meaning
 //! silently. Every variant accepted is reported as a [`Leniency`]; every problem is collected
@@ -53,7 +53,7 @@ pub struct Decoded {
 
 /// Decodes and validates the model's arguments.
 ///
-/// Accepts every variant of SPEC §3 (see [`Leniency`]) and refuses with every
+/// Accepts every variant of docs/contract.md §3 (see [`Leniency`]) and refuses with every
 /// [`Violation`] found; the error displays as the model-facing text:
 ///
 /// ```
@@ -62,7 +62,7 @@ pub struct Decoded {
 /// assert_eq!(err.to_string(), "Error: invalid arguments: questions: empty, add at least one question");
 ///
 /// let ok = decode(r#"{"question":"Deploy now?","multiSelect":false}"#, &Limits::default()).unwrap();
-/// assert_eq!(ok.request.questions[0].id, "q1");
+/// assert_eq!(ok.request.questions()[0].id, "q1");
 /// ```
 pub fn decode(
     arguments: impl Into<Arguments>,
@@ -103,7 +103,7 @@ pub fn decode(
     let questions = decoder.request(value);
     if decoder.violations.is_empty() {
         Ok(Decoded {
-            request: AskUserQuestionRequest { questions },
+            request: AskUserQuestionRequest::validated(questions),
             leniencies: decoder.leniencies,
         })
     } else {

@@ -1,4 +1,4 @@
-//! The model-facing definition of `ask_user_question` (SPEC §2) and its exports per provider.
+//! The model-facing definition of `ask_user_question` (docs/contract.md §2) and its exports per provider.
 //!
 //! The definition is a constant: the same bytes on every run, platform and process, so a
 //! provider's KV cache keeps the prompt prefix. It is written here as literal JSON text (not

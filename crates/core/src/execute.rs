@@ -1,4 +1,4 @@
-//! One tool call from raw arguments to an [`Outcome`] (SPEC §1, §4, §5): decode, validate,
+//! One tool call from raw arguments to an [`Outcome`] (docs/contract.md §1, §4, §5): decode, validate,
 //! guard the caller, ask through the seam under an optional budget, normalise.
 
 use std::sync::Arc;
@@ -78,7 +78,7 @@ impl ExecutionContext {
 /// # impl UserInteraction for Yes {
 /// #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: tokio_util::sync::CancellationToken)
 /// #         -> BoxFuture<'a, Result<Answers, AskError>> {
-/// #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions[0].id, ["Yes"])] }) })
+/// #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions()[0].id, ["Yes"])] }) })
 /// #     }
 /// # }
 /// # tokio_test_block_on(async {
@@ -265,7 +265,7 @@ mod tests {
                 tokio::task::yield_now().await;
                 tokio::task::yield_now().await;
                 Ok(Answers {
-                    answers: vec![AnswerItem::selected(&request.questions[0].id, ["Yes"])],
+                    answers: vec![AnswerItem::selected(&request.questions()[0].id, ["Yes"])],
                 })
             })
         }

@@ -1,4 +1,4 @@
-//! Several answerers at once: the first answer wins (SPEC §4, fan-out).
+//! Several answerers at once: the first answer wins (docs/contract.md §4, fan-out).
 
 use std::sync::Arc;
 

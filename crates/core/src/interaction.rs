@@ -1,4 +1,4 @@
-//! The seam between the tool and whatever reaches the human (SPEC §4).
+//! The seam between the tool and whatever reaches the human (docs/contract.md §4).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

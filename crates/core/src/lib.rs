@@ -31,7 +31,7 @@
 //!     fn ask<'a>(&'a self, request: &'a AskUserQuestionRequest, _cancel: CancellationToken)
 //!         -> BoxFuture<'a, Result<Answers, AskError>> {
 //!         Box::pin(async move {
-//!             let answers = request.questions.iter()
+//!             let answers = request.questions().iter()
 //!                 .filter_map(|q| Some(AnswerItem::selected(&q.id, [q.options[q.recommended()?].label.clone()])))
 //!                 .collect();
 //!             Ok(Answers { answers })

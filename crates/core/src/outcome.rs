@@ -1,4 +1,4 @@
-//! Outcomes: exactly what the model reads (SPEC §5).
+//! Outcomes: exactly what the model reads (docs/contract.md §5).
 
 use std::fmt;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The Native renderer: the exact bytes the model reads for an answer (SPEC §5).
+//! The Native renderer: the exact bytes the model reads for an answer (docs/contract.md §5).
 
 use crate::answer::Answers;
 

@@ -2,21 +2,23 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::validate::{InvalidArguments, Limits};
+
 /// The suffix a model appends to the label of the option it recommends.
 pub const RECOMMENDED_SUFFIX: &str = "(Recommended)";
 
 /// A validated batch of questions for the human, in the order the model sent them.
 ///
-/// Built by [`crate::decode`]; an answerer can rely on: at least one question, unique
-/// non-blank ids, non-blank question texts, unique non-blank labels within each question,
-/// and every text within the [`crate::Limits`] the host configured.
+/// Built only by [`crate::decode`] or [`AskUserQuestionRequest::new`], both of which validate,
+/// so an answerer can rely on it by type: at least one question, unique non-blank ids,
+/// non-blank question texts, unique non-blank labels within each question, and every text
+/// within the [`crate::Limits`] it was validated against.
 ///
 /// Serialises to the canonical form `ask-user check` prints:
 /// `{"questions":[{"id","question","header"?,"options"?:[{"label","description"?}],"multi_select"}]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AskUserQuestionRequest {
-    /// The questions, in the model's order.
-    pub questions: Vec<Question>,
+    questions: Vec<Question>,
 }
 
 /// One question of a batch.
@@ -68,6 +70,34 @@ impl QuestionOption {
 }
 
 impl AskUserQuestionRequest {
+    /// A request built in code, validated exactly as the model's arguments are: the same
+    /// violations, the same texts.
+    ///
+    /// ```
+    /// use ask_user_core::{AskUserQuestionRequest, Limits, Question};
+    /// let question = Question {
+    ///     id: "go".into(), question: "Deploy now?".into(),
+    ///     header: None, options: Vec::new(), multi_select: false,
+    /// };
+    /// assert!(AskUserQuestionRequest::new(vec![question], &Limits::default()).is_ok());
+    /// let empty = AskUserQuestionRequest::new(Vec::new(), &Limits::default()).unwrap_err();
+    /// assert_eq!(empty.to_string(), "Error: invalid arguments: questions: empty, add at least one question");
+    /// ```
+    pub fn new(questions: Vec<Question>, limits: &Limits) -> Result<Self, InvalidArguments> {
+        let value = serde_json::json!({ "questions": questions });
+        crate::decode(value, limits).map(|decoded| decoded.request)
+    }
+
+    /// Wraps questions the decoder has already validated.
+    pub(crate) fn validated(questions: Vec<Question>) -> Self {
+        Self { questions }
+    }
+
+    /// The questions, in the model's order; never empty.
+    pub fn questions(&self) -> &[Question] {
+        &self.questions
+    }
+
     /// The question with this id.
     pub fn question(&self, id: &str) -> Option<&Question> {
         self.questions.iter().find(|q| q.id == id)

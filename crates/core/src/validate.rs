@@ -1,4 +1,4 @@
-//! Violations, leniencies and the host-configurable caps (SPEC §3).
+//! Violations, leniencies and the host-configurable caps (docs/contract.md §3).
 
 use std::fmt;
 

@@ -1,7 +1,7 @@
 //! All integration tests of ask-user-core, in one binary.
 //!
 //! - `decode`: every leniency and every violation text, input → exact result (table tests);
-//! - `normalise`: the answer rules of SPEC §4;
+//! - `normalise`: the answer rules of docs/contract.md §4;
 //! - `outcome`: every model-facing outcome text and code, through the tool;
 //! - `definition`: the definition and its provider exports, byte for byte against golden files;
 //! - `fan_out`: first answer wins, losers withdrawn, unavailable skipped, timeouts;

@@ -1,4 +1,4 @@
-//! The client's reply to an elicitation, as answers (SPEC §6: accept → answer; decline or
+//! The client's reply to an elicitation, as answers (docs/contract.md §6: accept → answer; decline or
 //! cancel → dismissed).
 
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, InvalidAnswer, normalise};
@@ -93,7 +93,7 @@ pub fn answers_from_content(
         _ => return Err(ContentError::NotAnObject),
     };
     let mut items: Vec<AnswerItem> = request
-        .questions
+        .questions()
         .iter()
         .map(|q| AnswerItem::skipped(&q.id))
         .collect();

@@ -1,6 +1,6 @@
 //! # ask-user-elicit
 //!
-//! The MCP elicitation answerer for `ask_user_question` (SPEC §6): the question goes to the MCP
+//! The MCP elicitation answerer for `ask_user_question` (docs/contract.md §6): the question goes to the MCP
 //! client's own form UI instead of a terminal or a page.
 //!
 //! - [`form()`] maps a validated [`AskUserQuestionRequest`](ask_user_core::AskUserQuestionRequest)

@@ -1,4 +1,4 @@
-//! The request as an elicitation form (SPEC §6, MCP elicitation).
+//! The request as an elicitation form (docs/contract.md §6, MCP elicitation).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -78,8 +78,8 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>) -> Form {
     let mut fields = Vec::new();
     let mut properties = BTreeMap::new();
     let mut order = Vec::new();
-    let ids: Vec<&str> = request.questions.iter().map(|q| q.id.as_str()).collect();
-    for (index, question) in request.questions.iter().enumerate() {
+    let ids: Vec<&str> = request.questions().iter().map(|q| q.id.as_str()).collect();
+    for (index, question) in request.questions().iter().enumerate() {
         let (kind, schema) = question_field(question);
         properties.insert(question.id.clone(), schema);
         order.push(question.id.clone());
@@ -163,8 +163,8 @@ fn message(request: &AskUserQuestionRequest, notice: Option<&str>) -> String {
         out.push_str(notice);
         out.push_str("\n\n");
     }
-    let count = request.questions.len();
-    for (index, question) in request.questions.iter().enumerate() {
+    let count = request.questions().len();
+    for (index, question) in request.questions().iter().enumerate() {
         if index > 0 {
             out.push_str("\n\n");
         }

@@ -1,4 +1,4 @@
-//! The pure mapping: request → elicitation form, form content → answers (SPEC §6).
+//! The pure mapping: request → elicitation form, form content → answers (docs/contract.md §6).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ask_user_core::{AskUserQuestionRequest, Limits, decode};

@@ -310,7 +310,7 @@ impl Journal {
             time: &time,
             event: "ask",
             call,
-            questions: &request.questions,
+            questions: request.questions(),
         })
     }
 

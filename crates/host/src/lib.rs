@@ -25,7 +25,7 @@
 //! # impl UserInteraction for Yes {
 //! #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken)
 //! #         -> BoxFuture<'a, Result<Answers, AskError>> {
-//! #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions[0].id, ["Yes"])] }) })
+//! #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions()[0].id, ["Yes"])] }) })
 //! #     }
 //! # }
 //! # let answerer: Arc<dyn UserInteraction> = Arc::new(Yes);

@@ -86,7 +86,7 @@ fn notify_after(command_line: &str, request: &AskUserQuestionRequest, slow_after
     let mut input = request.to_canonical_json();
     input.push('\n');
     let first = request
-        .questions
+        .questions()
         .first()
         // An environment value cannot hold NUL (the spawn would fail): shown as ␀.
         .map(|q| q.question.replace('\0', "\u{2400}"))
@@ -96,7 +96,7 @@ fn notify_after(command_line: &str, request: &AskUserQuestionRequest, slow_after
         .arg("-c")
         .arg(command_line)
         .env("ASK_USER_QUESTION", first)
-        .env("ASK_USER_COUNT", request.questions.len().to_string())
+        .env("ASK_USER_COUNT", request.questions().len().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());

@@ -97,7 +97,7 @@ impl UserInteraction for HoldAll {
                     return Err(AskError::Cancelled);
                 }
             }
-            let q = &request.questions[0];
+            let q = &request.questions()[0];
             Ok(Answers {
                 answers: vec![AnswerItem::custom(&q.id, &q.question)],
             })

@@ -1,6 +1,6 @@
 //! # ask-user-mcp
 //!
-//! The MCP server host for `ask_user_question` (SPEC §7): one tool, served over stdio or
+//! The MCP server host for `ask_user_question` (docs/contract.md §7): one tool, served over stdio or
 //! streamable HTTP with the official Rust SDK (rmcp), for any MCP host (Claude Code, Codex,
 //! Gemini CLI, Cursor, …).
 //!

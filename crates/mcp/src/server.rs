@@ -72,7 +72,7 @@ impl Default for Routing {
 ///
 /// - `tools/list` holds `ask_user_question` (the core's schema bytes, with `outputSchema`)
 ///   when someone can answer this client: it can elicit, or a fallback answerer is available
-///   now. Otherwise the list is empty (SPEC §4 availability), so the model asks in plain text.
+///   now. Otherwise the list is empty (docs/contract.md §4 availability), so the model asks in plain text.
 /// - `tools/call` decodes the raw arguments with the core (invalid ones are an `isError`
 ///   result with the core's text, never a protocol error), asks, and returns the outcome's text
 ///   with `structuredContent` for an answer. An unknown tool name is a protocol error.

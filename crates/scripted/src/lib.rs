@@ -96,7 +96,7 @@ impl PickRecommended {
     /// The answers this answerer gives for `request`.
     pub fn answers(request: &AskUserQuestionRequest) -> Answers {
         let answers = request
-            .questions
+            .questions()
             .iter()
             .map(|q| match q.recommended() {
                 Some(i) => AnswerItem::selected(&q.id, [q.options[i].label.clone()]),
@@ -173,7 +173,10 @@ mod tests {
     fn a_closure_sees_the_request() {
         let script = Scripted::from_fn(|request| {
             Ok(Answers {
-                answers: vec![AnswerItem::custom(&request.questions[1].id, "from closure")],
+                answers: vec![AnswerItem::custom(
+                    &request.questions()[1].id,
+                    "from closure",
+                )],
             })
         });
         assert!(call(script).contains(r#"{"id":"name","selected":[],"custom":"from closure"}"#));

@@ -98,7 +98,7 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     let mut body = Vec::new();
 
     // Chip and progress.
-    let total = state.request.questions.len();
+    let total = state.request.questions().len();
     let header = question.header.as_deref().map(sanitize_line);
     let mut chip_line = Vec::new();
     let mut full_header = None;

@@ -1,6 +1,6 @@
 //! # ask-user-terminal
 //!
-//! The terminal answerer of `ask_user_question` (SPEC §6 Terminal): [`Terminal`] implements
+//! The terminal answerer of `ask_user_question` (docs/contract.md §6 Terminal): [`Terminal`] implements
 //! the core's [`UserInteraction`] seam by drawing the questions on the controlling terminal
 //! (`/dev/tty`) — never on stdout, so stdout can carry the answer or a protocol — with
 //! ratatui and crossterm, in an inline viewport below what is already on screen.

@@ -1,4 +1,4 @@
-//! Model text made inert for the screen (SPEC §6: "control and escape sequences are shown
+//! Model text made inert for the screen (docs/contract.md §6: "control and escape sequences are shown
 //! inert, never interpreted").
 //!
 //! Everything a terminal could act on, or that could hide or reorder text, is replaced by a

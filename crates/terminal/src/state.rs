@@ -1,6 +1,6 @@
 //! The question view's state machine and key handling: pure, no I/O.
 //!
-//! Behaviours (SPEC §6 Terminal):
+//! Behaviours (docs/contract.md §6 Terminal):
 //!
 //! - one question at a time, in order; each shows its options and, always last, a row for the
 //!   human's own answer;
@@ -91,7 +91,7 @@ impl<'r> AskState<'r> {
     pub(crate) fn new(request: &'r AskUserQuestionRequest) -> Self {
         Self {
             request,
-            questions: request.questions.iter().map(QuestionState::new).collect(),
+            questions: request.questions().iter().map(QuestionState::new).collect(),
             current: 0,
             notice: None,
         }
@@ -99,7 +99,7 @@ impl<'r> AskState<'r> {
 
     /// The question on screen.
     pub(crate) fn question(&self) -> &'r Question {
-        &self.request.questions[self.current]
+        &self.request.questions()[self.current]
     }
 
     /// What was chosen for the question on screen.
@@ -256,7 +256,7 @@ impl<'r> AskState<'r> {
         let answers = Answers {
             answers: self
                 .request
-                .questions
+                .questions()
                 .iter()
                 .zip(&self.questions)
                 .map(|(q, s)| {

@@ -1,7 +1,7 @@
 //! # ask-user-web
 //!
 //! The web answerer for ask-user: pending questions on a local page, answered from a desktop
-//! browser or a phone (SPEC §6 Web).
+//! browser or a phone (docs/contract.md §6 Web).
 //!
 //! - [`WebAnswerer::start`] binds [`WebConfig::addr`] (loopback by default) and serves the page;
 //!   it implements [`ask_user_core::UserInteraction`], so it plugs into

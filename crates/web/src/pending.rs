@@ -160,8 +160,8 @@ mod tests {
     use ask_user_core::{AnswerItem, Question, QuestionOption};
 
     fn request() -> AskUserQuestionRequest {
-        AskUserQuestionRequest {
-            questions: vec![Question {
+        AskUserQuestionRequest::new(
+            vec![Question {
                 id: "go".into(),
                 question: "Deploy?".into(),
                 header: None,
@@ -177,7 +177,9 @@ mod tests {
                 ],
                 multi_select: false,
             }],
-        }
+            &ask_user_core::Limits::default(),
+        )
+        .unwrap()
     }
 
     #[tokio::test]

@@ -39,7 +39,7 @@ pub(crate) struct QuestionView<'a> {
 impl<'a> BatchView<'a> {
     pub(crate) fn new(batch: u64, request: &'a AskUserQuestionRequest) -> Self {
         let questions = request
-            .questions
+            .questions()
             .iter()
             .map(|q| QuestionView {
                 id: &q.id,
@@ -127,8 +127,8 @@ mod tests {
 
     #[test]
     fn a_batch_carries_the_recommended_index_and_omits_a_missing_header() {
-        let request = AskUserQuestionRequest {
-            questions: vec![Question {
+        let request = AskUserQuestionRequest::new(
+            vec![Question {
                 id: "db".into(),
                 question: "Which <b>database</b>?".into(),
                 header: None,
@@ -144,7 +144,9 @@ mod tests {
                 ],
                 multi_select: false,
             }],
-        };
+            &ask_user_core::Limits::default(),
+        )
+        .unwrap();
         assert_eq!(
             BatchView::new(3, &request).to_json(),
             r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0}]}"#

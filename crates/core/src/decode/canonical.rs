@@ -97,5 +97,5 @@ pub(super) fn decode(text: &str, limits: &Limits) -> Option<AskUserQuestionReque
             multi_select: q.multi_select.unwrap_or(false),
         });
     }
-    Some(AskUserQuestionRequest { questions })
+    Some(AskUserQuestionRequest::validated(questions))
 }

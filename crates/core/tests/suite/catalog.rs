@@ -21,7 +21,7 @@ use ask_user_core::{
     CancellationToken, ExecutionContext, Limits, Outcome, UserInteraction, decode,
 };
 
-/// The budget of SPEC §2: name + description + parameters as compact JSON.
+/// The budget of docs/contract.md §2: name + description + parameters as compact JSON.
 const BUDGET: usize = 320;
 
 /// The oracle's 3-question batch (`tools/node/oracle.mjs --bench`), as the model sends it.
@@ -169,7 +169,7 @@ impl UserInteraction for Example {
             match self {
                 Self::StandIn => Ok(Answers {
                     answers: request
-                        .questions
+                        .questions()
                         .iter()
                         .map(|q| match q.options.first() {
                             Some(first) => AnswerItem::selected(&q.id, [first.label.clone()]),
@@ -445,7 +445,7 @@ fn catalog() -> String {
     let _ = writeln!(w, "\n## What models may send\n");
     let _ = writeln!(
         w,
-        "The variants of SPEC §3, each decoded, and what the decoder reports (`ask-user check` \
+        "The variants of docs/contract.md §3, each decoded, and what the decoder reports (`ask-user check` \
          prints these on stderr; hosts log them). An empty argument string is read as `{{}}` and \
          then refused, with the model-facing text shown.\n"
     );

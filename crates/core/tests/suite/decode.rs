@@ -1,4 +1,4 @@
-//! Decoding and validation (SPEC §3): every leniency and every violation, input → exact result.
+//! Decoding and validation (docs/contract.md §3): every leniency and every violation, input → exact result.
 
 use ask_user_core::{Limits, decode};
 use pretty_assertions::assert_eq;
@@ -161,9 +161,9 @@ fn what_the_ui_copes_with_is_not_a_violation() {
         {"id":"d","question":"Q?","options":[]},
     ]});
     let decoded = decode(input, &Limits::default()).unwrap();
-    assert_eq!(decoded.request.questions.len(), 4);
-    assert_eq!(decoded.request.questions[2].recommended(), Some(1));
-    assert!(decoded.request.questions[3].options.is_empty());
+    assert_eq!(decoded.request.questions().len(), 4);
+    assert_eq!(decoded.request.questions()[2].recommended(), Some(1));
+    assert!(decoded.request.questions()[3].options.is_empty());
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The model-facing definition (SPEC §2): golden bytes per provider format.
+//! The model-facing definition (docs/contract.md §2): golden bytes per provider format.
 //!
 //! On a mismatch the current bytes are written next to the golden file as `*.current.json`;
 //! `ASK_USER_BLESS=1 cargo test -p ask-user-core` rewrites the golden files (review the diff).

@@ -1,6 +1,6 @@
 //! Differential test against the published reference (issue 2 item 6): the bytes we render
 //! for an answer equal the reference's `definition.output.render` of the same value, and the
-//! reference's validator agrees with our decoder wherever SPEC §3 agrees with it.
+//! reference's validator agrees with our decoder wherever docs/contract.md §3 agrees with it.
 //!
 //! Cases come from proptest strategies run with a fixed seed (so a failure reproduces), are
 //! written as JSON lines to one `node tools/node/render-oracle.mjs` process, and its answers
@@ -17,7 +17,7 @@
 //! - *refused*: a valid request broken in a way both sides refuse (wrong types, missing
 //!   required fields). Only the verdict is compared: the texts differ on purpose.
 //!
-//! A second test checks SPEC §2: our parameter schema has exactly the reference's field names,
+//! A second test checks docs/contract.md §2: our parameter schema has exactly the reference's field names,
 //! and the same required ones.
 
 use std::io::Write;
@@ -148,8 +148,8 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
         any::<bool>(),
         any::<bool>(),
     );
-    proptest::collection::vec(question, 1..5).prop_map(|questions| AskUserQuestionRequest {
-        questions: questions
+    proptest::collection::vec(question, 1..5).prop_map(|questions| {
+        let questions = questions
             .into_iter()
             .enumerate()
             .map(
@@ -173,7 +173,8 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
                     multi_select,
                 },
             )
-            .collect(),
+            .collect();
+        AskUserQuestionRequest::new(questions, &Limits::default()).unwrap()
     })
 }
 
@@ -181,7 +182,7 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
 /// whitespace around custom text, and omitted questions.
 fn answers_for(request: &AskUserQuestionRequest) -> impl Strategy<Value = Answers> + use<> {
     let items: Vec<_> = request
-        .questions
+        .questions()
         .iter()
         .map(|q| {
             let id = q.id.clone();
@@ -231,7 +232,7 @@ fn arguments(request: &AskUserQuestionRequest, extra_keys: bool) -> Value {
     args
 }
 
-/// Ways to break a valid request that both the reference and SPEC §3 refuse.
+/// Ways to break a valid request that both the reference and docs/contract.md §3 refuse.
 const BREAKS: [&str; 12] = [
     "arguments an array",
     "questions missing",

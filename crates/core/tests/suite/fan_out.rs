@@ -1,4 +1,4 @@
-//! Fan-out (SPEC §4): the first answer wins, the others withdraw, unavailable answerers are
+//! Fan-out (docs/contract.md §4): the first answer wins, the others withdraw, unavailable answerers are
 //! skipped, all unavailable is "no answerer".
 
 use std::sync::Arc;

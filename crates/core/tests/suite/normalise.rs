@@ -1,4 +1,4 @@
-//! Answer normalisation (SPEC §4): one item per question in request order, the own-answer
+//! Answer normalisation (docs/contract.md §4): one item per question in request order, the own-answer
 //! rules, and every refusal text.
 
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Limits, decode, normalise};

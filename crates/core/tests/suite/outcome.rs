@@ -1,4 +1,4 @@
-//! Every outcome of SPEC §5 through the tool: text, code and exit status, pinned.
+//! Every outcome of docs/contract.md §5 through the tool: text, code and exit status, pinned.
 
 use std::sync::Arc;
 use std::time::Duration;

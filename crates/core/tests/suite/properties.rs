@@ -4,7 +4,7 @@
 //!   text decodes like the value it holds (text may take the decoder's fast path for
 //!   canonical arguments, a value never does: this checks the two paths agree);
 //! - every request the decoder accepts round-trips through its canonical JSON;
-//! - for any accepted request and any answer: [`normalise`] accepts exactly the answers SPEC §4
+//! - for any accepted request and any answer: [`normalise`] accepts exactly the answers docs/contract.md §4
 //!   allows, and what it accepts renders as JSON that parses, matches `OUTPUT_SCHEMA`
 //!   (checked structurally: keys and types), has one item per question in request order,
 //!   labels in option order without repeats, `custom` trimmed and non-blank, keeps the
@@ -181,7 +181,7 @@ fn any_answers(request: &AskUserQuestionRequest) -> impl Strategy<Value = Answer
         small_string().prop_map(|s| format!("  {s}\n")),
     ]);
     let items: Vec<_> = request
-        .questions
+        .questions()
         .iter()
         .map(|q| {
             let id = q.id.clone();
@@ -255,7 +255,7 @@ fn check_schema(schema: &Value, value: &Value, path: &str) -> Result<(), String>
     }
 }
 
-/// Why SPEC §4 refuses `answers` for `request`, if it does (the first reason, in answer order).
+/// Why docs/contract.md §4 refuses `answers` for `request`, if it does (the first reason, in answer order).
 fn expected_refusal(request: &AskUserQuestionRequest, answers: &Answers) -> Option<InvalidAnswer> {
     let mut seen = BTreeSet::new();
     for item in &answers.answers {
@@ -270,7 +270,7 @@ fn expected_refusal(request: &AskUserQuestionRequest, answers: &Answers) -> Opti
             });
         }
     }
-    for question in &request.questions {
+    for question in request.questions() {
         let Some(item) = answers.answers.iter().find(|a| a.id == question.id) else {
             continue;
         };
@@ -346,7 +346,7 @@ proptest! {
     fn decode_never_panics_under_tiny_caps(args in model_arguments(), cap in 0usize..3) {
         let limits = Limits { max_questions: cap, max_options: cap, max_text_chars: cap };
         if let Ok(decoded) = decode(args, &limits) {
-            prop_assert!(decoded.request.questions.len() <= cap);
+            prop_assert!(decoded.request.questions().len() <= cap);
         }
     }
 
@@ -385,10 +385,10 @@ proptest! {
 
         // One item per question, in request order.
         let ids: Vec<&str> = normalised.answers.iter().map(|a| a.id.as_str()).collect();
-        let question_ids: Vec<&str> = request.questions.iter().map(|q| q.id.as_str()).collect();
+        let question_ids: Vec<&str> = request.questions().iter().map(|q| q.id.as_str()).collect();
         prop_assert_eq!(ids, question_ids);
 
-        for (question, item) in request.questions.iter().zip(&normalised.answers) {
+        for (question, item) in request.questions().iter().zip(&normalised.answers) {
             // Labels are options, in option order, without repeats.
             let indices: Vec<usize> = item
                 .selected

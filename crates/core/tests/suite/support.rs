@@ -23,7 +23,7 @@ impl UserInteraction for Fixed {
 
 /// Answers the first question with its first option.
 pub fn first_option(request: &AskUserQuestionRequest) -> Answers {
-    let q = &request.questions[0];
+    let q = &request.questions()[0];
     Answers {
         answers: vec![AnswerItem::selected(&q.id, [q.options[0].label.clone()])],
     }

@@ -62,7 +62,7 @@ fn mix(mut z: u64) -> u64 {
 /// The call number named by a question id `call-N`.
 fn call_number(request: &AskUserQuestionRequest) -> Option<u64> {
     request
-        .questions
+        .questions()
         .first()?
         .id
         .strip_prefix("call-")?
@@ -85,7 +85,7 @@ impl UserInteraction for Answerer {
             tokio::select! {
                 () = tokio::time::sleep(delay) => {
                     self.answered.fetch_add(1, Ordering::SeqCst);
-                    let question = &request.questions[0];
+                    let question = &request.questions()[0];
                     let label = question.options[(n % 3) as usize].label.clone();
                     Ok(Answers { answers: vec![AnswerItem {
                         id: question.id.clone(),

@@ -34,7 +34,7 @@ impl UserInteraction for HalfAnswering {
             let mut partial = Vec::new();
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_secs(60)) => {
-                    let q = &request.questions[0];
+                    let q = &request.questions()[0];
                     partial.push(AnswerItem::selected(&q.id, [q.options[0].label.clone()]));
                     self.answered_first.store(true, Ordering::SeqCst);
                 }

@@ -108,7 +108,7 @@ async fn an_answered_call_is_an_ask_line_and_an_outcome_line() {
     };
     assert_eq!(
         questions,
-        &decode(ARGS, tool.limits()).unwrap().request.questions
+        &decode(ARGS, tool.limits()).unwrap().request.questions()
     );
 }
 
@@ -251,7 +251,7 @@ async fn the_ask_line_is_on_disk_before_the_human_sees_the_question() {
     let tool = tool(Scripted::from_fn(move |request| {
         let on_disk = read(&seen).unwrap();
         match on_disk.last() {
-            Some(Entry::Ask { questions, .. }) if questions == &request.questions => {}
+            Some(Entry::Ask { questions, .. }) if questions == request.questions() => {}
             other => return Err(AskError::Failed(format!("journal holds {other:?}"))),
         }
         Ok(Answers::default())
@@ -278,7 +278,7 @@ async fn a_decoded_request_is_journaled_through_ask() {
     let entries = read(&path).unwrap();
     assert!(
         matches!(&entries[..], [Entry::Ask { questions, .. }, Entry::Outcome { code, .. }]
-        if questions == &request.questions && code == "ASK_CANCELLED")
+        if questions == request.questions() && code == "ASK_CANCELLED")
     );
 }
 
@@ -288,7 +288,7 @@ async fn concurrent_calls_never_interleave_and_pair_up() {
     let (journal, path) = journal_in(&dir);
     let journal = Arc::new(journal);
     let tool = Arc::new(tool(Scripted::from_fn(|request| {
-        let q = &request.questions[0];
+        let q = &request.questions()[0];
         Ok(Answers {
             answers: vec![AnswerItem::custom(&q.id, q.question.clone())],
         })

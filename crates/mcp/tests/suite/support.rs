@@ -166,7 +166,7 @@ impl UserInteraction for Holding {
                     }
                 }
             }
-            let question = &request.questions[0];
+            let question = &request.questions()[0];
             Ok(Answers {
                 answers: vec![AnswerItem::custom(&question.id, &question.question)],
             })

@@ -480,17 +480,21 @@ async fn a_cancelled_ask_is_withdrawn_from_the_stream() {
 #[tokio::test]
 async fn a_dropped_ask_is_withdrawn_and_many_asks_wait_side_by_side() {
     let state = state();
-    let question = |i: usize| AskUserQuestionRequest {
-        questions: vec![Question {
-            id: format!("q{i}"),
-            question: format!("Question {i}?"),
-            header: None,
-            options: vec![QuestionOption {
-                label: "Yes".into(),
-                description: None,
+    let question = |i: usize| {
+        AskUserQuestionRequest::new(
+            vec![Question {
+                id: format!("q{i}"),
+                question: format!("Question {i}?"),
+                header: None,
+                options: vec![QuestionOption {
+                    label: "Yes".into(),
+                    description: None,
+                }],
+                multi_select: false,
             }],
-            multi_select: false,
-        }],
+            &ask_user_core::Limits::default(),
+        )
+        .unwrap()
     };
     let requests: Vec<_> = (0..100).map(question).collect();
     let state2 = Arc::new(state.clone());
@@ -628,7 +632,7 @@ async fn the_largest_valid_submission_fits_the_body_limit() {
         .unwrap()
         .request;
     let answers: Vec<serde_json::Value> = req
-        .questions
+        .questions()
         .iter()
         .map(|q| {
             serde_json::json!({
@@ -649,6 +653,6 @@ async fn the_largest_valid_submission_fits_the_body_limit() {
     let reply = send(&state, post(&format!("{}answer", state.base_path()), body)).await;
     assert_eq!((reply.status, reply.text.as_str()), (StatusCode::OK, "ok"));
     let answered = call.await.unwrap().unwrap();
-    assert_eq!(answered.answers.len(), expected.questions.len());
+    assert_eq!(answered.answers.len(), expected.questions().len());
     assert_eq!(answered.answers[9].selected.len(), 26);
 }
