@@ -174,7 +174,13 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
                 },
             )
             .collect();
-        AskUserQuestionRequest::new(questions, &Limits::default()).unwrap()
+        // Texts here may exceed the default caps (the renderer has none): validate without them.
+        let uncapped = Limits {
+            max_questions: usize::MAX,
+            max_options: usize::MAX,
+            max_text_chars: usize::MAX,
+        };
+        AskUserQuestionRequest::new(questions, &uncapped).unwrap()
     })
 }
 
