@@ -4,6 +4,17 @@
 //! provider's KV cache keeps the prompt prefix. It is written here as literal JSON text (not
 //! built from a map, whose key order could change with a dependency's features); the golden
 //! files under `tests/golden/` pin every export byte for byte.
+//!
+//! A harness gets the tool for its provider from [`definition`]; [`ProviderFormat::ALL`] lists
+//! every format, the `*Strict` ones turning on the provider's strict mode:
+//!
+//! ```
+//! use ask_user_core::definition::{definition, ProviderFormat};
+//! let tools: Vec<String> = ProviderFormat::ALL.into_iter().map(definition).collect();
+//! assert_eq!(tools.len(), ProviderFormat::ALL.len());
+//! let format: ProviderFormat = "anthropic-strict".parse().unwrap();
+//! assert!(format.is_strict() && definition(format).ends_with(r#""strict":true}"#));
+//! ```
 
 use std::fmt;
 use std::str::FromStr;
