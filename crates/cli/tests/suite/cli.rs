@@ -10,21 +10,34 @@ const DEPLOY_FILE: &str = "examples/deploy.json";
 
 #[test]
 fn schema_prints_the_golden_bytes_of_every_format() {
+    // A fresh process against the golden files committed by ask-user-core's definition test.
+    let golden = |format: ProviderFormat| {
+        std::fs::read_to_string(repo_file(&format!(
+            "crates/core/tests/golden/definition/{format}.json"
+        )))
+        .unwrap()
+    };
     let canonical = run(&["schema"], "");
     assert_eq!(
         (canonical.status, canonical.stdout.as_str()),
-        (0, definition(ProviderFormat::Canonical).as_str())
+        (0, golden(ProviderFormat::Canonical).as_str())
     );
     for format in ProviderFormat::ALL {
         let out = run(&["schema", "--format", format.name()], "");
-        assert_eq!(
-            (out.status, out.stdout),
-            (0, definition(format)),
-            "{format}"
-        );
+        assert_eq!((out.status, &out.stdout), (0, &golden(format)), "{format}");
+        assert_eq!(out.stdout, definition(format), "{format}");
+        for alias in format.aliases() {
+            let out = run(&["schema", "--format", alias], "");
+            assert_eq!(out.stdout, golden(format), "{alias}");
+        }
     }
     let alias = run(&["schema", "--format", "deepseek"], "");
-    assert_eq!(alias.stdout, definition(ProviderFormat::OpenAiChat));
+    assert_eq!(alias.stdout, golden(ProviderFormat::OpenAiChat));
+}
+
+/// `canonical, openai-chat, …`: every name of `ProviderFormat::ALL`, in order.
+fn format_names() -> String {
+    ProviderFormat::ALL.map(ProviderFormat::name).join(", ")
 }
 
 #[test]
@@ -32,11 +45,34 @@ fn schema_refuses_an_unknown_format() {
     let out = run(&["schema", "--format", "cohere"], "");
     assert_eq!(out.status, 2);
     assert!(out.stdout.is_empty());
+    let expected = format!(
+        "error: invalid value 'cohere' for '--format <NAME>'\n  [possible values: {}]\n",
+        format_names()
+    );
+    assert!(out.stderr.starts_with(&expected), "{}", out.stderr);
     assert!(
-        out.stderr.contains("unknown format \"cohere\"; use one of: canonical, openai-chat (or deepseek), openai-responses, anthropic, gemini, mcp"),
+        out.stderr.contains("openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, deepseek-strict"),
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn schema_help_lists_every_format_and_says_what_strict_means() {
+    let out = run(&["schema", "--help"], "");
+    assert_eq!(out.status, 0);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(&format!("[possible values: {}]", format_names())),
+        "{help}"
+    );
+    for needle in [
+        "`deepseek` is `openai-chat`",
+        "A `*-strict` format turns on the provider's strict mode",
+        "docs/tool-catalog.md",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
 }
 
 #[test]

@@ -1,9 +1,8 @@
-mod catalog;
 mod decode;
 mod definition;
-mod differential;
 mod fan_out;
 mod normalise;
 mod outcome;
 mod properties;
+mod strict;
 mod support;

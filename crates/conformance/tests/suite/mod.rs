@@ -1,0 +1,3 @@
+mod catalog;
+mod differential;
+mod sdk;
