@@ -1,0 +1,222 @@
+//! `ask_user_rig::agent_loop` against the fake model, answered by the scripted answerer.
+
+use std::sync::{Arc, Mutex};
+
+use ask_user_core::definition::{ProviderFormat, definition};
+use ask_user_core::{AnswerItem, Answers, AskError, AskUserQuestionTool, ExecutionContext};
+use ask_user_rig::agent_loop::{AgentLoop, Endpoint, LoopError, unknown_tool_text};
+use ask_user_scripted::Scripted;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::fake_model::{FakeModel, Reply, ask_then_quote, last_tool_messages, tool_calls};
+
+/// What DeepSeek wrote for this tool: camelCase `multiSelect`, options as plain strings, spaces
+/// after separators (lenient shapes the core accepts).
+pub const DEEPSEEK_ARGS: &str = r#"{"questions": [{"id": "db", "header": "Database", "question": "Which database should the new service use?", "multiSelect": false, "options": ["PostgreSQL (Recommended)", "SQLite", "MySQL"]}]}"#;
+
+fn user(task: &str) -> Vec<Value> {
+    vec![json!({"role": "user", "content": task})]
+}
+
+fn agent(model: &FakeModel, answerer: Scripted) -> AgentLoop {
+    let endpoint = Endpoint::new(&model.base_url, "test-key", "deepseek-chat");
+    AgentLoop::new(endpoint, AskUserQuestionTool::new(Arc::new(answerer)))
+}
+
+#[tokio::test]
+async fn a_real_model_call_is_answered_and_the_tool_message_carries_the_answer_bytes() {
+    let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
+    let answerer =
+        Scripted::from_json(r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#).unwrap();
+    let finished = agent(&model, answerer)
+        .run(user("Set up the service"), &ExecutionContext::default())
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    // First request: the user message and the core's definition, byte for byte.
+    let first = &requests[0];
+    assert_eq!(first.authorization.as_deref(), Some("Bearer test-key"));
+    assert_eq!(first.body["model"], "deepseek-chat");
+    assert_eq!(first.body["messages"], json!(user("Set up the service")));
+    assert!(
+        first.raw.contains(&format!(
+            r#""tools":[{}]"#,
+            definition(ProviderFormat::OpenAiChat)
+        )),
+        "{}",
+        first.raw
+    );
+    // Second request: the assistant's call as received, then exactly one tool message whose
+    // content is the answer's compact JSON.
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages,
+        vec![
+            json!({"role": "user", "content": "Set up the service"}),
+            tool_calls(&[("call_0", DEEPSEEK_ARGS)]),
+            json!({"role": "tool", "tool_call_id": "call_0", "content": answer}),
+        ]
+    );
+    assert_eq!(finished.answer, format!("I received: {answer}"));
+    assert_eq!(finished.messages.len(), 4);
+    assert_eq!(finished.messages[..3], messages[..]);
+}
+
+#[tokio::test]
+async fn a_dismissal_reaches_the_model_as_the_error_text() {
+    let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
+    let finished = agent(&model, Scripted::from_fn(|_| Err(AskError::Dismissed)))
+        .run(user("Set up the service"), &ExecutionContext::default())
+        .await
+        .unwrap();
+    let dismissed = "Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.";
+    assert_eq!(
+        last_tool_messages(&model.requests()[1].body),
+        vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
+    );
+    assert_eq!(finished.answer, format!("I received: {dismissed}"));
+}
+
+/// Two calls in one response: asked one after the other in call order, answered in order.
+pub const TWO_CALLS: &[(&str, &str)] = &[
+    (
+        "call_a",
+        r#"{"questions":[{"id":"deploy","question":"Deploy to production now?","options":["Yes","No"]}]}"#,
+    ),
+    (
+        "call_b",
+        r#"{"questions":[{"id":"name","question":"What should the release be called?"}]}"#,
+    ),
+];
+
+/// Answers `deploy` with "Yes" and `name` with the own answer "v2", recording the order asked.
+pub fn two_call_answerer(asked: Arc<Mutex<Vec<String>>>) -> Scripted {
+    Scripted::from_fn(move |request| {
+        let id = request.questions()[0].id.clone();
+        asked.lock().unwrap().push(id.clone());
+        let item = match id.as_str() {
+            "deploy" => AnswerItem::selected(&id, ["Yes"]),
+            _ => AnswerItem::custom(&id, "v2"),
+        };
+        Ok(Answers {
+            answers: vec![item],
+        })
+    })
+}
+
+#[tokio::test]
+async fn two_tool_calls_in_one_response_are_both_answered_in_order() {
+    let model = FakeModel::start(ask_then_quote(TWO_CALLS)).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let finished = agent(&model, two_call_answerer(asked.clone()))
+        .run(user("Ship it"), &ExecutionContext::default())
+        .await
+        .unwrap();
+    assert_eq!(*asked.lock().unwrap(), ["deploy", "name"]);
+    assert_eq!(
+        last_tool_messages(&model.requests()[1].body),
+        vec![
+            json!({"role": "tool", "tool_call_id": "call_a",
+                   "content": r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#}),
+            json!({"role": "tool", "tool_call_id": "call_b",
+                   "content": r#"{"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#}),
+        ]
+    );
+    assert_eq!(
+        finished.answer,
+        r#"I received: {"answers":[{"id":"deploy","selected":["Yes"]}]} | {"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_and_unknown_tools_get_their_error_texts() {
+    let model = FakeModel::start(|round, body| match round {
+        0 => Reply::Message(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "ask_user_question", "arguments": r#"{"questions":[]}"#}},
+            {"id": "c2", "type": "function",
+             "function": {"name": "run_shell", "arguments": r#"{"cmd":"ls"}"#}},
+        ]})),
+        _ => Reply::Message(super::fake_model::quote(body)),
+    })
+    .await;
+    let answerer = Scripted::from_fn(|_| panic!("nobody is asked"));
+    agent(&model, answerer)
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown_tool_text("run_shell"),
+        r#"Error: there is no tool named "run_shell"; the only tool is ask_user_question"#
+    );
+    assert_eq!(
+        last_tool_messages(&model.requests()[1].body),
+        vec![
+            json!({"role": "tool", "tool_call_id": "c1",
+                   "content": "Error: invalid arguments: questions: empty, add at least one question"}),
+            json!({"role": "tool", "tool_call_id": "c2", "content": unknown_tool_text("run_shell")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_loop_stops_on_an_error_status_and_after_its_round_budget() {
+    let model = FakeModel::start(|_, _| Reply::Status(401, r#"{"error":"bad key"}"#)).await;
+    let error = agent(&model, Scripted::from_fn(|_| Err(AskError::Dismissed)))
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        r#"the endpoint answered 401 Unauthorized: {"error":"bad key"}"#
+    );
+
+    let model = FakeModel::start(|_, _| Reply::Message(tool_calls(&[("c", DEEPSEEK_ARGS)]))).await;
+    let error = agent(&model, Scripted::from_fn(|_| Err(AskError::Dismissed)))
+        .with_max_rounds(3)
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LoopError::TooManyRounds(3)));
+    assert_eq!(
+        error.to_string(),
+        "the model was still calling tools after 3 model calls"
+    );
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[test]
+fn the_endpoint_comes_from_the_environment_with_deepseek_as_default() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    assert_eq!(
+        Endpoint::from_lookup(env(&[("DEEPSEEK_API_KEY", "sk-d")])).unwrap(),
+        Endpoint::new("https://api.deepseek.com", "sk-d", "deepseek-chat")
+    );
+    assert_eq!(
+        Endpoint::from_lookup(env(&[
+            ("AGENT_API_KEY", "sk-a"),
+            ("DEEPSEEK_API_KEY", "sk-d"),
+            ("AGENT_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("AGENT_MODEL", "local"),
+        ]))
+        .unwrap(),
+        Endpoint::new("http://127.0.0.1:8080/v1", "sk-a", "local")
+    );
+    let missing = Endpoint::from_lookup(env(&[])).unwrap_err();
+    assert_eq!(
+        missing.to_string(),
+        "set AGENT_API_KEY (or DEEPSEEK_API_KEY) to the endpoint's API key"
+    );
+    assert!(!format!("{:?}", Endpoint::new("u", "sk-secret", "m")).contains("sk-secret"));
+}

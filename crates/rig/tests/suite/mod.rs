@@ -1,0 +1,3 @@
+mod agent_loop;
+mod fake_model;
+mod rig;
