@@ -18,9 +18,14 @@ use rig_core::tool::{Tool, ToolContext, ToolErrorKind, ToolExecutionError};
 /// attached to rig's tool context as a scope (`ToolContext::with_scope(Arc::new(context))`,
 /// for the turn's cancellation token or a delegated caller), else a fresh default one.
 /// Dropping the call (rig cancelling the run) withdraws the question like a cancellation.
+///
+/// A human answers one batch at a time: when rig runs calls concurrently
+/// (`tool_concurrency(n)`), the asks of this tool (and of its clones) still wait for each
+/// other, in the order they started.
 #[derive(Debug, Clone)]
 pub struct AskUser {
     tool: AskUserQuestionTool,
+    one_at_a_time: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AskUser {
@@ -32,7 +37,10 @@ impl AskUser {
     /// The tool as configured in the core (limits, time budget, a `FirstAnswer` of several
     /// answerers).
     pub fn from_tool(tool: AskUserQuestionTool) -> Self {
-        Self { tool }
+        Self {
+            tool,
+            one_at_a_time: Arc::default(),
+        }
     }
 
     /// The core tool behind this adapter.
@@ -130,6 +138,7 @@ impl Tool for AskUser {
             .scope::<ExecutionContext>()
             .map(|context| context.as_ref().clone())
             .unwrap_or_default();
+        let _turn = self.one_at_a_time.lock().await;
         match self.tool.call(args, execution).await {
             outcome @ Outcome::Answered(_) => Ok(outcome.text()),
             outcome => Err(AskUserError { outcome }),
@@ -277,6 +286,58 @@ mod tests {
             );
             assert_eq!(error.retryable(), Some(false));
         }
+    }
+
+    /// Answers "Yes" after a while, recording which question it asked and how many asks were
+    /// in flight at once.
+    #[derive(Default)]
+    struct Slow {
+        in_flight: std::sync::Mutex<(usize, usize, Vec<String>)>,
+    }
+
+    impl UserInteraction for Slow {
+        fn ask<'a>(
+            &'a self,
+            request: &'a AskUserQuestionRequest,
+            _: CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>> {
+            Box::pin(async move {
+                let id = request.questions()[0].id.clone();
+                {
+                    let mut state = self.in_flight.lock().unwrap();
+                    state.0 += 1;
+                    state.1 = state.1.max(state.0);
+                    state.2.push(id.clone());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                self.in_flight.lock().unwrap().0 -= 1;
+                Ok(Answers {
+                    answers: vec![ask_user_core::AnswerItem::selected(&id, ["Yes"])],
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn concurrent_calls_are_asked_one_at_a_time_in_order() {
+        let slow = Arc::new(Slow::default());
+        let tool = AskUser::from_tool(AskUserQuestionTool::new(slow.clone()));
+        let clone = tool.clone();
+        let (mut a, mut b) = (ToolContext::new(), ToolContext::new());
+        let (first, second) = tokio::join!(
+            execute(&tool, ARGS, &mut a),
+            execute(
+                &clone,
+                r#"{"questions":[{"id":"again","question":"Sure?","options":["Yes","No"]}]}"#,
+                &mut b
+            ),
+        );
+        assert!(first.is_success() && second.is_success());
+        let state = slow.in_flight.lock().unwrap();
+        assert_eq!(
+            (state.1, state.2.clone()),
+            (1, vec!["go".to_owned(), "again".to_owned()])
+        );
     }
 
     #[tokio::test]

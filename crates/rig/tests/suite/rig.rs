@@ -141,3 +141,17 @@ async fn the_run_context_reaches_the_call_a_sub_agent_is_refused() {
                     "content": "Error: sub-agents cannot ask the user; put the question in your final result so the agent that started you can ask it."})]
     );
 }
+
+/// Arguments that are not a JSON object never reach the tool: rig answers them itself, with its
+/// own text (the loop gives them to the core, which reads empty arguments as `{}`).
+#[tokio::test]
+async fn rig_answers_arguments_that_are_not_an_object_itself() {
+    let model = FakeModel::start(ask_then_quote(&[("c1", r#"["Deploy?"]"#)])).await;
+    let tool = AskUser::new(Scripted::from_fn(|_| panic!("nobody is asked")));
+    agent(&model, tool).prompt("Go").max_turns(3).await.unwrap();
+    assert_eq!(
+        last_tool_messages(&model.requests()[1].body),
+        vec![json!({"role": "tool", "tool_call_id": "c1",
+                    "content": r#"The arguments for tool `ask_user_question` are not a JSON object: ["Deploy?"]. Call the tool again with a JSON object as its arguments."#})]
+    );
+}
