@@ -1,3 +1,4 @@
 mod agent_loop;
+mod example;
 mod fake_model;
 mod rig;
