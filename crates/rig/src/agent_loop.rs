@@ -161,7 +161,12 @@ struct Choice {
 }
 
 impl AgentLoop {
-    /// A loop on `endpoint` with its own reqwest client, asking through `tool`.
+    /// A loop on `endpoint` with its own reqwest client (`reqwest::Client::new()`, which
+    /// panics only when the TLS backend cannot start), asking through `tool`.
+    ///
+    /// This crate turns on no TLS feature of reqwest: for an `https` endpoint the application
+    /// enables one (`reqwest/native-tls` or `reqwest/rustls`, as the example does) or passes
+    /// its own client to [`Self::with_http`].
     pub fn new(endpoint: Endpoint, tool: AskUserQuestionTool) -> Self {
         Self {
             endpoint,

@@ -17,7 +17,10 @@ use rig_core::tool::{Tool, ToolContext, ToolErrorKind, ToolExecutionError};
 /// Each call runs [`AskUserQuestionTool::call`] with an [`ExecutionContext`]: the one the run
 /// attached to rig's tool context as a scope (`ToolContext::with_scope(Arc::new(context))`,
 /// for the turn's cancellation token or a delegated caller), else a fresh default one.
-/// Dropping the call (rig cancelling the run) withdraws the question like a cancellation.
+/// Dropping the call (rig cancelling the run) drops the ask with it (the terminal answerer
+/// restores the terminal on drop); to withdraw a question explicitly, cancel the context's
+/// token. When nobody can answer here (`AskUser::core().is_available()` is `false`), leave the
+/// tool out of the agent; a call would read the `NO_PROVIDER` text.
 ///
 /// A human answers one batch at a time: when rig runs calls concurrently
 /// (`tool_concurrency(n)`), the asks of this tool (and of its clones) still wait for each
