@@ -3,17 +3,14 @@
 use std::sync::{Arc, Mutex};
 
 use ask_user_core::definition::{ProviderFormat, definition};
-use ask_user_core::{AnswerItem, Answers, AskError, AskUserQuestionTool, ExecutionContext};
+use ask_user_core::{AskError, AskUserQuestionTool, ExecutionContext};
 use ask_user_rig::agent_loop::{AgentLoop, Endpoint, LoopError, unknown_tool_text};
 use ask_user_scripted::Scripted;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
 use super::fake_model::{FakeModel, Reply, ask_then_quote, last_tool_messages, tool_calls};
-
-/// What DeepSeek wrote for this tool: camelCase `multiSelect`, options as plain strings, spaces
-/// after separators (lenient shapes the core accepts).
-pub const DEEPSEEK_ARGS: &str = r#"{"questions": [{"id": "db", "header": "Database", "question": "Which database should the new service use?", "multiSelect": false, "options": ["PostgreSQL (Recommended)", "SQLite", "MySQL"]}]}"#;
 
 fn user(task: &str) -> Vec<Value> {
     vec![json!({"role": "user", "content": task})]
@@ -79,33 +76,6 @@ async fn a_dismissal_reaches_the_model_as_the_error_text() {
         vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
     );
     assert_eq!(finished.answer, format!("I received: {dismissed}"));
-}
-
-/// Two calls in one response: asked one after the other in call order, answered in order.
-pub const TWO_CALLS: &[(&str, &str)] = &[
-    (
-        "call_a",
-        r#"{"questions":[{"id":"deploy","question":"Deploy to production now?","options":["Yes","No"]}]}"#,
-    ),
-    (
-        "call_b",
-        r#"{"questions":[{"id":"name","question":"What should the release be called?"}]}"#,
-    ),
-];
-
-/// Answers `deploy` with "Yes" and `name` with the own answer "v2", recording the order asked.
-pub fn two_call_answerer(asked: Arc<Mutex<Vec<String>>>) -> Scripted {
-    Scripted::from_fn(move |request| {
-        let id = request.questions()[0].id.clone();
-        asked.lock().unwrap().push(id.clone());
-        let item = match id.as_str() {
-            "deploy" => AnswerItem::selected(&id, ["Yes"]),
-            _ => AnswerItem::custom(&id, "v2"),
-        };
-        Ok(Answers {
-            answers: vec![item],
-        })
-    })
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use ask_user_test_support::TmuxPane;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::agent_loop::DEEPSEEK_ARGS;
+use super::calls::DEEPSEEK_ARGS;
 use super::fake_model::{FakeModel, ask_then_quote, last_tool_messages};
 
 /// How long the example may take to finish once answered (generous: a loaded machine).

@@ -3,6 +3,9 @@
 //! request (raw bytes, parsed body, `Authorization`), and replies with what the script returns
 //! for the request, wrapped in a `chat.completion` envelope.
 
+// Without the loop (`--no-default-features`) only the rig suite uses it.
+#![cfg_attr(not(feature = "agent-loop"), allow(dead_code))]
+
 use std::sync::{Arc, Mutex};
 
 use axum::Router;

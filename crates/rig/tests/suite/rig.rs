@@ -14,7 +14,7 @@ use rig_core::providers::openai::OpenAIConfig;
 use rig_core::providers::openai::wire::DEEPSEEK;
 use serde_json::json;
 
-use super::agent_loop::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
+use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
 use super::fake_model::{FakeModel, ask_then_quote, last_tool_messages};
 
 fn agent(model: &FakeModel, tool: AskUser) -> rig_agent::Agent {
