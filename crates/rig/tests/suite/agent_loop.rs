@@ -23,7 +23,15 @@ fn agent(model: &FakeModel, answerer: Scripted) -> AgentLoop {
 
 #[tokio::test]
 async fn a_real_model_call_is_answered_and_the_tool_message_carries_the_answer_bytes() {
-    let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
+    // A thinking model's reply: the loop must send it back as received, reasoning included.
+    let mut call = tool_calls(&[("call_0", DEEPSEEK_ARGS)]);
+    call["reasoning_content"] = json!("The user has to choose the database.");
+    let reply = call.clone();
+    let model = FakeModel::start(move |round, body| match round {
+        0 => Reply::Message(reply.clone()),
+        _ => Reply::Message(super::fake_model::quote(body)),
+    })
+    .await;
     let answerer =
         Scripted::from_json(r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#).unwrap();
     let finished = agent(&model, answerer)
@@ -54,9 +62,17 @@ async fn a_real_model_call_is_answered_and_the_tool_message_carries_the_answer_b
         messages,
         vec![
             json!({"role": "user", "content": "Set up the service"}),
-            tool_calls(&[("call_0", DEEPSEEK_ARGS)]),
+            call,
             json!({"role": "tool", "tool_call_id": "call_0", "content": answer}),
         ]
+    );
+    // The tool message's bytes on the wire.
+    assert!(
+        requests[1].raw.contains(
+            r#"{"role":"tool","tool_call_id":"call_0","content":"{\"answers\":[{\"id\":\"db\",\"selected\":[\"SQLite\"]}]}"}]"#
+        ),
+        "{}",
+        requests[1].raw
     );
     assert_eq!(finished.answer, format!("I received: {answer}"));
     assert_eq!(finished.messages.len(), 4);
