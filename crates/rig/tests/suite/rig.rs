@@ -1,5 +1,5 @@
 //! `AskUser` in a rig agent (rig-agent 0.44 over rig-core's OpenAI-compatible chat-completions
-//! client, DeepSeek dialect) against the fake model, answered by the scripted answerer.
+//! client, DeepSeek dialect, and OpenAI's for the main case) against the fake model, answered by the scripted answerer.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,15 +11,19 @@ use pretty_assertions::assert_eq;
 use rig_agent::AgentBuilder;
 use rig_agent::tool::ToolContext;
 use rig_core::providers::openai::OpenAIConfig;
-use rig_core::providers::openai::wire::DEEPSEEK;
+use rig_core::providers::openai::wire::{DEEPSEEK, Dialect, OPENAI};
 use serde_json::json;
 
 use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
 use super::fake_model::{FakeModel, ask_then_quote, last_tool_messages};
 
 fn agent(model: &FakeModel, tool: AskUser) -> rig_agent::Agent {
+    agent_on(&DEEPSEEK, model, tool)
+}
+
+fn agent_on(dialect: &Dialect, model: &FakeModel, tool: AskUser) -> rig_agent::Agent {
     let http = rig_reqwest::ReqwestClient::from(rig_reqwest::reqwest::Client::new());
-    let chat = OpenAIConfig::with_key(&DEEPSEEK, "test-key")
+    let chat = OpenAIConfig::with_key(dialect, "test-key")
         .with_base_url(&model.base_url)
         .connect(http)
         .chat("deepseek-chat");
@@ -28,10 +32,20 @@ fn agent(model: &FakeModel, tool: AskUser) -> rig_agent::Agent {
 
 #[tokio::test]
 async fn a_real_model_call_is_answered_and_the_tool_message_carries_the_answer_bytes() {
+    answer_through(&DEEPSEEK).await;
+}
+
+/// The same turn with rig's plain OpenAI dialect of the client.
+#[tokio::test]
+async fn the_openai_dialect_carries_the_same_tool_message() {
+    answer_through(&OPENAI).await;
+}
+
+async fn answer_through(dialect: &Dialect) {
     let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
     let answerer =
         Scripted::from_json(r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#).unwrap();
-    let answer = agent(&model, AskUser::new(answerer))
+    let answer = agent_on(dialect, &model, AskUser::new(answerer))
         .prompt("Set up the service")
         .max_turns(3)
         .await
