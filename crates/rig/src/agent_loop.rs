@@ -111,6 +111,9 @@ pub enum LoopError {
     /// The reply is not a chat completion with a message.
     #[error("the endpoint's reply is not a chat completion ({0})")]
     BadReply(String),
+    /// The context's cancellation token fired: the turn was aborted (no further model call).
+    #[error("the turn was aborted")]
+    Aborted,
     /// The model was still calling tools when the round budget ran out.
     #[error("the model was still calling tools after {0} model calls")]
     TooManyRounds(usize),
@@ -190,7 +193,8 @@ impl AgentLoop {
 
     /// Runs the conversation `messages` (e.g. a system and a user message) until the model
     /// answers without calling a tool. Every `ask_user_question` call is asked with `context`
-    /// (the turn's cancellation token and caller).
+    /// (the turn's cancellation token and caller); when its token fires, the loop stops with
+    /// [`LoopError::Aborted`] without calling the model again (a pending request is dropped).
     pub async fn run(
         &self,
         mut messages: Vec<Value>,
@@ -208,7 +212,13 @@ impl AgentLoop {
                 "messages": messages,
                 "tools": tools,
             });
-            let message = self.complete(&body).await?;
+            if context.cancel.is_cancelled() {
+                return Err(LoopError::Aborted);
+            }
+            let message = tokio::select! {
+                message = self.complete(&body) => message?,
+                () = context.cancel.cancelled() => return Err(LoopError::Aborted),
+            };
             let calls = tool_calls(&message)?;
             let answer = message
                 .get("content")
@@ -221,6 +231,9 @@ impl AgentLoop {
             }
             for call in calls {
                 messages.push(answer_call(&self.tool, call, context).await);
+            }
+            if context.cancel.is_cancelled() {
+                return Err(LoopError::Aborted);
             }
         }
         Err(LoopError::TooManyRounds(self.max_rounds))

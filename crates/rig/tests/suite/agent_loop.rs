@@ -206,3 +206,33 @@ fn the_endpoint_comes_from_the_environment_with_deepseek_as_default() {
     );
     assert!(!format!("{:?}", Endpoint::new("u", "sk-secret", "m")).contains("sk-secret"));
 }
+
+#[tokio::test]
+async fn an_aborted_turn_stops_the_loop() {
+    // Cancelled before the run: no request is sent.
+    let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
+    let cancelled = ExecutionContext::default();
+    cancelled.cancel.cancel();
+    let error = agent(&model, Scripted::from_fn(|_| panic!("nobody is asked")))
+        .run(user("Go"), &cancelled)
+        .await
+        .unwrap_err();
+    assert_eq!(error.to_string(), "the turn was aborted");
+    assert_eq!(model.requests().len(), 0);
+
+    // Cancelled while the human is asked: the call ends as aborted and the model is not
+    // called again.
+    let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
+    let context = ExecutionContext::default();
+    let token = context.cancel.clone();
+    let answerer = Scripted::from_fn(move |_| {
+        token.cancel();
+        Err(AskError::Cancelled)
+    });
+    let error = agent(&model, answerer)
+        .run(user("Go"), &context)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LoopError::Aborted));
+    assert_eq!(model.requests().len(), 1);
+}
