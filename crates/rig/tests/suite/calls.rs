@@ -1,0 +1,37 @@
+//! The model calls and the scripted answers the suites share.
+
+use std::sync::{Arc, Mutex};
+
+use ask_user_core::{AnswerItem, Answers};
+use ask_user_scripted::Scripted;
+
+/// What DeepSeek wrote for this tool: camelCase `multiSelect`, options as plain strings, spaces
+/// after separators (lenient shapes the core accepts).
+pub const DEEPSEEK_ARGS: &str = r#"{"questions": [{"id": "db", "header": "Database", "question": "Which database should the new service use?", "multiSelect": false, "options": ["PostgreSQL (Recommended)", "SQLite", "MySQL"]}]}"#;
+
+/// Two calls in one response: asked one after the other in call order, answered in order.
+pub const TWO_CALLS: &[(&str, &str)] = &[
+    (
+        "call_a",
+        r#"{"questions":[{"id":"deploy","question":"Deploy to production now?","options":["Yes","No"]}]}"#,
+    ),
+    (
+        "call_b",
+        r#"{"questions":[{"id":"name","question":"What should the release be called?"}]}"#,
+    ),
+];
+
+/// Answers `deploy` with "Yes" and `name` with the own answer "v2", recording the order asked.
+pub fn two_call_answerer(asked: Arc<Mutex<Vec<String>>>) -> Scripted {
+    Scripted::from_fn(move |request| {
+        let id = request.questions()[0].id.clone();
+        asked.lock().unwrap().push(id.clone());
+        let item = match id.as_str() {
+            "deploy" => AnswerItem::selected(&id, ["Yes"]),
+            _ => AnswerItem::custom(&id, "v2"),
+        };
+        Ok(Answers {
+            answers: vec![item],
+        })
+    })
+}
