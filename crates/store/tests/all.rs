@@ -1,0 +1,20 @@
+//! All integration tests of ask-user-store, in one binary:
+//! - `conformance`: the one suite every backend (memory, SQLite, Postgres) must pass;
+//! - `sqlite`: the SQLite file itself — permissions, faults and their messages, crash recovery,
+//!   schema versions;
+//! - `processes`: many processes on one store (races, lock contention, cross-process waiting);
+//! - `errors`: messages that do not depend on a backend;
+//! - `child`: the entry point of the child processes the others start.
+
+#[path = "suite/child.rs"]
+mod child;
+#[path = "suite/common.rs"]
+mod common;
+#[path = "suite/conformance.rs"]
+mod conformance;
+#[path = "suite/errors.rs"]
+mod errors;
+#[path = "suite/processes.rs"]
+mod processes;
+#[path = "suite/sqlite.rs"]
+mod sqlite;
