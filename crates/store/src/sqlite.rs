@@ -76,6 +76,17 @@ fn notify_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Whether the file system holding `shown` has (almost) no space left: SQLite reports a full
+/// disk met while growing its shared-memory file or syncing as a generic I/O error.
+fn disk_is_full(shown: &str) -> bool {
+    let path = Path::new(shown);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    rustix::fs::statvfs(dir).is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < 64 * 1024)
+}
+
 /// Maps a SQLite error to the store's error for the file `shown`.
 fn map_err(shown: &str, e: rusqlite::Error) -> Error {
     let detail = e.to_string();
@@ -85,6 +96,9 @@ fn map_err(shown: &str, e: rusqlite::Error) -> Error {
             detail,
         },
         Some(ErrorCode::DiskFull) => Error::DiskFull {
+            path: shown.to_owned(),
+        },
+        Some(ErrorCode::SystemIoFailure) if disk_is_full(shown) => Error::DiskFull {
             path: shown.to_owned(),
         },
         Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
@@ -131,7 +145,14 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
                 path: shown.to_owned(),
             });
         }
-        Ok(_) => {}
+        Ok(_) => {
+            // SQLite would open a file it cannot write read-only and fail later with a vaguer
+            // message ("unable to open database file").
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| map_io(shown, &e))?;
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::DirBuilder::new()

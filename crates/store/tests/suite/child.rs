@@ -22,9 +22,14 @@ fn answer_of(rec: &ask_user_store::AskRecord) -> String {
 
 #[test]
 fn entry() {
-    let Ok(cmd) = std::env::var("ASK_USER_STORE_CHILD") else { return };
+    let Ok(cmd) = std::env::var("ASK_USER_STORE_CHILD") else {
+        return;
+    };
     let args: Vec<&str> = cmd.split('\u{1f}').collect();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(run(&args));
 }
 
@@ -37,10 +42,23 @@ async fn run(args: &[&str]) {
         ["write-loop", url] => {
             let store = Store::open(url).await.unwrap();
             for i in 0.. {
-                let ask = NewAsk::new(&Scope::HostKey(format!("w{i}")), format!("{{\"i\":{i}}}"), Asker::default());
+                let ask = NewAsk::new(
+                    &Scope::HostKey(format!("w{i}")),
+                    format!("{{\"i\":{i}}}"),
+                    Asker::default(),
+                );
                 let id = store.open_ask(&ask).await.unwrap().record().id;
-                let answer = Outcome::Answered { answer: serde_json::json!({ "i": i }), by: Responder::default() };
-                assert_eq!(store.record_outcome(id, &answer, Timestamp::now()).await.unwrap(), Recorded::Won);
+                let answer = Outcome::Answered {
+                    answer: serde_json::json!({ "i": i }),
+                    by: Responder::default(),
+                };
+                assert_eq!(
+                    store
+                        .record_outcome(id, &answer, Timestamp::now())
+                        .await
+                        .unwrap(),
+                    Recorded::Won
+                );
                 say(&format!("acked {} {i}", id.0));
             }
         }
@@ -49,12 +67,19 @@ async fn run(args: &[&str]) {
             let mut acked = Vec::new();
             let failure = loop {
                 let i = acked.len();
-                let ask = NewAsk::new(&Scope::HostKey(format!("f{i}")), format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(500)), Asker::default());
+                let ask = NewAsk::new(
+                    &Scope::HostKey(format!("f{i}")),
+                    format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(500)),
+                    Asker::default(),
+                );
                 let id = match store.open_ask(&ask).await {
                     Ok(o) => o.record().id,
                     Err(e) => break e,
                 };
-                let answer = Outcome::Answered { answer: serde_json::json!({ "i": i }), by: Responder::default() };
+                let answer = Outcome::Answered {
+                    answer: serde_json::json!({ "i": i }),
+                    by: Responder::default(),
+                };
                 if let Err(e) = store.record_outcome(id, &answer, Timestamp::now()).await {
                     break e;
                 }
@@ -67,7 +92,11 @@ async fn run(args: &[&str]) {
             for (i, id) in acked.iter().enumerate() {
                 let rec = fresh.get(*id).await.unwrap();
                 match rec.closed.map(|c| c.outcome) {
-                    Some(Outcome::Answered { answer, .. }) if answer == serde_json::json!({ "i": i }) => verified += 1,
+                    Some(Outcome::Answered { answer, .. })
+                        if answer == serde_json::json!({ "i": i }) =>
+                    {
+                        verified += 1
+                    }
                     other => panic!("ask {id} lost its answer: {other:?}"),
                 }
             }
@@ -82,9 +111,16 @@ async fn run(args: &[&str]) {
             }
             let answer = Outcome::Answered {
                 answer: serde_json::json!({ "pid": std::process::id() }),
-                by: Responder { answerer: "race".into(), ..Responder::default() },
+                by: Responder {
+                    answerer: "race".into(),
+                    ..Responder::default()
+                },
             };
-            match store.record_outcome(AskId(id.parse().unwrap()), &answer, Timestamp::now()).await.unwrap() {
+            match store
+                .record_outcome(AskId(id.parse().unwrap()), &answer, Timestamp::now())
+                .await
+                .unwrap()
+            {
                 Recorded::Won => say(&format!("won {}", std::process::id())),
                 Recorded::Lost(c) => match c.outcome {
                     Outcome::Answered { answer, .. } => say(&format!("lost {}", answer["pid"])),
@@ -94,7 +130,11 @@ async fn run(args: &[&str]) {
         }
         ["ask-wait", url, tag] => {
             let store = Store::open(url).await.unwrap();
-            let ask = NewAsk::new(&Scope::HostKey((*tag).to_owned()), format!("{{\"tag\":\"{tag}\"}}"), Asker::default());
+            let ask = NewAsk::new(
+                &Scope::HostKey((*tag).to_owned()),
+                format!("{{\"tag\":\"{tag}\"}}"),
+                Asker::default(),
+            );
             let id = store.open_ask(&ask).await.unwrap().record().id;
             say(&format!("opened {}", id.0));
             let rec = store.wait_outcome(id).await.unwrap();
@@ -103,7 +143,10 @@ async fn run(args: &[&str]) {
         ["wait", url, id] => {
             let store = Store::open(url).await.unwrap();
             say("waiting");
-            let rec = store.wait_outcome(AskId(id.parse().unwrap())).await.unwrap();
+            let rec = store
+                .wait_outcome(AskId(id.parse().unwrap()))
+                .await
+                .unwrap();
             say(&format!("outcome {}", answer_of(&rec)));
         }
         other => panic!("unknown child command {other:?}"),

@@ -33,18 +33,30 @@ impl Fixture {
 }
 
 pub(crate) async fn memory() -> Fixture {
-    Fixture { store: Store::memory(), url: "memory".into(), _dir: None }
+    Fixture {
+        store: Store::memory(),
+        url: "memory".into(),
+        _dir: None,
+    }
 }
 
 pub(crate) async fn sqlite() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    Fixture { store: Store::open(&url).await.unwrap(), url, _dir: Some(dir) }
+    Fixture {
+        store: Store::open(&url).await.unwrap(),
+        url,
+        _dir: Some(dir),
+    }
 }
 
 pub(crate) async fn postgres() -> Fixture {
     let url = fresh_pg_database().await;
-    Fixture { store: Store::open(&url).await.unwrap(), url, _dir: None }
+    Fixture {
+        store: Store::open(&url).await.unwrap(),
+        url,
+        _dir: None,
+    }
 }
 
 /// The server the Postgres tests use: `ASK_USER_TEST_PG`, else a throwaway cluster started
@@ -61,18 +73,27 @@ fn pg_server() -> &'static str {
 pub(crate) async fn fresh_pg_database() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let server = pg_server().to_owned();
-    let name = format!("ask_user_test_{}_{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst));
+    let name = format!(
+        "ask_user_test_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    );
     let (client, conn) = tokio_postgres::connect(&server, tokio_postgres::NoTls)
         .await
         .unwrap_or_else(|e| panic!("cannot connect to the test Postgres {server}: {e}"));
     tokio::spawn(conn);
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
     with_dbname(&server, &name)
 }
 
 /// `url` with its database replaced by `db`.
 fn with_dbname(url: &str, db: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let after_scheme = base.find("://").map_or(0, |i| i + 3);
     let base = match base[after_scheme..].find('/') {
         Some(i) => &base[..after_scheme + i],
@@ -96,7 +117,10 @@ fn pg_bin(name: &str) -> PathBuf {
     if let Some(p) = candidates.pop() {
         return p;
     }
-    let on_path = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output();
+    let on_path = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output();
     match on_path {
         Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
         _ => panic!(
@@ -107,7 +131,11 @@ fn pg_bin(name: &str) -> PathBuf {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout.trim_ascii() == b"0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.trim_ascii() == b"0")
+        .unwrap_or(false)
 }
 
 /// Runs a Postgres tool, as the `postgres` system user when we are root (Postgres refuses root).
@@ -122,15 +150,28 @@ fn pg_command(tool: &Path) -> Command {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// initdb + pg_ctl start in a temp dir on a free port; a watcher stops the cluster and removes
 /// the directory once this test process has ended.
 fn start_cluster() -> String {
-    let dir = tempfile::Builder::new().prefix("ask-user-pg").tempdir().unwrap().keep();
+    let dir = tempfile::Builder::new()
+        .prefix("ask-user-pg")
+        .tempdir()
+        .unwrap()
+        .keep();
     if is_root() {
-        let ok = Command::new("chown").arg("postgres:").arg(&dir).status().unwrap().success();
+        let ok = Command::new("chown")
+            .arg("postgres:")
+            .arg(&dir)
+            .status()
+            .unwrap()
+            .success();
         assert!(ok, "cannot chown {} to postgres", dir.display());
     }
     let data = dir.join("data");
@@ -140,7 +181,11 @@ fn start_cluster() -> String {
         .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "initdb failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let port = free_port();
     let out = pg_command(&pg_bin("pg_ctl"))
         .arg("-D")
@@ -203,11 +248,17 @@ impl ChildProc {
             }
             None => Command::new(&exe),
         };
-        cmd.args(["--exact", "child::entry", "--nocapture", "--test-threads=1", "--quiet"])
-            .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+        cmd.args([
+            "--exact",
+            "child::entry",
+            "--nocapture",
+            "--test-threads=1",
+            "--quiet",
+        ])
+        .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
         let mut child = cmd.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -223,7 +274,9 @@ impl ChildProc {
 
     /// The child's next message, waiting up to [`DEADLINE`].
     pub(crate) fn next(&self) -> String {
-        self.lines.recv_timeout(DEADLINE).unwrap_or_else(|e| panic!("no message from the child: {e}"))
+        self.lines
+            .recv_timeout(DEADLINE)
+            .unwrap_or_else(|e| panic!("no message from the child: {e}"))
     }
 
     /// The next message, or `None` when the child ended without one.

@@ -32,13 +32,21 @@ fn ask_at(scope: Scope, request: &str, at: Timestamp) -> NewAsk {
 }
 
 fn keyed(key: &str, at: Timestamp) -> NewAsk {
-    ask_at(Scope::HostKey(key.into()), r#"{"questions":[{"question":"Which?"}]}"#, at)
+    ask_at(
+        Scope::HostKey(key.into()),
+        r#"{"questions":[{"question":"Which?"}]}"#,
+        at,
+    )
 }
 
 fn answered(v: serde_json::Value) -> Outcome {
     Outcome::Answered {
         answer: v,
-        by: Responder { answerer: "terminal".into(), channel: Some("slack".into()), user: Some("ana".into()) },
+        by: Responder {
+            answerer: "terminal".into(),
+            channel: Some("slack".into()),
+            user: Some("ana".into()),
+        },
     }
 }
 
@@ -91,7 +99,10 @@ async fn created_ask_is_stored_open_and_attached(f: Fixture) {
     assert_eq!(rec.key, ask.key);
     assert_eq!(rec.request, ask.request);
     assert_eq!(rec.asker, ask.asker);
-    assert_eq!((rec.created_at, rec.grace, rec.attached, rec.detached_at), (T0, ask.grace, true, None));
+    assert_eq!(
+        (rec.created_at, rec.grace, rec.attached, rec.detached_at),
+        (T0, ask.grace, true, None)
+    );
     assert_eq!((rec.closed.clone(), rec.delivered_at), (None, None));
     // Read back through another handle: what was stored, not what was returned.
     assert_eq!(f.second().await.get(rec.id).await.unwrap(), rec);
@@ -99,14 +110,23 @@ async fn created_ask_is_stored_open_and_attached(f: Fixture) {
 
 async fn same_key_reattaches_instead_of_asking_twice(f: Fixture) {
     let first = created(&f.store, &keyed("k1", T0)).await;
-    let again = f.second().await.open_ask(&keyed("k1", T0.plus(HOUR))).await.unwrap();
+    let again = f
+        .second()
+        .await
+        .open_ask(&keyed("k1", T0.plus(HOUR)))
+        .await
+        .unwrap();
     assert_eq!(again, Opened::Reattached(first.clone()));
     assert_eq!(f.store.list_open().await.unwrap(), vec![first]);
 }
 
 async fn different_request_or_scope_is_a_different_ask(f: Fixture) {
     let a = created(&f.store, &keyed("k1", T0)).await;
-    let other_request = ask_at(Scope::HostKey("k1".into()), r#"{"questions":[{"question":"Else?"}]}"#, T0);
+    let other_request = ask_at(
+        Scope::HostKey("k1".into()),
+        r#"{"questions":[{"question":"Else?"}]}"#,
+        T0,
+    );
     let b = created(&f.store, &other_request).await;
     let other_scope = ask_at(Scope::Caller("k1".into()), &a.request, T0);
     let c = created(&f.store, &other_scope).await;
@@ -119,12 +139,37 @@ async fn different_request_or_scope_is_a_different_ask(f: Fixture) {
 async fn first_outcome_wins(f: Fixture) {
     let rec = created(&f.store, &keyed("k1", T0)).await;
     let first = answered(serde_json::json!({"Which?": "A"}));
-    assert_eq!(f.store.record_outcome(rec.id, &first, T0.plus(HOUR)).await.unwrap(), Recorded::Won);
-    let won = Closed { outcome: first.clone(), at: T0.plus(HOUR) };
+    assert_eq!(
+        f.store
+            .record_outcome(rec.id, &first, T0.plus(HOUR))
+            .await
+            .unwrap(),
+        Recorded::Won
+    );
+    let won = Closed {
+        outcome: first.clone(),
+        at: T0.plus(HOUR),
+    };
     let other = f.second().await;
-    let dismissed = Outcome::Dismissed { by: Responder { answerer: "web".into(), ..Responder::default() } };
-    for late in [dismissed, Outcome::TimedOut, Outcome::Withdrawn, answered(serde_json::json!({"Which?": "B"}))] {
-        assert_eq!(other.record_outcome(rec.id, &late, T0.plus(HOUR * 2)).await.unwrap(), Recorded::Lost(won.clone()));
+    let dismissed = Outcome::Dismissed {
+        by: Responder {
+            answerer: "web".into(),
+            ..Responder::default()
+        },
+    };
+    for late in [
+        dismissed,
+        Outcome::TimedOut,
+        Outcome::Withdrawn,
+        answered(serde_json::json!({"Which?": "B"})),
+    ] {
+        assert_eq!(
+            other
+                .record_outcome(rec.id, &late, T0.plus(HOUR * 2))
+                .await
+                .unwrap(),
+            Recorded::Lost(won.clone())
+        );
     }
     let stored = f.store.get(rec.id).await.unwrap();
     assert_eq!(stored.closed, Some(won));
@@ -138,14 +183,25 @@ async fn concurrent_outcomes_have_exactly_one_winner(f: Fixture) {
     for i in 0..24 {
         let store = handles[i % handles.len()].clone();
         tasks.push(tokio::spawn(async move {
-            store.record_outcome(rec.id, &answered(serde_json::json!({ "i": i })), Timestamp::now()).await.unwrap()
+            store
+                .record_outcome(
+                    rec.id,
+                    &answered(serde_json::json!({ "i": i })),
+                    Timestamp::now(),
+                )
+                .await
+                .unwrap()
         }));
     }
     let mut results = Vec::new();
     for t in tasks {
         results.push(t.await.unwrap());
     }
-    assert_eq!(results.iter().filter(|r| **r == Recorded::Won).count(), 1, "{results:?}");
+    assert_eq!(
+        results.iter().filter(|r| **r == Recorded::Won).count(),
+        1,
+        "{results:?}"
+    );
     let stored = f.store.get(rec.id).await.unwrap().closed.unwrap();
     for r in results {
         if let Recorded::Lost(c) = r {
@@ -159,13 +215,22 @@ async fn concurrent_opens_of_one_key_make_one_ask(f: Fixture) {
     let mut tasks = Vec::new();
     for i in 0..12 {
         let store = handles[i % handles.len()].clone();
-        tasks.push(tokio::spawn(async move { store.open_ask(&keyed("same", T0)).await.unwrap() }));
+        tasks.push(tokio::spawn(async move {
+            store.open_ask(&keyed("same", T0)).await.unwrap()
+        }));
     }
     let mut opened = Vec::new();
     for t in tasks {
         opened.push(t.await.unwrap());
     }
-    assert_eq!(opened.iter().filter(|o| matches!(o, Opened::Created(_))).count(), 1, "{opened:?}");
+    assert_eq!(
+        opened
+            .iter()
+            .filter(|o| matches!(o, Opened::Created(_)))
+            .count(),
+        1,
+        "{opened:?}"
+    );
     let id = opened[0].record().id;
     assert!(opened.iter().all(|o| o.record().id == id));
     assert_eq!(f.store.list_open().await.unwrap().len(), 1);
@@ -176,11 +241,24 @@ async fn undelivered_answer_is_handed_to_a_keyed_retry_within_grace(f: Fixture) 
     ask.grace = HOUR * 2;
     let rec = created(&f.store, &ask).await;
     let answer = answered(serde_json::json!({"Which?": "A"}));
-    f.store.record_outcome(rec.id, &answer, T0.plus(HOUR)).await.unwrap();
+    f.store
+        .record_outcome(rec.id, &answer, T0.plus(HOUR))
+        .await
+        .unwrap();
     // Just inside the grace after the answer: handed over, nothing new asked.
-    let retry = f.second().await.open_ask(&keyed("k1", T0.plus(HOUR * 3 - Duration::from_millis(1)))).await.unwrap();
-    let Opened::Undelivered(got) = retry else { panic!("expected the undelivered answer, got {retry:?}") };
-    assert_eq!((got.id, got.closed.map(|c| c.outcome)), (rec.id, Some(answer)));
+    let retry = f
+        .second()
+        .await
+        .open_ask(&keyed("k1", T0.plus(HOUR * 3 - Duration::from_millis(1))))
+        .await
+        .unwrap();
+    let Opened::Undelivered(got) = retry else {
+        panic!("expected the undelivered answer, got {retry:?}")
+    };
+    assert_eq!(
+        (got.id, got.closed.map(|c| c.outcome)),
+        (rec.id, Some(answer))
+    );
     assert_eq!(f.store.list_open().await.unwrap(), vec![]);
     // At the end of the grace: asked anew.
     let late = created(&f.store, &keyed("k1", T0.plus(HOUR * 3))).await;
@@ -190,46 +268,92 @@ async fn undelivered_answer_is_handed_to_a_keyed_retry_within_grace(f: Fixture) 
 async fn undelivered_answer_is_handed_to_an_unkeyed_retry_within_ten_minutes(f: Fixture) {
     let ask = ask_at(Scope::Caller("session-1 /src/app ana".into()), "{}", T0);
     let rec = created(&f.store, &ask).await;
-    let dismissed = Outcome::Dismissed { by: Responder { answerer: "inbox".into(), ..Responder::default() } };
-    f.store.record_outcome(rec.id, &dismissed, T0).await.unwrap();
+    let dismissed = Outcome::Dismissed {
+        by: Responder {
+            answerer: "inbox".into(),
+            ..Responder::default()
+        },
+    };
+    f.store
+        .record_outcome(rec.id, &dismissed, T0)
+        .await
+        .unwrap();
     let mut retry = ask.clone();
     retry.created_at = T0.plus(UNKEYED_REDELIVERY_WINDOW - Duration::from_millis(1));
-    assert!(matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Undelivered(r) if r.id == rec.id));
+    assert!(
+        matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Undelivered(r) if r.id == rec.id)
+    );
     retry.created_at = T0.plus(UNKEYED_REDELIVERY_WINDOW);
-    assert!(matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Created(r) if r.id != rec.id));
+    assert!(
+        matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+    );
 }
 
 async fn delivered_or_non_human_outcomes_are_asked_anew(f: Fixture) {
     let rec = created(&f.store, &keyed("delivered", T0)).await;
-    f.store.record_outcome(rec.id, &answered(serde_json::json!(1)), T0).await.unwrap();
+    f.store
+        .record_outcome(rec.id, &answered(serde_json::json!(1)), T0)
+        .await
+        .unwrap();
     f.store.mark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
     // A second delivery keeps the first time.
-    f.store.mark_delivered(rec.id, T0.plus(HOUR * 2)).await.unwrap();
-    assert_eq!(f.store.get(rec.id).await.unwrap().delivered_at, Some(T0.plus(HOUR)));
-    assert!(matches!(f.store.open_ask(&keyed("delivered", T0.plus(HOUR))).await.unwrap(), Opened::Created(r) if r.id != rec.id));
-    for (key, outcome) in [("timed-out", Outcome::TimedOut), ("withdrawn", Outcome::Withdrawn)] {
+    f.store
+        .mark_delivered(rec.id, T0.plus(HOUR * 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap().delivered_at,
+        Some(T0.plus(HOUR))
+    );
+    assert!(
+        matches!(f.store.open_ask(&keyed("delivered", T0.plus(HOUR))).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+    );
+    for (key, outcome) in [
+        ("timed-out", Outcome::TimedOut),
+        ("withdrawn", Outcome::Withdrawn),
+    ] {
         let rec = created(&f.store, &keyed(key, T0)).await;
         f.store.record_outcome(rec.id, &outcome, T0).await.unwrap();
-        assert!(matches!(f.store.open_ask(&keyed(key, T0).clone()).await.unwrap(), Opened::Created(r) if r.id != rec.id));
+        assert!(
+            matches!(f.store.open_ask(&keyed(key, T0).clone()).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+        );
     }
 }
 
 async fn detach_then_reattach(f: Fixture) {
     let rec = created(&f.store, &keyed("k1", T0)).await;
-    f.store.set_attached(rec.id, false, T0.plus(HOUR)).await.unwrap();
+    f.store
+        .set_attached(rec.id, false, T0.plus(HOUR))
+        .await
+        .unwrap();
     let detached = f.second().await.get(rec.id).await.unwrap();
-    assert_eq!((detached.attached, detached.detached_at, detached.is_open()), (false, Some(T0.plus(HOUR)), true));
-    let again = f.store.open_ask(&keyed("k1", T0.plus(HOUR * 2))).await.unwrap();
-    let Opened::Reattached(r) = again else { panic!("expected re-attach, got {again:?}") };
+    assert_eq!(
+        (detached.attached, detached.detached_at, detached.is_open()),
+        (false, Some(T0.plus(HOUR)), true)
+    );
+    let again = f
+        .store
+        .open_ask(&keyed("k1", T0.plus(HOUR * 2)))
+        .await
+        .unwrap();
+    let Opened::Reattached(r) = again else {
+        panic!("expected re-attach, got {again:?}")
+    };
     assert_eq!((r.attached, r.detached_at), (true, None));
     assert_eq!(f.store.get(rec.id).await.unwrap(), r);
     // Marking a closed ask detached or delivering an open one changes nothing.
     let open = f.store.get(rec.id).await.unwrap();
     f.store.mark_delivered(rec.id, T0).await.unwrap();
     assert_eq!(f.store.get(rec.id).await.unwrap(), open);
-    f.store.record_outcome(rec.id, &Outcome::TimedOut, T0.plus(HOUR * 3)).await.unwrap();
+    f.store
+        .record_outcome(rec.id, &Outcome::TimedOut, T0.plus(HOUR * 3))
+        .await
+        .unwrap();
     let closed = f.store.get(rec.id).await.unwrap();
-    f.store.set_attached(rec.id, false, T0.plus(HOUR * 4)).await.unwrap();
+    f.store
+        .set_attached(rec.id, false, T0.plus(HOUR * 4))
+        .await
+        .unwrap();
     assert_eq!(f.store.get(rec.id).await.unwrap(), closed);
 }
 
@@ -238,22 +362,61 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
     let detached = created(&f.store, &keyed("detached", T0)).await;
     let attached = created(&f.store, &keyed("attached", T0)).await;
     let old = created(&f.store, &keyed("old", T0)).await;
-    f.store.set_attached(detached.id, false, T0.plus(HOUR)).await.unwrap();
-    f.store.record_outcome(old.id, &answered(serde_json::json!(1)), T0).await.unwrap();
-    let keep = Retention { keep_closed: grace * 30 };
-    let nothing = f.store.sweep(T0.plus(HOUR + grace - Duration::from_millis(1)), keep).await.unwrap();
+    f.store
+        .set_attached(detached.id, false, T0.plus(HOUR))
+        .await
+        .unwrap();
+    f.store
+        .record_outcome(old.id, &answered(serde_json::json!(1)), T0)
+        .await
+        .unwrap();
+    let keep = Retention {
+        keep_closed: grace * 30,
+    };
+    let nothing = f
+        .store
+        .sweep(T0.plus(HOUR + grace - Duration::from_millis(1)), keep)
+        .await
+        .unwrap();
     assert_eq!(nothing, Swept::default());
     let now = T0.plus(HOUR + grace);
     let swept = f.store.sweep(now, keep).await.unwrap();
-    assert_eq!(swept, Swept { withdrawn: vec![detached.id], purged: 0 });
-    assert_eq!(f.store.get(detached.id).await.unwrap().closed, Some(Closed { outcome: Outcome::Withdrawn, at: now }));
-    assert!(f.store.get(attached.id).await.unwrap().is_open(), "an attached ask is never withdrawn by the sweep");
+    assert_eq!(
+        swept,
+        Swept {
+            withdrawn: vec![detached.id],
+            purged: 0
+        }
+    );
+    assert_eq!(
+        f.store.get(detached.id).await.unwrap().closed,
+        Some(Closed {
+            outcome: Outcome::Withdrawn,
+            at: now
+        })
+    );
+    assert!(
+        f.store.get(attached.id).await.unwrap().is_open(),
+        "an attached ask is never withdrawn by the sweep"
+    );
     // Closed asks are purged once closed `keep_closed` ago.
-    let before = f.store.sweep(T0.plus(grace * 30 - Duration::from_millis(1)), keep).await.unwrap();
+    let before = f
+        .store
+        .sweep(T0.plus(grace * 30 - Duration::from_millis(1)), keep)
+        .await
+        .unwrap();
     assert_eq!(before.purged, 0);
     let purge = f.store.sweep(T0.plus(grace * 30), keep).await.unwrap();
-    assert_eq!(purge, Swept { withdrawn: vec![], purged: 1 });
-    assert!(matches!(f.store.get(old.id).await, Err(ask_user_store::Error::NotFound(id)) if id == old.id));
+    assert_eq!(
+        purge,
+        Swept {
+            withdrawn: vec![],
+            purged: 1
+        }
+    );
+    assert!(
+        matches!(f.store.get(old.id).await, Err(ask_user_store::Error::NotFound(id)) if id == old.id)
+    );
     assert!(f.store.get(detached.id).await.is_ok(), "closed later, kept");
 }
 
@@ -262,22 +425,40 @@ async fn history_pages_newest_first(f: Fixture) {
     for i in 0..25 {
         let rec = created(&f.store, &keyed(&format!("h{i}"), T0)).await;
         // Pairs share a close time, so ties are ordered by id.
-        f.store.record_outcome(rec.id, &Outcome::TimedOut, T0.plus(Duration::from_secs(i / 2))).await.unwrap();
+        f.store
+            .record_outcome(
+                rec.id,
+                &Outcome::TimedOut,
+                T0.plus(Duration::from_secs(i / 2)),
+            )
+            .await
+            .unwrap();
         ids.push(rec.id);
     }
     created(&f.store, &keyed("still-open", T0)).await;
-    let mut expected: Vec<(u64, AskId)> = ids.iter().enumerate().map(|(i, id)| (i as u64 / 2, *id)).collect();
+    let mut expected: Vec<(u64, AskId)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (i as u64 / 2, *id))
+        .collect();
     expected.sort_by(|a, b| b.cmp(a));
     let mut listed = Vec::new();
     let mut after: Option<HistoryCursor> = None;
     loop {
-        let page = f.store.history(HistoryPage { after, limit: 10 }).await.unwrap();
+        let page = f
+            .store
+            .history(HistoryPage { after, limit: 10 })
+            .await
+            .unwrap();
         assert!(page.len() <= 10);
         let Some(last) = page.last() else { break };
         after = HistoryCursor::after(last);
         listed.extend(page.iter().map(|r| r.id));
     }
-    assert_eq!(listed, expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>());
+    assert_eq!(
+        listed,
+        expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+    );
 }
 
 async fn waiter_hears_outcome_recorded_through_another_handle(f: Fixture) {
@@ -287,7 +468,10 @@ async fn waiter_hears_outcome_recorded_through_another_handle(f: Fixture) {
     tokio::time::sleep(Duration::from_millis(50)).await;
     let answer = answered(serde_json::json!({"Which?": "A"}));
     f.store.record_outcome(rec.id, &answer, T0).await.unwrap();
-    let got = tokio::time::timeout(DEADLINE, waiting).await.expect("the waiter heard nothing").unwrap();
+    let got = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the waiter heard nothing")
+        .unwrap();
     assert_eq!(got.closed.map(|c| c.outcome), Some(answer));
 }
 
@@ -300,7 +484,13 @@ async fn feed_announces_changes_from_another_handle(f: Fixture) {
             match feed.next().await {
                 Some(Change::Ask(id)) if id == rec.id => break,
                 Some(Change::Rescan) => {
-                    if follower.list_open().await.unwrap().iter().any(|r| r.id == rec.id) {
+                    if follower
+                        .list_open()
+                        .await
+                        .unwrap()
+                        .iter()
+                        .any(|r| r.id == rec.id)
+                    {
                         break;
                     }
                 }
@@ -315,11 +505,24 @@ async fn feed_announces_changes_from_another_handle(f: Fixture) {
 
 async fn missing_ask_is_not_found(f: Fixture) {
     let missing = AskId(987_654);
-    let e = f.store.record_outcome(missing, &Outcome::TimedOut, T0).await.unwrap_err();
+    let e = f
+        .store
+        .record_outcome(missing, &Outcome::TimedOut, T0)
+        .await
+        .unwrap_err();
     assert_eq!(e.to_string(), "ask 987654 is not in the store");
-    assert!(matches!(f.store.get(missing).await, Err(ask_user_store::Error::NotFound(_))));
-    assert!(matches!(f.store.set_attached(missing, false, T0).await, Err(ask_user_store::Error::NotFound(_))));
-    assert!(matches!(f.store.mark_delivered(missing, T0).await, Err(ask_user_store::Error::NotFound(_))));
+    assert!(matches!(
+        f.store.get(missing).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        f.store.set_attached(missing, false, T0).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        f.store.mark_delivered(missing, T0).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
 }
 
 async fn list_open_is_newest_first_and_excludes_closed(f: Fixture) {
@@ -327,7 +530,17 @@ async fn list_open_is_newest_first_and_excludes_closed(f: Fixture) {
     let b = created(&f.store, &keyed("b", T0)).await;
     let c = created(&f.store, &keyed("c", T0)).await;
     f.store.set_attached(a.id, false, T0).await.unwrap();
-    f.store.record_outcome(b.id, &Outcome::Withdrawn, T0).await.unwrap();
-    let open: Vec<AskId> = f.store.list_open().await.unwrap().iter().map(|r| r.id).collect();
+    f.store
+        .record_outcome(b.id, &Outcome::Withdrawn, T0)
+        .await
+        .unwrap();
+    let open: Vec<AskId> = f
+        .store
+        .list_open()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(open, vec![c.id, a.id], "detached asks stay listed");
 }

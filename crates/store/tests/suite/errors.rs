@@ -11,14 +11,20 @@ use pretty_assertions::assert_eq;
 async fn unknown_store_url_is_refused() {
     for url in ["mysql://db/x", "sqlite:", "", "/tmp/store.sqlite3"] {
         let e = Store::open(url).await.unwrap_err();
-        assert_eq!(e.to_string(), format!("store URL `{url}` is not understood: use sqlite:PATH, postgres://… or memory"));
+        assert_eq!(
+            e.to_string(),
+            format!("store URL `{url}` is not understood: use sqlite:PATH, postgres://… or memory")
+        );
     }
 }
 
 #[tokio::test]
 async fn memory_url_opens_an_empty_store() {
     let store = Store::open("memory").await.unwrap();
-    assert_eq!((store.location(), store.list_open().await.unwrap()), ("memory".to_owned(), vec![]));
+    assert_eq!(
+        (store.location(), store.list_open().await.unwrap()),
+        ("memory".to_owned(), vec![])
+    );
 }
 
 #[test]
@@ -35,16 +41,24 @@ fn default_path_follows_xdg_state_home_then_home() {
         );
     }
     assert_eq!(
-        default_sqlite_path_from(None, None).unwrap_err().to_string(),
+        default_sqlite_path_from(None, None)
+            .unwrap_err()
+            .to_string(),
         "no default store location: neither XDG_STATE_HOME nor HOME is set; pick one with --store"
     );
 }
 
 #[tokio::test]
 async fn unreachable_postgres_is_a_clear_error_without_credentials() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     // Nothing listens on the port once the listener is dropped.
-    let e = Store::open(&format!("postgres://agent:s3cret@127.0.0.1:{port}/asks")).await.unwrap_err();
+    let e = Store::open(&format!("postgres://agent:s3cret@127.0.0.1:{port}/asks"))
+        .await
+        .unwrap_err();
     let text = e.to_string();
     assert_eq!(
         text,

@@ -3,19 +3,24 @@
 
 use std::collections::BTreeMap;
 
-use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp};
+use ask_user_store::{
+    AskId, Asker, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp,
+};
 use pretty_assertions::assert_eq;
 
 use super::common::{self, ChildProc};
 
 async fn race(url: &str, store: &Store) {
     let ask = NewAsk::new(&Scope::HostKey("race".into()), "{}", Asker::default());
-    let Opened::Created(rec) = store.open_ask(&ask).await.unwrap() else { panic!("not new") };
+    let Opened::Created(rec) = store.open_ask(&ask).await.unwrap() else {
+        panic!("not new")
+    };
     let dir = tempfile::tempdir().unwrap();
     let go = dir.path().join("go");
     let id = rec.id.0.to_string();
-    let children: Vec<ChildProc> =
-        (0..8).map(|_| ChildProc::spawn(&["race", url, &id, go.to_str().unwrap()])).collect();
+    let children: Vec<ChildProc> = (0..8)
+        .map(|_| ChildProc::spawn(&["race", url, &id, go.to_str().unwrap()]))
+        .collect();
     // All start recording at once, as soon as the go file appears.
     std::fs::write(&go, "").unwrap();
     let said: Vec<String> = children.iter().map(ChildProc::next).collect();
@@ -47,18 +52,33 @@ async fn outcomes_from_many_processes_have_one_winner_postgres() {
 }
 
 async fn fifty_askers(url: &str, store: &Store) {
-    let children: Vec<ChildProc> = (0..50).map(|i| ChildProc::spawn(&["ask-wait", url, &format!("t{i}")])).collect();
+    let children: Vec<ChildProc> = (0..50)
+        .map(|i| ChildProc::spawn(&["ask-wait", url, &format!("t{i}")]))
+        .collect();
     let mut ids = BTreeMap::new();
     for (i, c) in children.iter().enumerate() {
         let m = c.next();
-        let id: i64 = m.strip_prefix("opened ").unwrap_or_else(|| panic!("child {i}: {m}")).parse().unwrap();
+        let id: i64 = m
+            .strip_prefix("opened ")
+            .unwrap_or_else(|| panic!("child {i}: {m}"))
+            .parse()
+            .unwrap();
         ids.insert(i, AskId(id));
     }
     assert_eq!(store.list_open().await.unwrap().len(), 50);
     // The parent plays the inbox: it answers each ask with its own tag.
     for (i, id) in &ids {
-        let answer = Outcome::Answered { answer: serde_json::json!({ "tag": format!("t{i}") }), by: Responder::default() };
-        assert_eq!(store.record_outcome(*id, &answer, Timestamp::now()).await.unwrap(), Recorded::Won);
+        let answer = Outcome::Answered {
+            answer: serde_json::json!({ "tag": format!("t{i}") }),
+            by: Responder::default(),
+        };
+        assert_eq!(
+            store
+                .record_outcome(*id, &answer, Timestamp::now())
+                .await
+                .unwrap(),
+            Recorded::Won
+        );
     }
     for (i, c) in children.into_iter().enumerate() {
         assert_eq!(c.next(), format!("outcome {{\"tag\":\"t{i}\"}}"));
@@ -85,9 +105,16 @@ async fn waiter_in_another_process_hears_a_sweep_withdrawal() {
     let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
     let child = ChildProc::spawn(&["wait", &f.url, &rec.id.0.to_string()]);
     assert_eq!(child.next(), "waiting");
-    f.store.set_attached(rec.id, false, Timestamp::now()).await.unwrap();
+    f.store
+        .set_attached(rec.id, false, Timestamp::now())
+        .await
+        .unwrap();
     let later = Timestamp::now().plus(ask.grace);
-    let swept = f.store.sweep(later, ask_user_store::Retention::default()).await.unwrap();
+    let swept = f
+        .store
+        .sweep(later, ask_user_store::Retention::default())
+        .await
+        .unwrap();
     assert_eq!(swept.withdrawn, vec![rec.id]);
     assert_eq!(child.next(), "outcome Some(Withdrawn)");
     child.finish();

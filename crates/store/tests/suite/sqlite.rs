@@ -20,21 +20,39 @@ fn mode(p: &Path) -> u32 {
 async fn store_is_created_private_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/ask-user/store.sqlite3");
-    let store = Store::open(&format!("sqlite:{}", path.display())).await.unwrap();
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
     assert_eq!(store.location(), path.display().to_string());
     assert_eq!((mode(&path), mode(path.parent().unwrap())), (0o600, 0o700));
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let journal: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let journal: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(journal, "wal");
-    let version: i64 = conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).unwrap();
+    let version: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(version, ask_user_store::SCHEMA_VERSION);
 }
 
 #[tokio::test]
 async fn directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let e = Store::open(&format!("sqlite:{}", dir.path().display())).await.unwrap_err();
-    assert_eq!(e.to_string(), format!("store {}: is a directory, not a store file", dir.path().display()));
+    let e = Store::open(&format!("sqlite:{}", dir.path().display()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: is a directory, not a store file",
+            dir.path().display()
+        )
+    );
 }
 
 #[tokio::test]
@@ -42,10 +60,15 @@ async fn corrupt_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.sqlite3");
     std::fs::write(&path, "these are notes, not a database\n".repeat(200)).unwrap();
-    let e = Store::open(&format!("sqlite:{}", path.display())).await.unwrap_err();
+    let e = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("store {}: not a usable store: the file is corrupt or not SQLite (file is not a database)", path.display())
+        format!(
+            "store {}: not a usable store: the file is corrupt or not SQLite (file is not a database)",
+            path.display()
+        )
     );
 }
 
@@ -54,7 +77,10 @@ async fn corrupt_file_is_refused() {
 fn open_in_namespace(dir: &Path, setup: &str, path: &Path) -> Vec<String> {
     let script = format!("D={}; {setup} || exit 99; \"$@\"", dir.display());
     let url = format!("sqlite:{}", path.display());
-    let child = ChildProc::spawn_wrapped(&["unshare", "-m", "sh", "-c", &script, "sh"], &["open", &url]);
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["open", &url],
+    );
     let mut out = Vec::new();
     while let Some(m) = child.next_or_end() {
         out.push(m);
@@ -86,13 +112,19 @@ fn existing_store_on_a_read_only_mount_is_refused() {
         dir.path().display()
     );
     let url = format!("sqlite:{}", path.display());
-    let child = ChildProc::spawn_wrapped(&["unshare", "-m", "sh", "-c", &script, "sh"], &["open", &url]);
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["open", &url],
+    );
     let (first, second) = (child.next(), child.next());
     child.finish();
     assert_eq!(first, "ok");
     assert_eq!(
         second,
-        format!("err store {}: cannot write there: attempt to write a readonly database", path.display())
+        format!(
+            "err store {}: cannot write there: Read-only file system (os error 30)",
+            path.display()
+        )
     );
 }
 
@@ -103,7 +135,10 @@ fn full_disk_is_refused() {
     let out = open_in_namespace(dir.path(), "mount -t tmpfs -o size=12k tmpfs $D", &path);
     assert_eq!(
         out,
-        vec![format!("err store {}: the disk is full; free some space or pick another store with --store", path.display())]
+        vec![format!(
+            "err store {}: the disk is full; free some space or pick another store with --store",
+            path.display()
+        )]
     );
 }
 
@@ -114,8 +149,14 @@ fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
     // The child asks until the store refuses, then reads back, through a fresh handle, every
     // ask it acknowledged (the tmpfs goes with its namespace, so the child checks).
     let url = format!("sqlite:{}", path.display());
-    let script = format!("D={}; mount -t tmpfs -o size=256k tmpfs $D && \"$@\"", dir.path().display());
-    let child = ChildProc::spawn_wrapped(&["unshare", "-m", "sh", "-c", &script, "sh"], &["fill", &url]);
+    let script = format!(
+        "D={}; mount -t tmpfs -o size=1m tmpfs $D && \"$@\"",
+        dir.path().display()
+    );
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["fill", &url],
+    );
     let mut acked = 0;
     let last = loop {
         let m = child.next();
@@ -144,8 +185,16 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
     drop(Store::open(&url).await.unwrap());
     let set = |version: i64, compat: i64| {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [version]).unwrap();
-        conn.execute("UPDATE meta SET value = ?1 WHERE key = 'compatible_from'", [compat]).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+            [version],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'compatible_from'",
+            [compat],
+        )
+        .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
     set(2, 1);
@@ -153,7 +202,13 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let v: i64 = conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).unwrap();
+    let v: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(v, 2);
     drop(conn);
     // A newer binary made a change this one cannot follow.
@@ -191,7 +246,9 @@ async fn writer_killed_mid_write_loses_nothing_it_acknowledged() {
     for (id, i) in acked {
         let rec = store.get(id).await.unwrap();
         match rec.closed.map(|c| c.outcome) {
-            Some(Outcome::Answered { answer, .. }) => assert_eq!(answer, serde_json::json!({ "i": i })),
+            Some(Outcome::Answered { answer, .. }) => {
+                assert_eq!(answer, serde_json::json!({ "i": i }))
+            }
             other => panic!("ask {id} lost its answer: {other:?}"),
         }
     }
