@@ -5,6 +5,7 @@
 //! - `processes`: many processes on one store (races, lock contention, cross-process waiting);
 //! - `errors`: messages that do not depend on a backend;
 //! - `child`: the entry point of the child processes the others start.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
 #[path = "suite/child.rs"]
 mod child;

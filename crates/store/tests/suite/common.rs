@@ -213,6 +213,8 @@ fn start_cluster() -> String {
         data = data.display(),
         dir = dir.display(),
     );
+    // Never waited for: it outlives this process on purpose (it stops the cluster after us).
+    #[allow(clippy::zombie_processes)]
     pg_command(Path::new("sh"))
         .arg("-c")
         .arg(script)
