@@ -22,7 +22,10 @@ use ask_user_store::{
 const REQUEST: &str = r#"{"questions":[{"question":"Which database should the service use for the session store?","header":"Database","options":[{"label":"SQLite (Recommended)","description":"One file, no server; enough for one host."},{"label":"Postgres","description":"Shared by replicas; needs a server."},{"label":"Redis","description":"Fast, volatile unless configured."}],"multiSelect":false}]}"#;
 
 fn now_us() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_micros()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -31,21 +34,35 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn asker() -> Asker {
-    Asker { agent: Some("bench".into()), project: Some("/src/app".into()), ..Asker::default() }
+    Asker {
+        agent: Some("bench".into()),
+        project: Some("/src/app".into()),
+        ..Asker::default()
+    }
 }
 
 fn answer(i: usize) -> Outcome {
     Outcome::Answered {
         answer: serde_json::json!({ "Which database should the service use for the session store?": "SQLite", "i": i }),
-        by: Responder { answerer: "terminal".into(), ..Responder::default() },
+        by: Responder {
+            answerer: "terminal".into(),
+            ..Responder::default()
+        },
     }
 }
 
 fn cpu_ns(pid: u32) -> u64 {
     let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
         if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
-            total += s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total += s
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
         }
     }
     total
@@ -113,7 +130,10 @@ async fn main() {
         // Let the waiter reach its wait (it subscribes, reads, then sleeps in the kernel).
         tokio::time::sleep(Duration::from_millis(20)).await;
         let t0 = now_us();
-        store.record_outcome(id, &answer(i), Timestamp::now()).await.unwrap();
+        store
+            .record_outcome(id, &answer(i), Timestamp::now())
+            .await
+            .unwrap();
         let line = from_child.next().unwrap().unwrap();
         let t1: u128 = line.strip_prefix("done ").unwrap().parse().unwrap();
         latencies.push(t1.saturating_sub(t0) as f64 / 1000.0);
@@ -135,7 +155,10 @@ async fn main() {
     let before = cpu_ns(child.id());
     tokio::time::sleep(Duration::from_secs(10)).await;
     let used = cpu_ns(child.id()) - before;
-    println!("CPU of a waiting process over 10 s: {:.2} ms (goal <= 20 ms)", used as f64 / 1e6);
+    println!(
+        "CPU of a waiting process over 10 s: {:.2} ms (goal <= 20 ms)",
+        used as f64 / 1e6
+    );
     drop(to_child);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -177,7 +200,8 @@ async fn main() {
             }
         }
         tx.commit().unwrap();
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
     }
     let bytes = std::fs::metadata(&big).unwrap().len();
     println!(
@@ -188,14 +212,23 @@ async fn main() {
     );
     let store = Store::open(&big_url).await.unwrap();
     let t = Instant::now();
-    let first = store.history(HistoryPage { after: None, limit: 50 }).await.unwrap();
+    let first = store
+        .history(HistoryPage {
+            after: None,
+            limit: 50,
+        })
+        .await
+        .unwrap();
     let first_ms = t.elapsed().as_secs_f64() * 1000.0;
     assert_eq!(first.len(), 50);
     let t = Instant::now();
     let mut after = None;
     let mut listed = 0;
     loop {
-        let page = store.history(HistoryPage { after, limit: 1000 }).await.unwrap();
+        let page = store
+            .history(HistoryPage { after, limit: 1000 })
+            .await
+            .unwrap();
         let Some(last) = page.last() else { break };
         after = HistoryCursor::after(last);
         listed += page.len();

@@ -48,7 +48,9 @@ struct Inner {
 }
 
 struct Watch {
-    _watcher: notify::RecommendedWatcher,
+    /// `None` when the file watch could not be set up: followers then rely on the safety
+    /// re-check of [`crate::Store::wait_outcome`].
+    _watcher: Option<notify::RecommendedWatcher>,
     wake: Arc<Notify>,
 }
 
@@ -681,23 +683,25 @@ impl SqliteStore {
         self.inner.last_seq.store(start, Ordering::SeqCst);
         let wake = Arc::new(Notify::new());
         let target = notify_path(&self.inner.path);
-        let mut watcher = {
+        let watcher = {
             let wake = wake.clone();
             notify::recommended_watcher(move |ev: notify::Result<notify::Event>| match ev {
                 Ok(ev) if ev.kind.is_access() => {}
                 _ => wake.notify_one(),
             })
         }
-        .map_err(|e| Error::Backend {
-            location: shown.clone(),
-            detail: format!("cannot watch for changes: {e}"),
-        })?;
-        watcher
-            .watch(&target, notify::RecursiveMode::NonRecursive)
-            .map_err(|e| Error::Backend {
-                location: shown.clone(),
-                detail: format!("cannot watch {}: {e}", target.display()),
-            })?;
+        .and_then(|mut w| {
+            w.watch(&target, notify::RecursiveMode::NonRecursive)
+                .map(|()| w)
+        });
+        let watcher = match watcher {
+            Ok(w) => Some(w),
+            Err(e) => {
+                // Degraded, not failed: waiters still learn of outcomes by the safety re-check.
+                tracing::warn!(store = %shown, "cannot watch {} for changes: {e}", target.display());
+                None
+            }
+        };
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(scan_loop(weak, wake.clone()));
         let _ = self.inner.watch.set(Watch {
