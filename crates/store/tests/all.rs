@@ -3,6 +3,7 @@
 //! - `sqlite`: the SQLite file itself — permissions, faults and their messages, crash recovery,
 //!   schema versions;
 //! - `processes`: many processes on one store (races, lock contention, cross-process waiting);
+//! - `postgres`: the Postgres listener's reconnect and re-scan;
 //! - `errors`: messages that do not depend on a backend;
 //! - `child`: the entry point of the child processes the others start.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
@@ -15,6 +16,8 @@ mod common;
 mod conformance;
 #[path = "suite/errors.rs"]
 mod errors;
+#[path = "suite/postgres.rs"]
+mod postgres;
 #[path = "suite/processes.rs"]
 mod processes;
 #[path = "suite/sqlite.rs"]
