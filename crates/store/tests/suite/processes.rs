@@ -119,3 +119,15 @@ async fn waiter_in_another_process_hears_a_sweep_withdrawal() {
     assert_eq!(child.next(), "outcome Some(Withdrawn)");
     child.finish();
 }
+
+#[test]
+fn twenty_processes_creating_one_store_at_once_all_open_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("new/store.sqlite3").display());
+    let children: Vec<ChildProc> = (0..20).map(|_| ChildProc::spawn(&["open", &url])).collect();
+    let said: Vec<String> = children.iter().map(ChildProc::next).collect();
+    for c in children {
+        c.finish();
+    }
+    assert_eq!(said, vec!["ok".to_owned(); 20]);
+}
