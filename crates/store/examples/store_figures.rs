@@ -5,8 +5,8 @@
 //! 2. answer → waiter across processes: a second process waits in `wait_outcome`; the time from
 //!    just before `record_outcome` in this process to the waiter's return (wall clock of both,
 //!    one machine), p50/p99. Goal p99 ≤ 100 ms.
-//! 3. CPU of a waiting process over 10 s (summed over its threads from
-//!    /proc/PID/task/*/schedstat). Goal ≤ 20 ms.
+//! 3. CPU of a waiting process over 10 s (its own `CLOCK_PROCESS_CPUTIME_ID`, all threads,
+//!    from the start of the wait to the answer given 10 s later). Goal ≤ 20 ms.
 //! 4. Store bytes per ask, and `history` over 100,000 closed asks (first page, and paging
 //!    through all of them).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure aborts it
@@ -51,21 +51,10 @@ fn answer(i: usize) -> Outcome {
     }
 }
 
-fn cpu_ns(pid: u32) -> u64 {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
-            total += s
-                .split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    total
+/// This process's CPU time so far, all threads (those already ended included).
+fn cpu_ns() -> u128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128
 }
 
 /// Child mode: waits for each id read from stdin and prints when the outcome arrived.
@@ -77,10 +66,10 @@ async fn waiter(url: &str) {
     out.flush().unwrap();
     for line in std::io::stdin().lock().lines() {
         let id = AskId(line.unwrap().trim().parse().unwrap());
-        writeln!(out, "ready").unwrap();
+        writeln!(out, "ready {}", cpu_ns()).unwrap();
         out.flush().unwrap();
         store.wait_outcome(id).await.unwrap();
-        writeln!(out, "done {}", now_us()).unwrap();
+        writeln!(out, "done {} {}", now_us(), cpu_ns()).unwrap();
         out.flush().unwrap();
     }
 }
@@ -126,7 +115,7 @@ async fn main() {
         let ask = NewAsk::new(&Scope::HostKey(format!("w{i}")), REQUEST, asker());
         let id = store.open_ask(&ask).await.unwrap().record().id;
         writeln!(to_child, "{}", id.0).unwrap();
-        assert_eq!(from_child.next().unwrap().unwrap(), "ready");
+        assert!(from_child.next().unwrap().unwrap().starts_with("ready "));
         // Let the waiter reach its wait (it subscribes, reads, then sleeps in the kernel).
         tokio::time::sleep(Duration::from_millis(20)).await;
         let t0 = now_us();
@@ -135,7 +124,7 @@ async fn main() {
             .await
             .unwrap();
         let line = from_child.next().unwrap().unwrap();
-        let t1: u128 = line.strip_prefix("done ").unwrap().parse().unwrap();
+        let t1: u128 = line.split(' ').nth(1).unwrap().parse().unwrap();
         latencies.push(t1.saturating_sub(t0) as f64 / 1000.0);
     }
     latencies.sort_by(f64::total_cmp);
@@ -146,18 +135,20 @@ async fn main() {
         latencies[latencies.len() - 1]
     );
 
-    // 3. CPU of a waiting process over 10 s.
+    // 3. CPU of a waiting process over 10 s: the waiter's own CPU clock from the moment it
+    // starts waiting until it has the answer given 10 s later.
     let ask = NewAsk::new(&Scope::HostKey("idle".into()), REQUEST, asker());
     let id = store.open_ask(&ask).await.unwrap().record().id;
     writeln!(to_child, "{}", id.0).unwrap();
-    assert_eq!(from_child.next().unwrap().unwrap(), "ready");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = cpu_ns(child.id());
+    let ready = from_child.next().unwrap().unwrap();
+    let cpu_before: u128 = ready.strip_prefix("ready ").unwrap().parse().unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let used = cpu_ns(child.id()) - before;
+    store.record_outcome(id, &answer(0), Timestamp::now()).await.unwrap();
+    let done = from_child.next().unwrap().unwrap();
+    let cpu_after: u128 = done.split(' ').nth(2).unwrap().parse().unwrap();
     println!(
-        "CPU of a waiting process over 10 s: {:.2} ms (goal <= 20 ms)",
-        used as f64 / 1e6
+        "CPU of a process waiting 10 s for an answer (then receiving it): {:.2} ms (goal <= 20 ms)",
+        (cpu_after - cpu_before) as f64 / 1e6
     );
     drop(to_child);
     child.kill().unwrap();
