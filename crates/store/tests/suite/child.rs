@@ -39,6 +39,10 @@ async fn run(args: &[&str]) {
             Ok(_) => say("ok"),
             Err(e) => say(&format!("err {e}")),
         },
+        ["open-default"] => match Store::open_default().await {
+            Ok(s) => say(&format!("ok {}", s.location())),
+            Err(e) => say(&format!("err {e}")),
+        },
         ["write-loop", url] => {
             let store = Store::open(url).await.unwrap();
             for i in 0.. {

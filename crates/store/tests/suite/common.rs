@@ -241,6 +241,15 @@ impl ChildProc {
     /// Starts the child under a wrapper command (e.g. `unshare -m sh -c '…' --`), which must
     /// exec its trailing arguments.
     pub(crate) fn spawn_wrapped(wrapper: &[&str], args: &[&str]) -> ChildProc {
+        ChildProc::spawn_full(wrapper, &[], args)
+    }
+
+    /// Starts `args` with extra environment variables.
+    pub(crate) fn spawn_with_env(env: &[(&str, &str)], args: &[&str]) -> ChildProc {
+        ChildProc::spawn_full(&[], env, args)
+    }
+
+    fn spawn_full(wrapper: &[&str], env: &[(&str, &str)], args: &[&str]) -> ChildProc {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = match wrapper.split_first() {
             Some((first, rest)) => {
@@ -257,6 +266,7 @@ impl ChildProc {
             "--test-threads=1",
             "--quiet",
         ])
+        .envs(env.iter().copied())
         .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -253,3 +253,18 @@ async fn writer_killed_mid_write_loses_nothing_it_acknowledged() {
         }
     }
 }
+
+#[test]
+fn default_store_is_created_under_the_state_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let child = ChildProc::spawn_with_env(
+        &[("XDG_STATE_HOME", state.to_str().unwrap())],
+        &["open-default"],
+    );
+    let said = child.next();
+    child.finish();
+    let path = state.join("ask-user/store.sqlite3");
+    assert_eq!(said, format!("ok {}", path.display()));
+    assert_eq!(mode(&path), 0o600);
+}
