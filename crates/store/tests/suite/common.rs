@@ -306,3 +306,13 @@ impl ChildProc {
         assert!(status.success(), "child failed: {status}");
     }
 }
+
+impl Drop for ChildProc {
+    /// A test that failed midway leaves no child behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
