@@ -59,8 +59,9 @@ pub(crate) async fn postgres() -> Fixture {
     }
 }
 
-/// The server the Postgres tests use: `ASK_USER_TEST_PG`, else a throwaway cluster started
-/// once per test process and stopped when the process ends.
+/// The server the Postgres tests use: `ASK_USER_TEST_PG` (a role that may create databases,
+/// `max_connections` >= 200 for the 50-process test), else a throwaway cluster started once per
+/// test process and stopped when the process ends.
 fn pg_server() -> &'static str {
     static SERVER: OnceLock<String> = OnceLock::new();
     SERVER.get_or_init(|| match std::env::var("ASK_USER_TEST_PG") {
