@@ -267,11 +267,12 @@ mod tests {
         };
         assert_eq!(sent.id, RequestId::Number(1));
 
-        let mut cancel = ServerJsonRpcMessage::Notification(JsonRpcNotification::new(
-            ServerNotification::CancelledNotification(CancelledNotification::new(
+        let mut cancel = ServerJsonRpcMessage::Notification(JsonRpcNotification {
+            jsonrpc: JsonRpcVersion2_0,
+            notification: ServerNotification::CancelledNotification(CancelledNotification::new(
                 CancelledNotificationParam::new(Some(RequestId::Number(0)), None),
             )),
-        ));
+        });
         shift_out(&mut cancel);
         assert!(
             serde_json::to_string(&cancel)
