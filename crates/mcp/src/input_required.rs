@@ -121,3 +121,56 @@ fn ask(
     };
     InputRequiredResult::new(Some(requests), Some(state)).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::InputResponses;
+    use serde_json::json;
+
+    use super::*;
+
+    const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+
+    fn retry(response: Value, state: &str) -> (CallToolResponse, Round) {
+        let mut request = CallToolRequestParams::new("ask_user_question");
+        let responses: InputResponses =
+            serde_json::from_value(json!({ INPUT_KEY: response })).unwrap();
+        request.input_responses = Some(responses);
+        request.request_state = Some(state.to_owned());
+        step(
+            &request,
+            serde_json::from_str(ARGS).unwrap(),
+            &Limits::default(),
+        )
+    }
+
+    #[test]
+    fn a_response_that_is_not_an_elicitation_result_hands_over_to_the_fallback() {
+        let (_, round) = retry(json!({"code": -32603, "message": "cannot show"}), "1");
+        assert!(matches!(round, Round::FormFailed), "{round:?}");
+    }
+
+    #[test]
+    fn a_blank_submission_is_asked_once_more_then_skips() {
+        let blank = json!({"action": "accept", "content": {}});
+        let (response, round) = retry(blank.clone(), "1");
+        assert!(matches!(round, Round::AskedAgain), "{round:?}");
+        let CallToolResponse::InputRequired(asked) = response else {
+            panic!("{response:?}")
+        };
+        let asked = serde_json::to_value(&asked).unwrap();
+        assert_eq!(asked["requestState"], "1b");
+        let message = asked["inputRequests"][INPUT_KEY]["params"]["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.starts_with(NOTHING_CHOSEN), "{message}");
+        let (_, round) = retry(blank, "1b");
+        let Round::Ended(_, Outcome::Answered(answers)) = round else {
+            panic!("{round:?}")
+        };
+        assert_eq!(
+            ask_user_core::render(&answers),
+            r#"{"answers":[{"id":"go","selected":[]}]}"#
+        );
+    }
+}
