@@ -11,10 +11,11 @@ use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
 use ask_user_host::{Journal, Notify};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    InitializeRequestParams,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -304,6 +305,23 @@ async fn wait(
     }
 }
 
+/// The line logged when a client finished its handshake: who it is, the protocol it
+/// negotiated, and where its questions go (so a human reading the host's MCP log knows
+/// whether to expect a form or the web page).
+fn connected(info: &InitializeRequestParams, elicitation: bool) -> String {
+    let client = &info.client_info;
+    let form = elicitation && client_can_elicit(Some(&info.capabilities));
+    let route = match (form, FormStyle::for_version(Some(&info.protocol_version))) {
+        (false, _) => "questions go to the other answerers (the web page unless --via says otherwise)",
+        (true, FormStyle::Primitive) => "questions go to its own form (2025-06-18 shapes)",
+        (true, _) => "questions go to its own form",
+    };
+    format!(
+        "{} {} connected (protocol {}); {route}",
+        client.name, client.version, info.protocol_version
+    )
+}
+
 /// Whether the request speaks protocol 2026-07-28 or later, where a server may not send
 /// requests and asks with an input-required result instead.
 fn modern(context: &RequestContext<RoleServer>) -> bool {
@@ -330,6 +348,13 @@ impl ServerHandler for AskUserServer {
             "ask_user_question asks the human at the keyboard and waits for the answer.".to_owned(),
         );
         info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Some(info) = context.peer.peer_info() else {
+            return;
+        };
+        eprintln!("ask-user: {}", connected(&info, self.routing.elicitation));
     }
 
     async fn list_tools(
