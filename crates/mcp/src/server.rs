@@ -312,7 +312,7 @@ fn connected(info: &InitializeRequestParams, elicitation: bool) -> String {
     let client = &info.client_info;
     let form = elicitation && client_can_elicit(Some(&info.capabilities));
     let route = match (form, FormStyle::for_version(Some(&info.protocol_version))) {
-        (false, _) => "questions go to the other answerers (the web page unless --via says otherwise)",
+        (false, _) => "questions go to the fallback answerers (--via, --answers)",
         (true, FormStyle::Primitive) => "questions go to its own form (2025-06-18 shapes)",
         (true, _) => "questions go to its own form",
     };
@@ -354,7 +354,7 @@ impl ServerHandler for AskUserServer {
         let Some(info) = context.peer.peer_info() else {
             return;
         };
-        eprintln!("ask-user: {}", connected(&info, self.routing.elicitation));
+        tracing::info!("{}", connected(&info, self.routing.elicitation));
     }
 
     async fn list_tools(
