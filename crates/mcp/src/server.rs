@@ -11,11 +11,10 @@ use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
 use ask_user_host::{Journal, Notify};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
-    InitializeRequestParams,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -350,11 +349,20 @@ impl ServerHandler for AskUserServer {
         info
     }
 
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let Some(info) = context.peer.peer_info() else {
-            return;
-        };
+    /// The default handshake, except that the client's info is stored with the protocol
+    /// version *negotiated* (the forms follow it, not the version the client asked for), and
+    /// the handshake is logged (info): who connected and where its questions go.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let result = self.negotiate_initialize(&request)?;
+        let mut info = request;
+        info.protocol_version = result.protocol_version.clone();
         tracing::info!("{}", connected(&info, self.routing.elicitation));
+        context.peer.set_peer_info(info);
+        Ok(result)
     }
 
     async fn list_tools(
