@@ -243,7 +243,19 @@ async fn try_call(port: u16, i: usize, connect: &Semaphore, era: Era) -> std::io
 
 fn pending_figures(count: usize, era: Era) {
     let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
+    // MCP_SERVE_WRAP="heaptrack -o /tmp/mcp" runs the server child under a heap profiler, to
+    // see where the memory per pending question goes.
+    let wrap = std::env::var("MCP_SERVE_WRAP").unwrap_or_default();
+    let mut wrap = wrap.split_whitespace();
+    let mut command = match wrap.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(wrap).arg(&exe);
+            command
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = command
         .args(["--serve", &count.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -192,9 +192,12 @@ impl AskUserServer {
             Some(command) => Arc::new(Notify::new(answerer, command.clone())),
             None => answerer,
         };
+        // A call that starts after the session ended (stdio: the client wrote its requests,
+        // then closed its end) still gets its result when no human is needed (invalid
+        // arguments, scripted answers); rmcp cancels it after its drain otherwise.
         let cancel = match &link {
-            Some(link) => link.gone().child_token(),
-            None => CancellationToken::new(),
+            Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
+            _ => CancellationToken::new(),
         };
         let tool = self.tool_with(answerer);
         let call = ask_user_host::call(

@@ -53,3 +53,16 @@ fn arguments_that_are_not_an_object_are_a_tool_error_result() {
         "unknown tool \"nope\"; this server has only ask_user_question"
     );
 }
+
+#[test]
+fn calls_sent_before_the_client_closes_stdin_still_get_their_results() {
+    let mut server = Server::start(&["--via", "none"]);
+    server.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"ask_user_question","arguments":{"questions":[]}}}));
+    server.close_stdin();
+    let reply = server.receive();
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "Error: invalid arguments: questions: empty, add at least one question"
+    );
+}
