@@ -262,8 +262,11 @@ fn pending_figures(count: usize, era: Era) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = lines.next().unwrap().unwrap()["port ".len()..]
-        .parse()
+    // A wrapper (MCP_SERVE_WRAP) may print lines of its own first.
+    let port: u16 = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find_map(|l| l.strip_prefix("port ").map(|p| p.parse().unwrap()))
         .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -282,7 +285,11 @@ fn pending_figures(count: usize, era: Era) {
         ok
     });
     let elapsed = started.elapsed();
-    let rss = lines.next().unwrap().unwrap();
+    let rss = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("rss "))
+        .unwrap();
     let mut parts = rss
         .split_whitespace()
         .skip(1)
