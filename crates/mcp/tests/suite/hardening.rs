@@ -55,10 +55,6 @@ impl Server {
         self.send_line(&message.to_string());
     }
 
-    pub(super) fn close_stdin(&mut self) {
-        drop(self.stdin.take());
-    }
-
     pub(super) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();

@@ -56,13 +56,37 @@ fn arguments_that_are_not_an_object_are_a_tool_error_result() {
 
 #[test]
 fn calls_sent_before_the_client_closes_stdin_still_get_their_results() {
-    let mut server = Server::start(&["--via", "none"]);
-    server.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
-        "params":{"name":"ask_user_question","arguments":{"questions":[]}}}));
-    server.close_stdin();
-    let reply = server.receive();
+    // The whole session in one piece, stdin closed behind it (`… | ask-user-mcp`): the
+    // calls start after the end of input was seen, and need no human.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("session.jsonl");
+    let mut lines = vec![
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",
+            "capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ];
+    for id in 2..6 {
+        lines.push(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"ask_user_question","arguments":{"questions":[]}}}));
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&input, text).unwrap();
+    let output = std::process::Command::new(super::support::server_bin())
+        .args(["--via", "none"])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    let replies: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let texts: Vec<&str> = replies
+        .iter()
+        .filter(|r| r["id"].as_u64().unwrap_or(0) >= 2)
+        .map(|r| r["result"]["content"][0]["text"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        reply["result"]["content"][0]["text"],
-        "Error: invalid arguments: questions: empty, add at least one question"
+        texts, ["Error: invalid arguments: questions: empty, add at least one question"; 4],
+        "{replies:?}"
     );
 }
