@@ -57,6 +57,12 @@ pub struct McpArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
 
+    /// While a question is open, send the client a progress notification this often (when
+    /// its request carried a progressToken), so hosts that reset their timeout on progress
+    /// keep waiting.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
+    pub progress_interval: Duration,
+
     /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
     #[command(flatten)]
     pub host: ask_user_host::HostArgs,
@@ -116,6 +122,7 @@ impl McpArgs {
             timeout: self.timeout,
             journal: self.host.open_journal()?.map(Arc::new),
             notify: self.host.notify.clone(),
+            progress_interval: self.progress_interval,
             ..Routing::default()
         })
     }
