@@ -1,4 +1,5 @@
 mod catalog;
+mod decision;
 mod decode;
 mod definition;
 mod differential;
