@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
 };
 use ask_user_web::{WebAnswerer, WebConfig};
 
@@ -37,6 +38,23 @@ impl UserInteraction for OneAsk {
             self.0.shut_down().await;
             result
         })
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let result = self.0.ask_decided(request, cancel, decide).await;
+            self.0.shut_down().await;
+            result
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.0.name()
     }
 
     fn is_available(&self) -> bool {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
 };
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
@@ -174,6 +175,27 @@ impl UserInteraction for WebAnswerer {
             });
         }
         self.state.ask(request, cancel)
+    }
+
+    /// Like [`WebState`]'s: a submission is acknowledged only once `decide` accepted it.
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        if let Err(error) = self.serve() {
+            return Box::pin(async move {
+                Err(AskError::Failed(format!(
+                    "cannot serve the web page: {error}"
+                )))
+            });
+        }
+        self.state.ask_decided(request, cancel, decide)
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.state.name()
     }
 
     fn is_available(&self) -> bool {
