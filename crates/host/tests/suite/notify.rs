@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
 use ask_user_host::Notify;
-use ask_user_scripted::{PickRecommended, Scripted};
+use ask_user_scripted::PickRecommended;
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
@@ -80,7 +80,7 @@ async fn the_ask_never_waits_for_the_command() {
             .join(",")
     );
     let notify = Notify::new(
-        Arc::new(Scripted::from_json(r#"{"answers":[]}"#).unwrap()),
+        Arc::new(ask_user_scripted::PickRecommended),
         command,
     )
     .with_slow_after(Duration::ZERO);
