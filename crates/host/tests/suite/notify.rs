@@ -79,11 +79,8 @@ async fn the_ask_never_waits_for_the_command() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let notify = Notify::new(
-        Arc::new(ask_user_scripted::PickRecommended),
-        command,
-    )
-    .with_slow_after(Duration::ZERO);
+    let notify = Notify::new(Arc::new(ask_user_scripted::PickRecommended), command)
+        .with_slow_after(Duration::ZERO);
     let line = notify.command().to_owned();
     let outcome = tool(notify).call(big, ExecutionContext::default()).await;
     // The ask has returned while the command cannot have finished: it waits for `release`.
