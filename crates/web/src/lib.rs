@@ -61,7 +61,7 @@ mod serve;
 mod state;
 mod view;
 
-pub use access::CONTENT_SECURITY_POLICY;
+pub use access::{CONTENT_SECURITY_POLICY, HostPolicy};
 pub use answerer::WebAnswerer;
 pub use config::WebConfig;
 pub use refusal::BODY_LIMIT;

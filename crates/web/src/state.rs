@@ -9,7 +9,7 @@ use ask_user_core::{
     UserInteraction,
 };
 
-use crate::access::HostRules;
+use crate::access::HostPolicy;
 use crate::config::WebConfig;
 use crate::pending::Pending;
 use crate::secret::Secret;
@@ -31,7 +31,7 @@ pub struct WebState {
 struct Shared {
     pending: Pending,
     secret: Secret,
-    hosts: HostRules,
+    hosts: HostPolicy,
     pages: AtomicUsize,
     shutdown: CancellationToken,
 }
@@ -48,7 +48,7 @@ impl WebState {
             inner: Arc::new(Shared {
                 pending: Pending::new(),
                 secret: Secret::generate()?,
-                hosts: HostRules::new(bound, &names),
+                hosts: HostPolicy::new(bound, &names),
                 pages: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),
             }),
@@ -84,7 +84,7 @@ impl WebState {
         &self.inner.secret
     }
 
-    pub(crate) fn hosts(&self) -> &HostRules {
+    pub(crate) fn hosts(&self) -> &HostPolicy {
         &self.inner.hosts
     }
 
