@@ -112,7 +112,12 @@ fn show(web: &WebAnswerer, addr: SocketAddr, print_url: bool) -> bool {
         shown = tty.write_all(banner(web, addr).as_bytes()).is_ok();
     }
     if print_url {
-        shown |= writeln!(std::io::stderr().lock(), "ask-user: answer at {}", web.url()).is_ok();
+        shown |= writeln!(
+            std::io::stderr().lock(),
+            "ask-user: answer at {}",
+            web.url()
+        )
+        .is_ok();
     }
     if shown {
         return true;
