@@ -30,7 +30,7 @@ mod tool;
 
 pub use args::{McpArgs, RunError, Via, run};
 pub use input_required::INPUT_KEY;
-pub use serve::{SESSION_IDLE, http_router, serve_http, serve_stdio};
+pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, PROGRESS_INTERVAL, PROGRESS_MESSAGE, Routing};
 pub use session::{CLOSE_GRACE, Linked, LinkedSessions, SessionLink};
 pub use stdio::{Lines, MAX_LINE};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
 use ask_user_host::Notify;
-use ask_user_scripted::{PickRecommended, Scripted};
+use ask_user_scripted::PickRecommended;
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
@@ -79,11 +79,8 @@ async fn the_ask_never_waits_for_the_command() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let notify = Notify::new(
-        Arc::new(Scripted::from_json(r#"{"answers":[]}"#).unwrap()),
-        command,
-    )
-    .with_slow_after(Duration::ZERO);
+    let notify = Notify::new(Arc::new(ask_user_scripted::PickRecommended), command)
+        .with_slow_after(Duration::ZERO);
     let line = notify.command().to_owned();
     let outcome = tool(notify).call(big, ExecutionContext::default()).await;
     // The ask has returned while the command cannot have finished: it waits for `release`.
@@ -143,4 +140,55 @@ async fn availability_is_the_inner_answerers() {
     assert_eq!(outcome, ask_user_core::Outcome::NoProvider);
     // Nobody could be asked, so nobody is called to the desk.
     assert!(!marker.exists());
+}
+
+/// Issue 9, item 8: the attention command's wrapper passes the call's race through, so a
+/// page-like answerer inside it hears the call's decision: an answer it was told was accepted
+/// is the outcome even when the budget runs out before its future completes.
+#[tokio::test(start_paused = true)]
+async fn the_wrapper_forwards_the_calls_race() {
+    struct Acknowledging;
+    impl ask_user_core::UserInteraction for Acknowledging {
+        fn ask<'a>(
+            &'a self,
+            _: &'a ask_user_core::AskUserQuestionRequest,
+            _: ask_user_core::CancellationToken,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async {
+                Err(ask_user_core::AskError::Failed(
+                    "asked without the race".into(),
+                ))
+            })
+        }
+        fn ask_decided<'a>(
+            &'a self,
+            request: &'a ask_user_core::AskUserQuestionRequest,
+            cancel: ask_user_core::CancellationToken,
+            decide: ask_user_core::Decide,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async move {
+                let answers = PickRecommended::answers(request);
+                let decision = decide.offer(ask_user_core::Offer::Answers(answers)).await;
+                assert_eq!(decision, ask_user_core::Decision::Accepted);
+                // Accepted, then the future loses every race until it is cancelled.
+                cancel.cancelled().await;
+                Err(ask_user_core::AskError::Cancelled)
+            })
+        }
+        fn name(&self) -> Option<&str> {
+            Some("the page")
+        }
+    }
+    let notify = Notify::new(Arc::new(Acknowledging), "true");
+    assert_eq!(
+        ask_user_core::UserInteraction::name(&notify),
+        Some("the page")
+    );
+    let outcome = tool(notify)
+        .with_timeout(Some(Duration::from_millis(50)))
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
 }
