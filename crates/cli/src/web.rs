@@ -9,15 +9,15 @@ use std::sync::Arc;
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
 };
-use ask_user_web::{WebAnswerer, WebConfig};
+use ask_user_web::WebAnswerer;
 
-/// Binds the web answerer on `addr` and shows where to answer: the URL on stderr, and the
-/// URL with a QR code on the terminal (`/dev/tty`, or stderr when that is the terminal).
-/// The QR code is left out for a loopback address, which a phone cannot reach.
-pub(crate) fn answerer(addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
-    let web = WebAnswerer::bind(WebConfig::at(addr))
-        .map_err(|e| format!("--via web: cannot listen on {addr}: {e}"))?;
-    show(&web, addr);
+/// The CLI's presentation of the web answerer the registry bound on `addr` (the hook of
+/// `ask_user_via::Options`): shows where to answer, the URL on stderr, and the URL with a QR
+/// code on the terminal (`/dev/tty`, or stderr when that is the terminal), and shuts the server
+/// down after the one ask. The QR code is left out for a loopback address, which a phone
+/// cannot reach.
+pub(crate) fn show(web: WebAnswerer, addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
+    show_banner(&web, addr);
     Ok(Arc::new(OneAsk(web)))
 }
 
@@ -60,7 +60,7 @@ fn banner(web: &WebAnswerer, addr: SocketAddr) -> String {
     text
 }
 
-fn show(web: &WebAnswerer, addr: SocketAddr) {
+fn show_banner(web: &WebAnswerer, addr: SocketAddr) {
     let banner = banner(web, addr);
     let stderr = std::io::stderr();
     if stderr.is_terminal() {
