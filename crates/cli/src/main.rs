@@ -5,7 +5,8 @@
 //!
 //! - [`ask`]: one tool call, asked through the answerers chosen with `--via` (or `--answers`);
 //! - [`check`]: decode and validate without asking anyone;
-//! - [`schema`]: the model-facing definition, optionally wrapped for a provider.
+//! - [`schema`]: the model-facing definition, optionally wrapped for a provider;
+//! - [`generated`]: shell completions and the man page, generated from this command line.
 //!
 //! `--via` names and `--answers` files are turned into answerers by `ask-user-via` (the
 //! registry both hosts share); `--timeout`, `--journal` and `--notify` come from
@@ -13,6 +14,7 @@
 
 mod ask;
 mod check;
+mod generated;
 mod input;
 mod mcp;
 mod schema;
@@ -22,7 +24,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use ask_user_core::definition::ProviderFormat;
 
@@ -69,6 +71,18 @@ enum Command {
     /// over stdio, or streamable HTTP with --http; asks through the client's elicitation form,
     /// else the web page (or --via terminal).
     Mcp(ask_user_mcp::McpArgs),
+    /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
+    Man,
+}
+
+/// Options of `ask-user completions`.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 /// Options of `ask-user ask`.
@@ -147,6 +161,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Completions(args) => generated::completions(Cli::command(), args.shell),
+        Command::Man => generated::man(Cli::command()),
     };
     exit_status(ended)
 }
