@@ -289,3 +289,39 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
         });
     }
 }
+
+/// The standalone binary reports the registry's usage errors like `ask-user mcp` (exit 2).
+#[test]
+fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
+    for (args, text) in [
+        (
+            &["--via", "pigeon"][..],
+            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, none\n",
+        ),
+        (
+            &["--via", "none,web"][..],
+            "ask-user-mcp: --via none cannot be combined with other answerers\n",
+        ),
+    ] {
+        let out = Command::new(server_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), text, "{args:?}");
+    }
+    let out = Command::new(server_bin())
+        .args(["--timeout", "0s"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "invalid value '0s' for '--timeout <DURATION>': the timeout must be longer than zero"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
