@@ -11,10 +11,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 
 use crate::content::{NOTHING_CHOSEN, Reply, read_reply};
+use crate::rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 use crate::schema::{FormStyle, form};
-
-/// How many times a form is sent again after the client returned content that does not fit.
-const MAX_ROUNDS: usize = 3;
 
 /// The longest part of a client's error text kept in the reason of [`AskError::Unavailable`]
 /// (the whole error goes to the log; a validation dump can be kilobytes).
@@ -92,7 +90,7 @@ impl ElicitAnswerer {
             ));
         }
         let mut notice: Option<String> = None;
-        let mut refusals = 0;
+        let mut refusals: u32 = 0;
         let mut blank_once = false;
         loop {
             let form = form(request, notice.as_deref(), self.style);
@@ -132,11 +130,9 @@ impl ElicitAnswerer {
                     tracing::info!(%error, "elicitation content refused; asking again");
                     refusals += 1;
                     if refusals >= MAX_ROUNDS {
-                        return Err(AskError::Failed(format!(
-                            "the answers from the MCP client's form did not fit the questions ({error}); ask again"
-                        )));
+                        return Err(AskError::Failed(did_not_fit(&error)));
                     }
-                    notice = Some(format!("Not accepted: {error}. Please answer again."));
+                    notice = Some(not_accepted(&error));
                 }
                 // Dismissed, and any reply a later version adds.
                 _ => return Err(AskError::Dismissed),

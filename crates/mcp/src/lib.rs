@@ -28,7 +28,7 @@ mod session;
 mod stdio;
 mod tool;
 
-pub use args::{McpArgs, RunError, Via, run};
+pub use args::{McpArgs, RunError, run};
 pub use input_required::INPUT_KEY;
 pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, PROGRESS_INTERVAL, PROGRESS_MESSAGE, Routing};
