@@ -242,7 +242,7 @@ fn feed(child: &mut Child, input: String, line: &str) {
             // A thread of its own: a command that never reads stdin must not stop the notify
             // thread. It ends when the command has read everything or closed its stdin.
             let feeding = std::thread::Builder::new()
-                .name("ask-user-notify-stdin".to_owned())
+                .name("notify-stdin".to_owned()) // ≤ 15 bytes: Linux truncates thread names
                 .spawn(move || match stdin.write_all(input.as_bytes()) {
                     // The command did not want its input; that is its business.
                     Err(error) if error.kind() != ErrorKind::BrokenPipe => Err(error),
