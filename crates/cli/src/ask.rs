@@ -22,6 +22,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
     };
+    crate::web::set_print_url(args.print_url);
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
         Some(path) => {
             let script = match std::fs::read_to_string(path) {

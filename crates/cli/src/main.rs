@@ -88,6 +88,11 @@ struct AskArgs {
     /// 0.0.0.0:8765 or 192.168.1.20:8765) lets a phone on the same network answer.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     web_addr: std::net::SocketAddr,
+    /// Also print the web page's address on stderr. Without it the address goes only to the
+    /// terminal (/dev/tty), never to stderr, which a harness may show to the model (whoever
+    /// has the address can answer); with no terminal the page opens in the desktop's browser.
+    #[arg(long)]
+    print_url: bool,
     /// Answer from data instead of a human: a file holding {"answers":[…]} (the output shape).
     #[arg(long, value_name = "FILE", conflicts_with = "via")]
     answers: Option<PathBuf>,

@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
 };
 use ask_user_web::{WebAnswerer, WebConfig};
 
@@ -66,6 +67,20 @@ impl UserInteraction for BrowserPage {
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         self.show();
         self.web.ask(request, cancel)
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.show();
+        self.web.ask_decided(request, cancel, decide)
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.web.name()
     }
 
     fn is_available(&self) -> bool {

@@ -27,6 +27,6 @@ mod tool;
 
 pub use args::{McpArgs, RunError, Via, run};
 pub use input_required::INPUT_KEY;
-pub use serve::{SESSION_IDLE, http_router, serve_http, serve_stdio};
+pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, Routing};
 pub use tool::{call_result, tool};

@@ -177,7 +177,7 @@ fn ask_answers_from_data() {
     let answers = dir.path().join("answers.json");
     std::fs::write(
         &answers,
-        r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]}]}"#,
+        r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]},{"id":"note","selected":[]}]}"#,
     )
     .unwrap();
     let out = run(
@@ -224,6 +224,44 @@ fn scripted_answers_that_do_not_fit_exit_1() {
             "Error: the answer did not fit the questions (\"Moon\" is not one of the options of question \"env\"); ask again"
         )
     );
+}
+
+/// Issue 9, item 2: data that leaves a question out is not an answer (a skip is explicit,
+/// `"selected":[]`); `{"answers":[]}` used to exit 0 with every question skipped.
+#[test]
+fn scripted_answers_that_omit_a_question_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    let cases = [
+        (r#"{"answers":[]}"#, "env"),
+        (
+            r#"{"answers":[{"id":"env","selected":["Production"]},{"id":"note","selected":[]}]}"#,
+            "checks",
+        ),
+    ];
+    for (data, omitted) in cases {
+        std::fs::write(&answers, data).unwrap();
+        let out = run(
+            &[
+                "ask",
+                "--answers",
+                answers.to_str().unwrap(),
+                repo_file(DEPLOY_FILE).to_str().unwrap(),
+            ],
+            "",
+        );
+        assert_eq!(
+            (out.status, out.stdout.as_str()),
+            (
+                1,
+                format!(
+                    "Error: the answer did not fit the questions (question \"{omitted}\" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)); ask again"
+                )
+                .as_str()
+            ),
+            "{data}"
+        );
+    }
 }
 
 #[test]

@@ -68,13 +68,14 @@ impl Browser {
     }
 }
 
-/// Starts `ask-user ask ARGS` without a controlling terminal, DB on stdin; returns the child
-/// and the URL it printed on stderr.
+/// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
+/// returns the child and the URL it printed on stderr (only because of `--print-url`).
 fn spawn_web(args: &[&str]) -> (Child, String) {
     let mut child = Command::new("setsid")
         .arg("--wait")
         .arg(BIN)
         .arg("ask")
+        .arg("--print-url")
         .args(args)
         .env_remove("ASK_USER_DELEGATED_BY")
         .env_remove("RUST_LOG")
@@ -178,12 +179,17 @@ fn web_addr_sets_the_listening_address_and_a_used_one_is_a_usage_error() {
     );
 }
 
+/// The URL as the terminal shows it; stderr must not carry it (no `--print-url`).
 fn url_from(pane: &Pane) -> String {
+    let screen = pane.screen();
+    let url = screen
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the URL on the terminal:\n{screen}"))
+        .to_owned();
     let err = pane.file("err.txt").unwrap_or_default();
-    err.lines()
-        .find_map(|l| l.strip_prefix("ask-user: answer at "))
-        .unwrap_or_else(|| panic!("the URL in stderr: {err:?}"))
-        .to_owned()
+    assert!(!err.contains("http://"), "no URL on stderr: {err:?}");
+    url
 }
 
 #[test]
@@ -195,7 +201,6 @@ fn terminal_and_web_race_the_page_answers_and_the_terminal_withdraws() {
         screen.contains("Answer in a browser on this machine"),
         "{screen}"
     );
-    assert!(screen.contains(&url), "the URL on the terminal:\n{screen}");
     Browser::start("single", &url).result();
     let run = pane.finished();
     assert_eq!(
@@ -217,10 +222,7 @@ fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
     page.step("shown");
     pane.keys(&["Enter"]);
     let seen = page.result();
-    assert_eq!(
-        seen["closed"],
-        "Withdrawn: the agent no longer needs this answer."
-    );
+    assert_eq!(seen["closed"], "Not taken here: answered in the terminal.");
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -251,5 +253,95 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
     assert_eq!(
         (run.status, run.stdout.as_str()),
         (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
+    );
+}
+
+/// `ask --via web` without a terminal, `--print-url` or a desktop (issue 9, item 7).
+fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(BIN)
+        .arg("ask")
+        .args(args)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    child
+}
+
+/// Who may answer (docs/contract.md §8): a harness that shows stderr to the model must not
+/// hand it the capability URL. Without a terminal, `--print-url` or a desktop, `--via web`
+/// is unavailable and says so without the URL.
+#[test]
+fn without_a_terminal_the_url_never_reaches_stderr() {
+    let (status, stdout, stderr) = output(run_headless(&["--via", "web"], &[]));
+    assert_eq!(
+        (status, stdout.as_str(), stderr.as_str()),
+        (
+            6,
+            ask_user_core::NO_PROVIDER_TEXT,
+            "ask-user: --via web: no terminal to show the page's address on and no desktop browser to open it in; pass --print-url to print it on stderr\n"
+        )
+    );
+}
+
+/// With no terminal but a desktop, the page opens in the desktop's browser (a stand-in
+/// `xdg-open` on PATH records the URL; headless Chromium then answers on it); stderr says so
+/// without the URL.
+#[test]
+fn without_a_terminal_the_page_opens_in_the_desktop_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened");
+    let launcher = dir.path().join("xdg-open");
+    std::fs::write(
+        &launcher,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" > {}.tmp && mv {0}.tmp {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let child = run_headless(&["--via", "web"], &[("PATH", &path), ("DISPLAY", ":99")]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let url = loop {
+        if let Ok(text) = std::fs::read_to_string(&opened) {
+            break text.trim_end().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the browser was never opened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Browser::start("single", &url).result();
+    let (status, stdout, stderr) = output(child);
+    assert_eq!(
+        (status, stdout.as_str(), stderr.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#,
+            "ask-user: the question is open in your browser\n"
+        )
     );
 }

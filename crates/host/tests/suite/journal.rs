@@ -254,7 +254,7 @@ async fn the_ask_line_is_on_disk_before_the_human_sees_the_question() {
             Some(Entry::Ask { questions, .. }) if questions == request.questions() => {}
             other => return Err(AskError::Failed(format!("journal holds {other:?}"))),
         }
-        Ok(Answers::default())
+        Ok(ask_user_scripted::PickRecommended::answers(request))
     }));
     let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
     assert_eq!(outcome.code(), None, "{}", outcome.text());

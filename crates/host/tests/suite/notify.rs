@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
 use ask_user_host::Notify;
-use ask_user_scripted::{PickRecommended, Scripted};
+use ask_user_scripted::PickRecommended;
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
@@ -79,11 +79,8 @@ async fn the_ask_never_waits_for_the_command() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let notify = Notify::new(
-        Arc::new(Scripted::from_json(r#"{"answers":[]}"#).unwrap()),
-        command,
-    )
-    .with_slow_after(Duration::ZERO);
+    let notify = Notify::new(Arc::new(ask_user_scripted::PickRecommended), command)
+        .with_slow_after(Duration::ZERO);
     let line = notify.command().to_owned();
     let outcome = tool(notify).call(big, ExecutionContext::default()).await;
     // The ask has returned while the command cannot have finished: it waits for `release`.

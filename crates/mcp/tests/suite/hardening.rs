@@ -238,3 +238,66 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
         });
     }
 }
+
+/// Issue 9, item 12: `--http` on all interfaces accepts a client that names the machine by
+/// its LAN address (any IP literal), refuses other names, and follows the same
+/// `HostPolicy` as the web page (the one policy both use).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_on_all_interfaces_accepts_ip_literal_hosts_like_the_page() {
+    use ask_user_mcp::{AskUserServer, FOREIGN_HOST_TEXT, Routing, serve_http};
+    use ask_user_web::HostPolicy;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let bound = listener.local_addr().unwrap();
+    let port = bound.port();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(serve_http(
+        AskUserServer::new(Routing::default()),
+        listener,
+        shutdown.clone(),
+    ));
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let policy = HostPolicy::new(bound, &[]);
+    let cases = [
+        (format!("127.0.0.1:{port}"), true),
+        (format!("localhost:{port}"), true),
+        (format!("192.168.1.20:{port}"), true),
+        (format!("[fe80::1]:{port}"), true),
+        (format!("0.0.0.0:{port}"), true),
+        (format!("rebind.example:{port}"), false),
+        (format!("192.168.1.20:{}", port.wrapping_add(1)), false),
+    ];
+    for (host, accepted) in cases {
+        assert_eq!(policy.allows(&host), accepted, "the page's policy, {host}");
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Enough to see the status line and, for a refusal, its body.
+        while !String::from_utf8_lossy(&reply).contains("\r\n\r\n") || !accepted {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let reply = String::from_utf8_lossy(&reply);
+        if accepted {
+            assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{host}: {reply}");
+        } else {
+            assert!(
+                reply.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+                "{host}: {reply}"
+            );
+            assert!(reply.ends_with(FOREIGN_HOST_TEXT), "{host}: {reply}");
+        }
+    }
+    shutdown.cancel();
+}
