@@ -5,21 +5,22 @@
 //!
 //! - [`ask`]: one tool call, asked through the answerers chosen with `--via` (or `--answers`);
 //! - [`check`]: decode and validate without asking anyone;
-//! - [`schema`]: the model-facing definition, optionally wrapped for a provider;
-//! - [`via`]: `--via terminal,web` turned into answerers.
+//! - [`schema`]: the model-facing definition, optionally wrapped for a provider.
+//!
+//! `--via` names and `--answers` files are turned into answerers by `ask-user-via` (the
+//! registry both hosts share); `--timeout`, `--journal` and `--notify` come from
+//! `ask-user-host`.
 
 mod ask;
 mod check;
 mod input;
 mod mcp;
 mod schema;
-mod via;
 mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -76,12 +77,14 @@ struct AskArgs {
     /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     file: Option<PathBuf>,
-    /// Who asks, comma-separated; the first answer wins: terminal, web.
+    /// Who asks, comma-separated; the first answer wins (names from `ask-user-via`).
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "terminal"
+        default_value = "terminal",
+        help = ask_user_via::help(VIA_LEAD),
+        long_help = ask_user_via::long_help(VIA_LEAD),
     )]
     via: Vec<String>,
     /// Where `--via web` listens: a free loopback port by default; a LAN address (e.g.
@@ -100,13 +103,14 @@ struct AskArgs {
     /// A harness sets ASK_USER_DELEGATED_BY in its sub-agents' environment.
     #[arg(long, value_name = "PARENT", env = "ASK_USER_DELEGATED_BY")]
     delegated_by: Option<String>,
-    /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    timeout: Option<Duration>,
-    /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
+    /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
+    /// command).
     #[command(flatten)]
     host: ask_user_host::HostArgs,
 }
+
+/// The lead of the `--via` help, before the registry's names.
+const VIA_LEAD: &str = "Who asks, comma-separated; the first answer wins";
 
 /// Options of `ask-user check`.
 #[derive(Debug, clap::Args)]
@@ -114,14 +118,6 @@ struct CheckArgs {
     /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     file: Option<PathBuf>,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
-    if duration.is_zero() {
-        return Err("the timeout must be longer than zero".to_owned());
-    }
-    Ok(duration)
 }
 
 /// How a subcommand ended; [`exit_status`] turns it into the process's exit status.

@@ -17,7 +17,7 @@ use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
     UserInteraction,
 };
-use ask_user_web::{WebAnswerer, WebConfig};
+use ask_user_web::WebAnswerer;
 
 /// `ask --print-url`: also print the URL on stderr. Set once by `ask` before the answerers are
 /// built (a process-wide switch keeps the `--via` registry's signature unchanged).
@@ -34,12 +34,11 @@ pub(crate) const NOWHERE_TEXT: &str = "ask-user: --via web: no terminal to show 
 /// What stderr says when the page was opened in the desktop's browser (no URL in it).
 pub(crate) const OPENED_TEXT: &str = "ask-user: the question is open in your browser";
 
-/// Binds the web answerer on `addr` and shows the page to the human (see the module doc).
-/// When it can be shown nowhere, the answerer is unavailable.
-pub(crate) fn answerer(addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
-    let web = WebAnswerer::bind(WebConfig::at(addr))
-        .map_err(|e| format!("--via web: cannot listen on {addr}: {e}"))?;
-    let reachable = show(&web, addr, PRINT_URL.load(Ordering::Relaxed));
+/// The CLI's presentation of the web answerer the registry bound on `addr` (the hook of
+/// `ask_user_via::Options`): shows the page to the human (see the module doc) and shuts the
+/// server down after the one ask. When it can be shown nowhere, the answerer is unavailable.
+pub(crate) fn show(web: WebAnswerer, addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
+    let reachable = show_page(&web, addr, PRINT_URL.load(Ordering::Relaxed));
     Ok(Arc::new(OneAsk { web, reachable }))
 }
 
@@ -105,7 +104,7 @@ fn banner(web: &WebAnswerer, addr: SocketAddr) -> String {
 }
 
 /// Shows the page to the human; `false` when it could be shown nowhere.
-fn show(web: &WebAnswerer, addr: SocketAddr, print_url: bool) -> bool {
+fn show_page(web: &WebAnswerer, addr: SocketAddr, print_url: bool) -> bool {
     let mut shown = false;
     if let Ok(mut tty) = OpenOptions::new().write(true).open("/dev/tty") {
         // The terminal is in cooked mode here (the terminal UI starts later): plain lines.

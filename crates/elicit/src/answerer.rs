@@ -9,10 +9,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 
 use crate::content::{Reply, read_reply};
+use crate::rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 use crate::schema::form;
-
-/// How many times a form is sent again after the client returned content that does not fit.
-const MAX_ROUNDS: usize = 3;
 
 /// Whether a client with these capabilities takes form elicitation: it declared
 /// `elicitation`, with `form` or (the pre-2025-11-25 shape) with neither `form` nor `url`.
@@ -109,15 +107,13 @@ impl ElicitAnswerer {
                 Reply::Dismissed => return Err(AskError::Dismissed),
                 Reply::Refused(error) => {
                     tracing::info!(%error, "elicitation content refused; asking again");
-                    notice = Some(format!("Not accepted: {error}. Please answer again."));
+                    notice = Some(not_accepted(&error));
                     refused = Some(error);
                 }
             }
         }
         let reason = refused.map(|e| e.to_string()).unwrap_or_default();
-        Err(AskError::Failed(format!(
-            "the answers from the MCP client's form did not fit the questions ({reason}); ask again"
-        )))
+        Err(AskError::Failed(did_not_fit(&reason)))
     }
 }
 

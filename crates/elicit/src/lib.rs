@@ -14,7 +14,9 @@
 //! - [`ElicitAnswerer`] is the [`UserInteraction`](ask_user_core::UserInteraction) that pushes
 //!   `elicitation/create` over an rmcp peer (protocol 2025-11-25 and earlier). For 2026-07-28,
 //!   where a server may not send requests, a host returns [`form()`] inside an input-required
-//!   result instead and reads the retry with [`read_reply_value`].
+//!   result instead and reads the retry with [`read_reply_value`]; both send a refused form
+//!   again at most [`MAX_ROUNDS`] times in all, with the same texts ([`not_accepted`],
+//!   [`did_not_fit`]).
 //!
 //! Depends on the core and rmcp only; never on another answerer or a host.
 //!
@@ -40,10 +42,12 @@
 
 mod answerer;
 mod content;
+mod rounds;
 mod schema;
 
 pub use answerer::{ElicitAnswerer, client_can_elicit};
 pub use content::{ContentError, Reply, answers_from_content, read_reply, read_reply_value};
+pub use rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 pub use schema::{
     Field, FieldKind, Form, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE, form,
 };

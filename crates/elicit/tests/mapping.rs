@@ -157,3 +157,18 @@ fn accept_answers_decline_and_cancel_dismiss() {
         Reply::Refused(ContentError::NotAnObject)
     );
 }
+
+#[test]
+fn the_refusal_round_texts_are_shared_by_both_ways_of_eliciting() {
+    use ask_user_elicit::{MAX_ROUNDS, did_not_fit, not_accepted};
+    assert_eq!(MAX_ROUNDS, 3);
+    let reason = r#""MySQL" is not one of the options of question "db""#;
+    assert_eq!(
+        not_accepted(&reason),
+        r#"Not accepted: "MySQL" is not one of the options of question "db". Please answer again."#
+    );
+    assert_eq!(
+        did_not_fit(&reason),
+        r#"the answers from the MCP client's form did not fit the questions ("MySQL" is not one of the options of question "db"); ask again"#
+    );
+}

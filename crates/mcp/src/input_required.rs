@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use ask_user_core::{AskUserQuestionRequest, Limits, Outcome, decode};
-use ask_user_elicit::{Reply, form, read_reply_value};
+use ask_user_elicit::{MAX_ROUNDS, Reply, did_not_fit, form, not_accepted, read_reply_value};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequest, InputRequest, InputRequiredResult,
 };
@@ -20,9 +20,6 @@ use crate::tool::call_result;
 
 /// The key of our one input request in `inputRequests` / `inputResponses`.
 pub const INPUT_KEY: &str = "ask_user_question";
-
-/// How many refused submissions end the call with a failure.
-const MAX_ROUNDS: u32 = 3;
 
 /// What a round did, for the host's journal and attention command.
 #[derive(Debug)]
@@ -66,12 +63,10 @@ pub(crate) fn step(
         Reply::Dismissed => Outcome::Dismissed,
         Reply::Refused(error) if round < MAX_ROUNDS => {
             tracing::info!(%error, "elicitation content refused; asking again");
-            let notice = format!("Not accepted: {error}. Please answer again.");
+            let notice = not_accepted(&error);
             return (ask(&decoded, Some(&notice), round + 1), Round::AskedAgain);
         }
-        Reply::Refused(error) => Outcome::Failed(format!(
-            "the answers from the MCP client's form did not fit the questions ({error}); ask again"
-        )),
+        Reply::Refused(error) => Outcome::Failed(did_not_fit(&error)),
         _ => Outcome::Failed("the MCP client's reply could not be read".to_owned()),
     };
     (

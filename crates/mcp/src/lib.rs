@@ -25,7 +25,7 @@ mod serve;
 mod server;
 mod tool;
 
-pub use args::{McpArgs, RunError, Via, run};
+pub use args::{McpArgs, RunError, run};
 pub use input_required::INPUT_KEY;
 pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, Routing};

@@ -22,6 +22,10 @@ async fn main() -> std::process::ExitCode {
         .init();
     match ask_user_mcp::run(Cli::parse().args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error @ ask_user_mcp::RunError::Usage(_)) => {
+            eprintln!("ask-user-mcp: {error}");
+            std::process::ExitCode::from(2)
+        }
         Err(error) => {
             eprintln!("ask-user-mcp: {error}");
             std::process::ExitCode::FAILURE
