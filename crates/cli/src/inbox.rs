@@ -115,7 +115,10 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
                 if choice == "q" {
                     return Ok(());
                 }
-                note.clear();
+                // An empty line (an Enter that came after the question left) keeps the note.
+                if !choice.is_empty() {
+                    note.clear();
+                }
                 if let Ok(n) = choice.parse::<usize>()
                     && let Some(rec) = n.checked_sub(1).and_then(|i| open.get(i))
                 {

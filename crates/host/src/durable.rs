@@ -146,7 +146,7 @@ pub fn describe_closed(closed: &Closed) -> String {
 /// The store outcome for a settled race; `None` for an aborted call (it detaches instead).
 pub fn outcome_of(settled: &Settled) -> Option<Outcome> {
     let by = |b: Option<&str>| Responder {
-        answerer: b.unwrap_or("an answerer").to_owned(),
+        answerer: b.unwrap_or("another window").to_owned(),
         ..Responder::default()
     };
     match settled {
@@ -409,7 +409,27 @@ impl UserInteraction for Wrapped {
                 }
             };
             tokio::select! {
-                result = &mut shown => result,
+                result = &mut shown => {
+                    // Offer what this process's answerer got: when another process's outcome
+                    // was stored first (the inbox won the race), that outcome is the call's.
+                    let offer = match &result {
+                        Ok(answers) => Some(Offer::Answers(answers.clone())),
+                        Err(AskError::Dismissed) if !cancel.is_cancelled() => Some(Offer::Dismiss),
+                        Err(_) => None,
+                    };
+                    let named = match self.inner.name() {
+                        Some(name) => decide.named(name),
+                        None => decide.clone(),
+                    };
+                    if let Some(offer) = offer
+                        && let Decision::NotRecorded(_) = named.offer(offer).await
+                        && let Ok(rec) = store.get(id).await
+                        && let Some(closed) = rec.closed
+                    {
+                        return adopt(&closed, &decide).await;
+                    }
+                    result
+                }
                 closed = elsewhere => {
                     let result = adopt(&closed, &decide).await;
                     asking.cancel();
