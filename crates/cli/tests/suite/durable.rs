@@ -279,7 +279,7 @@ fn inbox_and_terminal_answering_at_once_store_one_outcome() {
 }
 
 /// How many headless askers share one SQLite file in [`many_headless_askers_answered_in_the_inbox`].
-const ASKERS: usize = 20;
+const ASKERS: usize = 50;
 
 #[test]
 fn many_headless_askers_answered_in_the_inbox() {
@@ -301,7 +301,7 @@ fn many_headless_askers_answered_in_the_inbox() {
         })
         .collect();
     store.wait_history("every ask stored", |h| h.len() == ASKERS);
-    let pane = inbox(&url, 60);
+    let pane = inbox(&url, 130);
     for left in (1..=ASKERS).rev() {
         pane.wait_text(&format!("— {left} open question(s)"));
         pane.type_text("1");
@@ -397,5 +397,33 @@ fn via_inbox_with_a_memory_store_is_refused() {
             2,
             "ask-user: --via inbox: the store is memory, which no `ask-user inbox` can see; use the default store or --store sqlite:PATH\n"
         )
+    );
+}
+
+#[test]
+fn a_closed_stdout_detaches_the_ask() {
+    let store = Store::new();
+    let url = store.url();
+    let mut child = Command::new("setsid")
+        .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
+        .env_remove("ASK_USER_CALL_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    drop(child.stdout.take()); // the caller goes away: the pipe's reader is closed
+    assert_eq!(wait(&mut child), Some(130));
+    let history = store.wait_history("detached", |h| states(h) == ["detached"]);
+    assert!(
+        history[0]["closed_at"].is_null(),
+        "still open for the human"
     );
 }
