@@ -190,6 +190,26 @@ impl UserInteraction for Notify {
         })
     }
 
+    /// Forwards the caller's race to the inner answerer (a page must hear the decision of
+    /// the call's race, not of a race of its own; docs/contract.md §4).
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: ask_user_core::Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            if !cancel.is_cancelled() {
+                notify_after(&self.command, request, self.slow_after);
+            }
+            self.inner.ask_decided(request, cancel, decide).await
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.inner.name()
+    }
+
     fn is_available(&self) -> bool {
         self.inner.is_available()
     }

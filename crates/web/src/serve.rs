@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::response::Response;
 use futures::StreamExt;
@@ -226,8 +226,13 @@ async fn connection(
 }
 
 /// The response with its body holding `busy`, so the connection counts as serving until the
-/// body is sent or dropped (an event stream: as long as the page listens).
+/// body is sent or dropped (an event stream: as long as the page listens). A body of known
+/// length (the page, a refusal) is left as it is, keeping its `Content-Length`: it is written
+/// at once.
 fn hold_until_sent(response: Response, busy: Busy) -> Response {
+    if response.body().size_hint().exact().is_some() {
+        return response;
+    }
     response.map(|body| {
         let stream = body.into_data_stream().map(move |chunk| {
             let _held = &busy;

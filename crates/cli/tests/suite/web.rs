@@ -347,3 +347,76 @@ fn without_a_terminal_the_page_opens_in_the_desktop_browser() {
         )
     );
 }
+
+/// Issue 9, item 1, the security trial re-run against the real binary: with `ulimit -n 256`
+/// (soft and hard, so nothing can be raised), 300 connections that send nothing or half a
+/// request do not stop the human's `GET /<key>/`, and the page still answers.
+#[test]
+fn three_hundred_silent_connections_do_not_lock_the_human_out() {
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
+        .arg(BIN)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .strip_prefix("ask-user: answer at ")
+        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
+        .trim_end()
+        .to_owned();
+    child.stderr = Some(stderr.into_inner());
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_once('/').unwrap();
+
+    let mut flood = Vec::new();
+    for i in 0..300 {
+        let Ok(mut conn) = TcpStream::connect(addr) else {
+            continue;
+        };
+        if i % 2 == 1 {
+            let _ = conn.write_all(format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\n").as_bytes());
+        }
+        flood.push(conn);
+    }
+    assert!(flood.len() > 256, "the flood got in: {}", flood.len());
+
+    let mut human = TcpStream::connect(addr).unwrap();
+    human
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    human
+        .write_all(
+            format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+    let mut page = String::new();
+    human
+        .read_to_string(&mut page)
+        .expect("the human's GET was answered in time");
+    assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+
+    Browser::start("single", &url).result();
+    drop(flood);
+    let (status, stdout, _) = output(child);
+    assert_eq!(
+        (status, stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
+    );
+}

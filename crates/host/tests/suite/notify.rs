@@ -141,3 +141,54 @@ async fn availability_is_the_inner_answerers() {
     // Nobody could be asked, so nobody is called to the desk.
     assert!(!marker.exists());
 }
+
+/// Issue 9, item 8: the attention command's wrapper passes the call's race through, so a
+/// page-like answerer inside it hears the call's decision: an answer it was told was accepted
+/// is the outcome even when the budget runs out before its future completes.
+#[tokio::test(start_paused = true)]
+async fn the_wrapper_forwards_the_calls_race() {
+    struct Acknowledging;
+    impl ask_user_core::UserInteraction for Acknowledging {
+        fn ask<'a>(
+            &'a self,
+            _: &'a ask_user_core::AskUserQuestionRequest,
+            _: ask_user_core::CancellationToken,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async {
+                Err(ask_user_core::AskError::Failed(
+                    "asked without the race".into(),
+                ))
+            })
+        }
+        fn ask_decided<'a>(
+            &'a self,
+            request: &'a ask_user_core::AskUserQuestionRequest,
+            cancel: ask_user_core::CancellationToken,
+            decide: ask_user_core::Decide,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async move {
+                let answers = PickRecommended::answers(request);
+                let decision = decide.offer(ask_user_core::Offer::Answers(answers)).await;
+                assert_eq!(decision, ask_user_core::Decision::Accepted);
+                // Accepted, then the future loses every race until it is cancelled.
+                cancel.cancelled().await;
+                Err(ask_user_core::AskError::Cancelled)
+            })
+        }
+        fn name(&self) -> Option<&str> {
+            Some("the page")
+        }
+    }
+    let notify = Notify::new(Arc::new(Acknowledging), "true");
+    assert_eq!(
+        ask_user_core::UserInteraction::name(&notify),
+        Some("the page")
+    );
+    let outcome = tool(notify)
+        .with_timeout(Some(Duration::from_millis(50)))
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
+}

@@ -96,7 +96,6 @@
       // A long header is cut on screen; a tap, a click, or Enter/Space on the focused chip
       // shows all of it.
       chip.tabIndex = 0;
-      chip.setAttribute('role', 'button');
       chip.setAttribute('aria-expanded', 'false');
       const toggle = () => {
         const expanded = chip.classList.toggle('expanded');

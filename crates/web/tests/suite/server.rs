@@ -277,3 +277,32 @@ async fn silent_and_half_sent_connections_do_not_lock_the_human_out() {
         "the page's event stream was closed: {opened:?}"
     );
 }
+
+/// Issue 9, item 1: an idle keep-alive connection (a full request answered, then nothing) is
+/// closed after the header timeout too, so idle connections cannot pile up either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
+    let config = WebConfig {
+        header_read_timeout: std::time::Duration::from_secs(1),
+        ..WebConfig::default()
+    };
+    let web = WebAnswerer::start(config).await.unwrap();
+    let rest = web.url().strip_prefix("http://").unwrap().to_owned();
+    let (addr, path) = rest.split_once('/').unwrap();
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    read_until(&mut conn, "</html>").await.unwrap();
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        let mut buf = [0u8; 256];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the idle connection stayed open");
+}
