@@ -5,7 +5,8 @@
 //!
 //! - [`ask`]: one tool call, asked through the answerers chosen with `--via` (or `--answers`);
 //! - [`check`]: decode and validate without asking anyone;
-//! - [`schema`]: the model-facing definition, optionally wrapped for a provider.
+//! - [`schema`]: the model-facing definition, optionally wrapped for a provider;
+//! - [`generated`]: shell completions and the man page, generated from this command line.
 //!
 //! `--via` names and `--answers` files are turned into answerers by `ask-user-via` (the
 //! registry both hosts share); `--timeout`, `--journal` and `--notify` come from
@@ -16,6 +17,7 @@ mod check;
 mod durable;
 mod history;
 mod inbox;
+mod generated;
 mod input;
 mod mcp;
 mod schema;
@@ -25,7 +27,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use schema::SchemaArgs;
 
@@ -78,6 +80,18 @@ enum Command {
     /// Answer, in this terminal, the questions agents asked elsewhere (`ask --via inbox`, or
     /// a caller that stopped waiting): the store's open asks, updated live.
     Inbox(inbox::InboxArgs),
+    /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
+    Man,
+}
+
+/// Options of `ask-user completions`.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 /// Options of `ask-user ask`.
@@ -154,6 +168,8 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(args),
         Command::History(args) => history::run(&args),
         Command::Inbox(args) => inbox::run(&args),
+        Command::Completions(args) => generated::completions(Cli::command(), args.shell),
+        Command::Man => generated::man(Cli::command()),
     };
     exit_status(ended)
 }

@@ -55,8 +55,10 @@ mod journal;
 mod notify;
 
 pub use args::{HostArgs, ZERO_TIMEOUT, call, decode_logged, parse_timeout};
-pub use journal::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
-pub use notify::{Notify, notify};
+pub use journal::{
+    ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, read,
+};
+pub use notify::{MAX_RUNNING, Notify, notify};
 
 #[doc(no_inline)]
 pub use ask_user_core::UserInteraction;

@@ -459,3 +459,68 @@ fn ask_and_mcp_refuse_the_same_via_answers_and_timeout_with_the_same_text() {
         (6, NO_PROVIDER_TEXT)
     );
 }
+
+#[test]
+fn completions_are_generated_for_each_shell_and_load_in_bash() {
+    for (shell, marker) in [
+        ("bash", "complete -F _ask__user"),
+        ("zsh", "#compdef ask-user"),
+        ("fish", "complete -c ask-user"),
+        ("elvish", "edit:completion:arg-completer[ask-user]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = run(&["completions", shell], "");
+        assert_eq!(out.status, 0, "{shell}: {}", out.stderr);
+        assert!(out.stdout.contains(marker), "{shell}: {}", out.stdout);
+        // Every subcommand is offered.
+        for sub in ["ask", "check", "schema", "mcp", "completions", "man"] {
+            assert!(out.stdout.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    // The bash script really loads and registers the completion.
+    let loaded = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{BIN}' completions bash) && complete -p ask-user"
+        ))
+        .output()
+        .unwrap();
+    let registered = String::from_utf8_lossy(&loaded.stdout);
+    assert!(
+        registered.starts_with("complete ")
+            && registered.trim_end().ends_with(" -F _ask__user ask-user"),
+        "{registered:?} {}",
+        String::from_utf8_lossy(&loaded.stderr)
+    );
+    let out = run(&["completions", "tcsh"], "");
+    assert_eq!(out.status, 2);
+    assert!(
+        out.stderr.contains("invalid value 'tcsh' for '<SHELL>'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn man_prints_one_page_with_every_subcommand_and_its_options() {
+    let out = run(&["man"], "");
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with(".ie \\n(.g .ds Aq \\(aq"),
+        "{}",
+        &out.stdout[..200]
+    );
+    for needle in [
+        ".TH ask-user 1",
+        ".SH NAME",
+        ".SH SUBCOMMANDS",
+        ".SH \"ASK-USER ASK\"",
+        ".SH \"ASK-USER MCP\"",
+        ".SH \"ASK-USER MAN\"",
+        "\\-\\-timeout",
+        "\\-\\-via",
+        "\\-\\-journal",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle:?} in\n{}", out.stdout);
+    }
+}

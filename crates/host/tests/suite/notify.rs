@@ -103,7 +103,7 @@ async fn a_failing_command_is_logged_and_the_ask_goes_on() {
     for (command, logged) in [
         ("exit 3 # failing-command-test", "failed: exit status: 3"),
         (
-            "no-such-notifier-9f2c # failing-command-test",
+            "no-such-notifier-9f2c 2>/dev/null # failing-command-test",
             "failed: exit status: 127",
         ),
     ] {
@@ -191,4 +191,39 @@ async fn the_wrapper_forwards_the_calls_race() {
         .call(ARGS, ExecutionContext::default())
         .await;
     assert_eq!(outcome.code(), None, "{}", outcome.text());
+}
+
+/// Threads of this process named `name` (Linux: `/proc/self/task/*/comm`).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+#[tokio::test]
+async fn one_thread_watches_every_running_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    let commands = 6;
+    for i in 0..commands {
+        let started = dir.path().join(format!("started-{i}"));
+        // Ends on `release`, or when the test's directory is gone.
+        let command = format!(
+            "touch {s}; while [ ! -e {} ] && [ -e {s} ]; do sleep 0.05; done",
+            quoted(&release),
+            s = quoted(&started),
+        );
+        let outcome = tool(Notify::new(Arc::new(PickRecommended), command))
+            .call(ARGS, ExecutionContext::default())
+            .await;
+        assert_eq!(outcome.code(), None, "{}", outcome.text());
+    }
+    wait_until("every command started", || {
+        (0..commands).all(|i| dir.path().join(format!("started-{i}")).exists())
+    });
+    // All six are running now; one notify thread watches them all (it was one thread each).
+    assert_eq!(threads_named("ask-user-notify"), 1);
+    std::fs::write(&release, "").unwrap();
 }

@@ -20,6 +20,9 @@ struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The server's stderr, kept (not inherited, so a passing run prints nothing) and shown
+    /// when the test fails.
+    stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Server {
@@ -30,15 +33,22 @@ impl Server {
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
         let mut server = Self {
             child,
             stdin,
             stdout,
+            stderr: Some(stderr),
         };
         server.send(
             json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -74,6 +84,10 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let stderr = self.stderr.take().and_then(|t| t.join().ok());
+        if std::thread::panicking() {
+            eprintln!("server stderr:\n{}", stderr.unwrap_or_default());
+        }
     }
 }
 
@@ -154,13 +168,50 @@ fn an_unwritable_journal_is_a_startup_error_naming_the_file() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+    // Our text around the OS's reason (ENOENT, as std words it).
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "ask-user-mcp: cannot open the journal file {}: No such file or directory (os error 2)\n",
-            path.display()
+            "ask-user-mcp: cannot open the journal file {}: {}\n",
+            path.display(),
+            std::io::Error::from_raw_os_error(2)
         )
     );
+}
+
+/// Logs to a pipe (a test, a log file) are plain text: no colour escapes.
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let mut child = Command::new(server_bin())
+        .args(["--via", "none", "--http", "127.0.0.1:0"])
+        .env("ASK_USER_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (lines, logged_lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut logged = String::new();
+    // The endpoint is logged (info) as soon as the server listens.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !logged.contains("MCP endpoint: http://") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match logged_lines.recv_timeout(left) {
+            Ok(line) => logged.push_str(&line),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(logged.contains(" INFO "), "{logged:?}");
+    assert!(!logged.contains('\u{1b}'), "{logged:?}");
 }
 
 #[test]
@@ -300,4 +351,40 @@ async fn http_on_all_interfaces_accepts_ip_literal_hosts_like_the_page() {
         }
     }
     shutdown.cancel();
+}
+
+/// The standalone binary reports the registry's usage errors like `ask-user mcp` (exit 2).
+#[test]
+fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
+    for (args, text) in [
+        (
+            &["--via", "pigeon"][..],
+            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, inbox, none\n",
+        ),
+        (
+            &["--via", "none,web"][..],
+            "ask-user-mcp: --via none cannot be combined with other answerers\n",
+        ),
+    ] {
+        let out = Command::new(server_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), text, "{args:?}");
+    }
+    let out = Command::new(server_bin())
+        .args(["--timeout", "0s"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "invalid value '0s' for '--timeout <DURATION>': the timeout must be longer than zero"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
