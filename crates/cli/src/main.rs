@@ -15,9 +15,9 @@
 mod ask;
 mod check;
 mod durable;
+mod generated;
 mod history;
 mod inbox;
-mod generated;
 mod input;
 mod mcp;
 mod schema;
