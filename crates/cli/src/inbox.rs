@@ -268,7 +268,7 @@ impl TtyLines {
             }
             let mut guard = self.fd.readable().await?;
             let mut chunk = [0u8; 256];
-            match guard.try_io(|fd| (&*fd.get_ref()).read(&mut chunk)) {
+            match guard.try_io(|fd| fd.get_ref().read(&mut chunk)) {
                 Ok(Ok(0)) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
                 Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
                 Ok(Err(e)) => return Err(e),

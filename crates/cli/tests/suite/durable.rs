@@ -231,6 +231,22 @@ fn sigterm_detaches_the_ask_and_the_inbox_marks_it() {
     assert_eq!(history[0]["attached"], false);
     let pane = inbox(&url, 30);
     pane.wait_text("the agent stopped waiting; your answer is kept for its retry");
+
+    // The retry (same scope, same question) re-attaches to the same ask: one question, not two.
+    let mut retry = spawn_headless(&dir, "retry", &args, DB, &[]);
+    let history = store.wait_history("re-attached", |h| h.len() == 1 && h[0]["attached"] == true);
+    assert_eq!(history[0]["id"], 1);
+    pane.wait_for("the mark gone", |s| {
+        !s.contains("the agent stopped waiting")
+    });
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    assert_eq!(wait(&mut retry), Some(0));
+    assert_eq!(file(&dir, "retry.out"), POSTGRES);
+    assert_eq!(states(&store.history()), ["answered"], "one ask all along");
 }
 
 #[test]
