@@ -22,14 +22,14 @@
 //!
 //! ```
 //! use ask_user_core::{decode, Limits};
-//! use ask_user_elicit::{form, read_reply, Reply};
+//! use ask_user_elicit::{form, read_reply, FormStyle, Reply};
 //! use rmcp::model::{ElicitResult, ElicitationAction};
 //!
 //! let request = decode(
 //!     r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]}]}"#,
 //!     &Limits::default(),
 //! ).unwrap().request;
-//! let form = form(&request, None);
+//! let form = form(&request, None, FormStyle::Titled);
 //! let schema = serde_json::to_string(&form.schema).unwrap();
 //! assert!(schema.contains(r#""oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"}"#));
 //!
@@ -46,8 +46,11 @@ mod rounds;
 mod schema;
 
 pub use answerer::{ElicitAnswerer, client_can_elicit};
-pub use content::{ContentError, Reply, answers_from_content, read_reply, read_reply_value};
+pub use content::{
+    ContentError, NOTHING_CHOSEN, Reply, answers_from_content, read_reply, read_reply_value,
+};
 pub use rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 pub use schema::{
-    Field, FieldKind, Form, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE, form,
+    Field, FieldKind, Form, FormStyle, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE,
+    form,
 };

@@ -312,9 +312,9 @@ impl UserInteraction for Notify {
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             if !cancel.is_cancelled() {
-                // Not waiting for the command to start here: the call's race (budget, cancel)
-                // runs on the caller's clock, which a thread's start must not hold up.
-                submit(job(&self.command, request, self.slow_after, None));
+                let (started, on_start) = tokio::sync::oneshot::channel();
+                submit(job(&self.command, request, self.slow_after, Some(started)));
+                let _ = on_start.await;
             }
             self.inner.ask_decided(request, cancel, decide).await
         })

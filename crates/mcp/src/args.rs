@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ask_user_core::UserInteraction;
 use tokio::net::TcpListener;
@@ -52,6 +53,12 @@ pub struct McpArgs {
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
 
+    /// While a question is open, send the client a progress notification this often (when
+    /// its request carried a progressToken), so hosts that reset their timeout on progress
+    /// keep waiting.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
+    pub progress_interval: Duration,
+
     /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
     /// command), as `ask-user ask` has them.
     #[command(flatten)]
@@ -91,6 +98,7 @@ impl McpArgs {
             timeout: self.host.timeout,
             journal: self.host.open_journal()?.map(Arc::new),
             notify: self.host.notify.clone(),
+            progress_interval: self.progress_interval,
             ..Routing::default()
         })
     }

@@ -7,25 +7,27 @@ use std::time::Duration;
 use ask_user_web::HostPolicy;
 use axum::response::IntoResponse;
 use rmcp::ServiceExt;
-use rmcp::transport::stdio_pipes;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::AskUserServer;
+use crate::session::{Linked, LinkedSessions};
+use crate::stdio::Lines;
 
 /// How long calls still running when the client went away get to withdraw their question
 /// (after rmcp cancelled them) before the process may exit.
 const FINISH_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves one client over stdin/stdout until it closes the stream, then lets the calls still
-/// running end (cancelled: the question withdrawn from every UI, the journal written). Logs
-/// belong on stderr.
+/// running end (cancelled at once: the question withdrawn from every UI, the journal
+/// written). A line that is not JSON gets a `-32700` reply; the server's own requests are
+/// numbered from 1. Logs belong on stderr.
 pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
     let running = server
         .clone()
-        .serve(stdio_pipes())
+        .serve(Linked::new(Lines::stdio()))
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
@@ -49,7 +51,8 @@ pub const FOREIGN_HOST_TEXT: &str = "Forbidden: Host header is not allowed";
 /// client (legacy sessions for 2025-11-25 and earlier, stateless requests for 2026-07-28),
 /// `Host` checked by `hosts`, the same policy as the web page's (a foreign `Host` gets 403
 /// [`FOREIGN_HOST_TEXT`]). Cancelling `shutdown` ends every session (and so every pending
-/// question).
+/// question). A `DELETE` withdraws the session's questions before it is answered; the server's
+/// own requests are numbered from 1.
 pub fn http_router(
     server: AskUserServer,
     hosts: HostPolicy,
@@ -59,8 +62,8 @@ pub fn http_router(
     config.cancellation_token = shutdown;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    let sessions = Arc::new(LinkedSessions::new(sessions));
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let hosts = Arc::new(hosts);
     axum::Router::new()
         .nest_service("/mcp", service)

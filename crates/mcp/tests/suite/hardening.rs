@@ -16,8 +16,8 @@ use super::support::server_bin;
 const ARGS: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
 
-struct Server {
-    child: Child,
+pub(super) struct Server {
+    pub(super) child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     /// The server's stderr, kept (not inherited, so a passing run prints nothing) and shown
@@ -28,7 +28,7 @@ struct Server {
 impl Server {
     /// Starts `ask-user-mcp` with `args` and completes the MCP handshake (a client without
     /// elicitation, protocol 2025-06-18).
-    fn start(args: &[&str]) -> Self {
+    pub(super) fn start(args: &[&str]) -> Self {
         let mut child = Command::new(server_bin())
             .args(args)
             .stdin(Stdio::piped())
@@ -61,13 +61,17 @@ impl Server {
         server
     }
 
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string());
+    }
+
+    pub(super) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
+        writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn receive(&mut self) -> Value {
+    pub(super) fn receive(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).unwrap();
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
