@@ -28,7 +28,7 @@ fn names_of(chosen: &[&ask_user_via::Answerer]) -> Vec<&'static str> {
 #[test]
 fn the_registry_lists_every_answerer_once_with_a_help_line() {
     let names: Vec<_> = ANSWERERS.iter().map(|a| a.name).collect();
-    assert_eq!(names, ["terminal", "web", "none"]);
+    assert_eq!(names, ["terminal", "web", "inbox", "none"]);
     for a in ANSWERERS {
         assert!(!a.help.is_empty() && !a.help.contains('\n'), "{}", a.name);
         assert!(a.name.bytes().all(|b| b.is_ascii_lowercase()), "{}", a.name);
