@@ -1,4 +1,9 @@
 //! `ask-user ask`: one tool call, asked through the chosen answerers.
+//!
+//! Durable (docs/contract.md §8): the ask goes through the store (`--store`, `--key`; see
+//! `ask_user_host::durable`): written before any answerer shows it, its outcome stored before
+//! the model reads it, marked delivered once stdout was written and flushed. A signal from
+//! outside or a closed stdout detaches the ask (it stays open for the human) and exits 130.
 
 use std::sync::Arc;
 
@@ -6,11 +11,12 @@ use ask_user_core::{
     AskUserQuestionTool, Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction,
 };
 
-use crate::{AskArgs, Ended, input, web};
+use crate::{AskArgs, Ended, durable, input, web};
 
 /// Decodes (logging leniencies), asks, and prints the outcome's text; the exit status is
 /// the outcome's (docs/contract.md §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
-/// cancel the turn: the question is withdrawn and the outcome is `ASK_ABORTED` (exit 130).
+/// cancel the turn: the question leaves this screen, the stored ask is detached (still open
+/// for the human) and the outcome is `ASK_ABORTED` (exit 130).
 pub(crate) fn run(args: AskArgs) -> Ended {
     // An unwritable journal is a startup error, before anything is read or asked.
     let journal = match args.host.open_journal() {
@@ -28,7 +34,8 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             Err(e) => return Ended::Usage(e.to_string()),
         },
         None => {
-            let options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
+            let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
+            options.durable = true;
             match ask_user_via::build(&args.via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
                 Err(e) => return Ended::Usage(e.to_string()),
@@ -43,10 +50,29 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
     let interaction = args.host.with_notify(interaction);
-    let tool = AskUserQuestionTool::new(interaction).with_timeout(args.host.timeout);
+    // Scripted answers (`--answers`) involve no human and keep nothing: no store.
+    let durable = match &args.answers {
+        Some(_) => None,
+        None => match runtime.block_on(durable::open(&args.store, &args.via)) {
+            Ok(durable) => Some(durable),
+            Err(message) => return Ended::Usage(message),
+        },
+    };
+    let mut tool = AskUserQuestionTool::new(match &durable {
+        Some(d) => d.wrap(interaction),
+        None => interaction,
+    })
+    .with_timeout(args.host.timeout);
+    if let Some(d) = &durable {
+        tool = tool.with_recorder(d.recorder());
+    }
+    let watch_stdout = durable.is_some();
     let outcome = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let _signals = cancel_on_signals(cancel.clone());
+        if watch_stdout {
+            durable::cancel_when_stdout_closes(cancel.clone());
+        }
         let mut context = ExecutionContext::new(cancel);
         if let Some(parent) = args.delegated_by.filter(|p| !p.is_empty()) {
             context = context.with_caller(Caller::Delegated { parent });
@@ -59,10 +85,18 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     if let Some(code) = outcome.code() {
         tracing::info!(code = code.as_str(), "ask ended without an answer");
     }
-    Ended::Printed {
-        stdout: outcome.text(),
-        status: u8::try_from(outcome.exit_code()).unwrap_or(1),
+    let status = u8::try_from(outcome.exit_code()).unwrap_or(1);
+    let Some(durable) = durable else {
+        return Ended::Printed {
+            stdout: outcome.text(),
+            status,
+        };
+    };
+    durable::failpoint_before_stdout();
+    if crate::write_stdout(outcome.text()).is_ok() {
+        runtime.block_on(durable.mark_delivered());
     }
+    Ended::Written { status }
 }
 
 /// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime.

@@ -14,7 +14,10 @@
 
 mod ask;
 mod check;
+mod durable;
 mod generated;
+mod history;
+mod inbox;
 mod input;
 mod mcp;
 mod schema;
@@ -71,6 +74,12 @@ enum Command {
     /// over stdio, or streamable HTTP with --http; asks through the client's elicitation form,
     /// else the web page (or --via terminal).
     Mcp(ask_user_mcp::McpArgs),
+    /// List the asks of the store, newest first: open ones, then closed ones (answered,
+    /// dismissed, timed out, withdrawn).
+    History(history::HistoryArgs),
+    /// Answer, in this terminal, the questions agents asked elsewhere (`ask --via inbox`, or
+    /// a caller that stopped waiting): the store's open asks, updated live.
+    Inbox(inbox::InboxArgs),
     /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
@@ -121,6 +130,9 @@ struct AskArgs {
     /// command).
     #[command(flatten)]
     host: ask_user_host::HostArgs,
+    /// `--store URL` and `--key KEY` (durable asks).
+    #[command(flatten)]
+    store: ask_user_host::durable::StoreArgs,
 }
 
 /// The lead of the `--via` help, before the registry's names.
@@ -139,6 +151,8 @@ struct CheckArgs {
 enum Ended {
     /// Text for stdout (no trailing newline added) and the exit status that goes with it.
     Printed { stdout: String, status: u8 },
+    /// Stdout was already written (and flushed) by the subcommand; only the exit status is left.
+    Written { status: u8 },
     /// A usage problem the human must fix (exit 2), e.g. an unknown `--via` name or an
     /// unreadable file; the message goes to stderr.
     Usage(String),
@@ -152,6 +166,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Mcp(args) => mcp::run(args),
+        Command::History(args) => history::run(&args),
+        Command::Inbox(args) => inbox::run(&args),
         Command::Completions(args) => generated::completions(Cli::command(), args.shell),
         Command::Man => generated::man(Cli::command()),
     };
@@ -161,22 +177,27 @@ fn main() -> ExitCode {
 /// The one place where results become exit statuses (and stdout bytes).
 fn exit_status(ended: Ended) -> ExitCode {
     match ended {
-        Ended::Printed { mut stdout, status } => {
-            let mut out = std::io::stdout().lock();
-            // Exactly the model-facing bytes when redirected; a person reading a terminal
-            // also gets a line break so the shell prompt starts on its own line.
-            if std::io::IsTerminal::is_terminal(&out) {
-                stdout.push('\n');
-            }
+        Ended::Printed { stdout, status } => {
             // A closed stdout (e.g. `| head -c0`) is not our failure: the status still tells.
-            let _ = out.write_all(stdout.as_bytes()).and_then(|()| out.flush());
+            let _ = write_stdout(stdout);
             ExitCode::from(status)
         }
+        Ended::Written { status } => ExitCode::from(status),
         Ended::Usage(message) => {
             eprintln!("ask-user: {message}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Writes `stdout` and flushes it: exactly the model-facing bytes when redirected; a person
+/// reading a terminal also gets a line break so the shell prompt starts on its own line.
+pub(crate) fn write_stdout(mut stdout: String) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if std::io::IsTerminal::is_terminal(&out) {
+        stdout.push('\n');
+    }
+    out.write_all(stdout.as_bytes()).and_then(|()| out.flush())
 }
 
 /// Logs go to stderr (stdout carries the answer): `RUST_LOG` filters, default `warn`;

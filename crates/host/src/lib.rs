@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod args;
+pub mod durable;
 mod journal;
 mod notify;
 

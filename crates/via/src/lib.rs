@@ -38,7 +38,7 @@
 //! let typo = resolve(&["termnial".to_owned()]).unwrap_err();
 //! assert_eq!(
 //!     typo.to_string(),
-//!     r#"--via: unknown answerer "termnial"; use one or more of: terminal, web, none"#
+//!     r#"--via: unknown answerer "termnial"; use one or more of: terminal, web, inbox, none"#
 //! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -80,6 +80,11 @@ pub const ANSWERERS: &[Answerer] = &[
         build: web,
     },
     Answerer {
+        name: "inbox",
+        help: "nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)",
+        build: inbox,
+    },
+    Answerer {
         name: "none",
         help: "nobody: every ask ends with the no-answerer outcome (alone only)",
         build: none,
@@ -100,6 +105,9 @@ pub struct Options<'a> {
     /// How the host brings the bound page (and its address as given) to the human; by default
     /// the page itself, shown to nobody.
     pub show_web: &'a ShowWeb<'a>,
+    /// Whether the host keeps its asks in a store another process can answer from (the CLI's
+    /// `ask`); `inbox` is refused without it.
+    pub durable: bool,
 }
 
 impl fmt::Debug for Options<'_> {
@@ -120,6 +128,7 @@ impl Options<'static> {
         Self {
             web_addr,
             show_web: &page_only,
+            durable: false,
         }
     }
 }
@@ -130,6 +139,7 @@ impl Options<'_> {
         Options {
             web_addr: self.web_addr,
             show_web: show,
+            durable: self.durable,
         }
     }
 }
@@ -143,6 +153,40 @@ fn web(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String
     let web = WebAnswerer::bind(WebConfig::at(addr))
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     (options.show_web)(web, addr).map(Some)
+}
+
+/// The refusal of `--via inbox` by a host that keeps no store.
+pub const INBOX_NEEDS_STORE: &str =
+    "this host keeps no store; only `ask-user ask` can wait for `ask-user inbox`";
+
+fn inbox(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
+    if !options.durable {
+        return Err(INBOX_NEEDS_STORE.to_owned());
+    }
+    Ok(Some(Arc::new(InboxWait)))
+}
+
+/// `--via inbox`: nobody answers in this process. The question waits in the store until an
+/// `ask-user inbox` (another process) records the outcome; the host's store link (which
+/// watches the store for every ask) then settles the call. Always available; withdraws on
+/// cancel.
+struct InboxWait;
+
+impl ask_user_core::UserInteraction for InboxWait {
+    fn ask<'a>(
+        &'a self,
+        _request: &'a ask_user_core::AskUserQuestionRequest,
+        cancel: ask_user_core::CancellationToken,
+    ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>> {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(ask_user_core::AskError::Cancelled)
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the inbox")
+    }
 }
 
 fn none(_: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
@@ -244,7 +288,7 @@ pub fn build(
     Ok(out)
 }
 
-/// The short `--via` help: `lead` followed by the names, e.g. `"Who asks: terminal, web, none"`.
+/// The short `--via` help: `lead` followed by the names, e.g. `"Who asks: terminal, web, inbox, none"`.
 pub fn help(lead: &str) -> String {
     format!("{lead}: {}", names())
 }

@@ -28,12 +28,12 @@ fn names_of(chosen: &[&ask_user_via::Answerer]) -> Vec<&'static str> {
 #[test]
 fn the_registry_lists_every_answerer_once_with_a_help_line() {
     let names: Vec<_> = ANSWERERS.iter().map(|a| a.name).collect();
-    assert_eq!(names, ["terminal", "web", "none"]);
+    assert_eq!(names, ["terminal", "web", "inbox", "none"]);
     for a in ANSWERERS {
         assert!(!a.help.is_empty() && !a.help.contains('\n'), "{}", a.name);
         assert!(a.name.bytes().all(|b| b.is_ascii_lowercase()), "{}", a.name);
     }
-    assert_eq!(ask_user_via::names(), "terminal, web, none");
+    assert_eq!(ask_user_via::names(), "terminal, web, inbox, none");
 }
 
 #[test]
@@ -50,17 +50,20 @@ fn every_usage_error_text_is_pinned() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["terminal", "carrier-pigeon"],
-            r#"--via: unknown answerer "carrier-pigeon"; use one or more of: terminal, web, none"#,
+            r#"--via: unknown answerer "carrier-pigeon"; use one or more of: terminal, web, inbox, none"#,
         ),
         (
             &["Terminal"],
-            r#"--via: unknown answerer "Terminal"; use one or more of: terminal, web, none"#,
+            r#"--via: unknown answerer "Terminal"; use one or more of: terminal, web, inbox, none"#,
         ),
         (
             &[" ", ""],
-            "--via needs at least one of: terminal, web, none",
+            "--via needs at least one of: terminal, web, inbox, none",
         ),
-        (&[], "--via needs at least one of: terminal, web, none"),
+        (
+            &[],
+            "--via needs at least one of: terminal, web, inbox, none",
+        ),
         (
             &["none", "web"],
             "--via none cannot be combined with other answerers",
@@ -142,10 +145,10 @@ fn a_failing_presentation_hook_is_a_start_error() {
 
 #[test]
 fn help_is_built_from_the_registry() {
-    assert_eq!(help("Who asks"), "Who asks: terminal, web, none");
+    assert_eq!(help("Who asks"), "Who asks: terminal, web, inbox, none");
     assert_eq!(
         long_help("Who asks"),
-        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
+        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
     );
 }
 
@@ -176,4 +179,19 @@ fn answers_file_errors_name_the_file_and_the_expected_shape() {
     let good = dir.path().join("good.json");
     std::fs::write(&good, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#).unwrap();
     assert!(answers_file(&good).is_ok());
+}
+
+#[test]
+fn inbox_needs_a_host_that_keeps_a_store() {
+    let options = Options::new("127.0.0.1:0".parse().unwrap());
+    assert_eq!(
+        err(build(&list(&["inbox"]), &options)).to_string(),
+        "--via inbox: this host keeps no store; only `ask-user ask` can wait for `ask-user inbox`"
+    );
+    let mut durable = Options::new("127.0.0.1:0".parse().unwrap());
+    durable.durable = true;
+    let built = build(&list(&["inbox"]), &durable).unwrap();
+    assert_eq!(built.len(), 1);
+    assert_eq!(built[0].name(), Some("the inbox"));
+    assert!(built[0].is_available(), "waits for another process");
 }

@@ -1,4 +1,5 @@
 mod cli;
+mod durable;
 mod hardening;
 mod support;
 mod terminal;

@@ -38,6 +38,9 @@ pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
         .args(args)
         .env_remove("ASK_USER_DELEGATED_BY")
         .env_remove("RUST_LOG")
+        // Durable asks are tested in durable.rs with their own files; elsewhere a memory store
+        // keeps runs apart and the user's state directory untouched.
+        .env("ASK_USER_STORE", "memory")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -129,6 +132,7 @@ impl Pane {
         let script = format!(
             r#"#!/bin/sh
 cd '{dir}'
+export ASK_USER_STORE="${{ASK_USER_STORE:-memory}}"
 echo MARKER
 if [ -p gate ]; then read -r _ < gate; fi
 if [ -e background ]; then

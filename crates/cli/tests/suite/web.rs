@@ -77,6 +77,7 @@ fn spawn_web(args: &[&str]) -> (Child, String) {
         .arg("ask")
         .arg("--print-url")
         .args(args)
+        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
         .env_remove("ASK_USER_DELEGATED_BY")
         .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
@@ -263,6 +264,7 @@ fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
         .arg(BIN)
         .arg("ask")
         .args(args)
+        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
         .env_remove("ASK_USER_DELEGATED_BY")
         .env_remove("RUST_LOG")
         .env_remove("DISPLAY")

@@ -1,4 +1,5 @@
 mod args;
+mod durable;
 mod faults;
 mod journal;
 mod load;

@@ -363,7 +363,7 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
     for (args, text) in [
         (
             &["--via", "pigeon"][..],
-            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, none\n",
+            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, inbox, none\n",
         ),
         (
             &["--via", "none,web"][..],

@@ -1,0 +1,107 @@
+//! The CLI's side of durable asks (docs/contract.md §8): opening the store for `ask`, the
+//! inbox's presence lock, the closed-stdout watch and the test-only failpoint.
+
+use std::fs::{File, OpenOptions};
+use std::path::PathBuf;
+
+use ask_user_core::CancellationToken;
+use ask_user_host::durable::{Durable, StoreArgs, local_asker};
+use ask_user_store::Store;
+
+/// What stderr says (once) when `--via inbox` asks and no `ask-user inbox` is open on the store.
+pub(crate) const NO_INBOX_TEXT: &str = "ask-user: no `ask-user inbox` is open on this store; the question waits until someone runs `ask-user inbox` in a terminal";
+
+/// The refusal of `--via inbox` with a memory store, which no inbox can see.
+pub(crate) const INBOX_NEEDS_SHARED_STORE: &str = "--via inbox: the store is memory, which no `ask-user inbox` can see; use the default store or --store sqlite:PATH";
+
+/// The test-only failpoint: with `ASK_USER_TEST_FAILPOINT=before-stdout` the process aborts
+/// after the outcome was stored and before stdout is written (the crash window of
+/// docs/contract.md §8 "Delivered"). Not for production use.
+pub(crate) const FAILPOINT_ENV: &str = "ASK_USER_TEST_FAILPOINT";
+
+/// Opens the store for one `ask` and links the call to it; `via` is the `--via` list (for the
+/// inbox checks). The error is a usage error (exit 2), before any question is shown.
+pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, String> {
+    let store = args.open().await?;
+    if via.iter().any(|v| v.trim() == "inbox") {
+        if store.location() == "memory" {
+            return Err(INBOX_NEEDS_SHARED_STORE.to_owned());
+        }
+        if inbox_lock_path(&store).is_some_and(|path| !inbox_is_open(&path)) {
+            eprintln!("{NO_INBOX_TEXT}");
+        }
+    }
+    Ok(Durable::new(store, args.scope(), local_asker(None)))
+}
+
+/// The presence lock of `ask-user inbox` beside a SQLite store (`PATH.inbox`): every open inbox
+/// holds a shared lock on it. `None` for stores that are not files (memory, Postgres: there
+/// the absence of an inbox is not detected).
+pub(crate) fn inbox_lock_path(store: &Store) -> Option<PathBuf> {
+    let location = store.location();
+    location
+        .starts_with('/')
+        .then(|| PathBuf::from(format!("{location}.inbox")))
+}
+
+fn open_lock(path: &PathBuf) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
+/// Whether some inbox holds the presence lock (a non-blocking exclusive lock fails).
+fn inbox_is_open(path: &PathBuf) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    let Ok(file) = open_lock(path) else {
+        return false;
+    };
+    flock(&file, FlockOperation::NonBlockingLockExclusive).is_err()
+}
+
+/// Takes the inbox's shared presence lock for as long as the returned file lives.
+pub(crate) fn hold_inbox_lock(store: &Store) -> Option<File> {
+    use rustix::fs::{FlockOperation, flock};
+    let file = open_lock(&inbox_lock_path(store)?).ok()?;
+    flock(&file, FlockOperation::LockShared).ok()?;
+    Some(file)
+}
+
+/// Cancels `cancel` when stdout is a pipe or socket whose reader went away (POLLERR/POLLHUP):
+/// the caller is gone, so the ask is detached. A thread blocked in `poll` with no events asked
+/// for: no polling loop; a file or terminal never reports.
+pub(crate) fn cancel_when_stdout_closes(cancel: CancellationToken) {
+    let _ = std::thread::Builder::new()
+        .name("stdout-watch".to_owned())
+        .spawn(move || {
+            use rustix::event::{PollFd, PollFlags, poll};
+            let stdout = std::io::stdout();
+            let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+            loop {
+                match poll(&mut fds, None) {
+                    Ok(_) => {
+                        let revents = fds[0].revents();
+                        if revents.intersects(PollFlags::ERR | PollFlags::HUP) {
+                            tracing::info!("stdout closed: detaching the ask");
+                            cancel.cancel();
+                            return;
+                        }
+                        if revents.contains(PollFlags::NVAL) {
+                            return;
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+}
+
+/// The test-only failpoint (see [`FAILPOINT_ENV`]).
+pub(crate) fn failpoint_before_stdout() {
+    if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == "before-stdout") {
+        std::process::abort();
+    }
+}

@@ -1,0 +1,445 @@
+//! Durable asks (docs/contract.md §8) with real processes, real SQLite files and the inbox in a
+//! real pseudo-terminal (tmux): an answer given while the asking process was gone reaches the
+//! same call when it runs again; an outcome is stored once; headless askers are answered in
+//! `ask-user inbox`. The store is inspected with `ask-user history --json` (a real process).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ask_user_test_support::{DEADLINE, TmuxPane};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::support::{BIN, run_env};
+
+const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL (Recommended)","description":"Managed, with backups."},{"label":"MySQL"}]}]}"#;
+const POSTGRES: &str = r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#;
+const SQLITE: &str = r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+const OWN: &str = "Type your own answer";
+const NO_INBOX: &str = "ask-user: no `ask-user inbox` is open on this store; the question waits until someone runs `ask-user inbox` in a terminal";
+
+/// A temporary folder with a store file in it.
+struct Store {
+    dir: tempfile::TempDir,
+}
+
+impl Store {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("sqlite:{}", self.dir.path().join("store.sqlite3").display())
+    }
+
+    /// `ask-user history --json` of this store.
+    fn history(&self) -> Vec<Value> {
+        let run = run_env(&["history", "--json", "--store", &self.url()], "", &[]);
+        assert_eq!(run.status, 0, "history: {}", run.stderr);
+        serde_json::from_str::<Value>(&run.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// Waits (deadline [`DEADLINE`]) until the history satisfies `condition`.
+    fn wait_history(&self, what: &str, condition: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let history = self.history();
+            if condition(&history) {
+                return history;
+            }
+            assert!(
+                start.elapsed() < DEADLINE * 3,
+                "waited for {what}; history: {history:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// `ask-user ask ARGS` without a controlling terminal (`setsid`), `question` on stdin, stdout
+/// and stderr to files of `dir`.
+fn spawn_headless(
+    dir: &Path,
+    name: &str,
+    args: &[&str],
+    question: &str,
+    env: &[(&str, &str)],
+) -> Child {
+    let out = std::fs::File::create(dir.join(format!("{name}.out"))).unwrap();
+    let err = std::fs::File::create(dir.join(format!("{name}.err"))).unwrap();
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(BIN)
+        .arg("ask")
+        .args(args)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("ASK_USER_CALL_ID")
+        .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(question.as_bytes())
+        .unwrap();
+    child
+}
+
+fn file(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+}
+
+/// Waits for a child with a deadline; its exit status code (`None` when killed by a signal).
+fn wait(child: &mut Child) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(start.elapsed() < DEADLINE * 3, "the asker did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `ask-user inbox --store URL` in a tmux pane.
+fn inbox(url: &str, height: u16) -> TmuxPane {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
+    TmuxPane::start(dir, &script, 100, height, "inbox.err")
+}
+
+fn states(history: &[Value]) -> Vec<String> {
+    history
+        .iter()
+        .map(|a| a["state"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn killed_asker_then_answer_in_the_inbox_then_the_same_call_prints_it_at_once() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let args = ["--via", "inbox", "--store", &url, "--key", "call-1"];
+    let mut first = spawn_headless(&dir, "first", &args, DB, &[]);
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    first.kill().unwrap(); // SIGKILL: nothing runs after it
+    assert_eq!(wait(&mut first), None);
+    assert_eq!(
+        file(&dir, "first.err"),
+        format!("{NO_INBOX}\n"),
+        "said once"
+    );
+
+    let pane = inbox(&url, 30);
+    let screen = pane.wait_text("[Database] Which database?");
+    assert!(screen.contains("1 open question(s)"), "{screen}");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Taken: your answer is stored");
+    assert!(screen.contains("No open questions."), "{screen}");
+
+    // The same call again: the answer at once, nothing shown (no new ask in the store).
+    let mut again = spawn_headless(&dir, "again", &args, DB, &[]);
+    assert_eq!(wait(&mut again), Some(0));
+    assert_eq!(file(&dir, "again.out"), POSTGRES);
+    assert_eq!(file(&dir, "again.err"), "", "an inbox is open: no notice");
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"], "{history:#?}");
+    assert!(history[0]["delivered_at"].is_string(), "delivered");
+    assert_eq!(history[0]["outcome"]["by"]["answerer"], "the inbox");
+
+    // Delivered: the same call now asks anew.
+    let mut third = spawn_headless(&dir, "third", &args, DB, &[]);
+    store.wait_history("a new ask", |h| states(h) == ["open", "answered"]);
+    third.kill().unwrap();
+    wait(&mut third);
+}
+
+#[test]
+fn killed_after_the_answer_was_stored_before_stdout_the_retry_gets_it() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let args = ["--via", "inbox", "--store", &url, "--key", "call-2"];
+    // Test-only failpoint: the process aborts after the outcome is stored and before stdout
+    // is written (the window between "stored" and "delivered").
+    let mut first = spawn_headless(
+        &dir,
+        "first",
+        &args,
+        DB,
+        &[("ASK_USER_TEST_FAILPOINT", "before-stdout")],
+    );
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    let pane = inbox(&url, 30);
+    pane.wait_text("[Database] Which database?");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    pane.keys(&["Up"]);
+    pane.wait_text("› 1. SQLite");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    assert_eq!(wait(&mut first), None, "aborted by the failpoint");
+    assert_eq!(file(&dir, "first.out"), "", "nothing reached stdout");
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"]);
+    assert!(history[0]["delivered_at"].is_null(), "not delivered");
+
+    let mut again = spawn_headless(&dir, "again", &args, DB, &[]);
+    assert_eq!(wait(&mut again), Some(0));
+    assert_eq!(file(&dir, "again.out"), SQLITE);
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"], "nothing asked anew");
+    assert!(history[0]["delivered_at"].is_string(), "delivered now");
+}
+
+#[test]
+fn sigterm_detaches_the_ask_and_the_inbox_marks_it() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let args = ["--via", "inbox", "--store", &url];
+    let mut first = spawn_headless(&dir, "first", &args, DB, &[]);
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    // setsid execs ask-user in place (the child is not a group leader): this is its pid.
+    let pid = first.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    assert_eq!(wait(&mut first), Some(130));
+    assert_eq!(
+        file(&dir, "first.out"),
+        "Error: ask_user_question was aborted before the user answered"
+    );
+    let history = store.wait_history("detached", |h| states(h) == ["detached"]);
+    assert_eq!(history[0]["attached"], false);
+    let pane = inbox(&url, 30);
+    pane.wait_text("the agent stopped waiting; your answer is kept for its retry");
+
+    // The retry (same scope, same question) re-attaches to the same ask: one question, not two.
+    let mut retry = spawn_headless(&dir, "retry", &args, DB, &[]);
+    let history = store.wait_history("re-attached", |h| h.len() == 1 && h[0]["attached"] == true);
+    assert_eq!(history[0]["id"], 1);
+    pane.wait_for("the mark gone", |s| {
+        !s.contains("the agent stopped waiting")
+    });
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    assert_eq!(wait(&mut retry), Some(0));
+    assert_eq!(file(&dir, "retry.out"), POSTGRES);
+    assert_eq!(states(&store.history()), ["answered"], "one ask all along");
+}
+
+#[test]
+fn inbox_and_terminal_answering_at_once_store_one_outcome() {
+    let store = Store::new();
+    let url = store.url();
+    // The asker on a terminal of its own (pane A), the inbox in pane B.
+    let asker_dir = tempfile::tempdir().unwrap();
+    std::fs::write(asker_dir.path().join("q.json"), DB).unwrap();
+    let script = format!(
+        "cd '{}'\n'{BIN}' ask --store '{url}' < q.json > out.txt 2> err.txt\necho $? > rc.txt\nexec sleep 600\n",
+        asker_dir.path().display()
+    );
+    let asker = TmuxPane::start(asker_dir, &script, 100, 30, "err.txt");
+    asker.wait_text(OWN);
+    let pane = inbox(&url, 30);
+    pane.wait_text("[Database] Which database?");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    // The terminal picks SQLite, the inbox PostgreSQL; both confirm at (nearly) the same time.
+    asker.keys(&["Up"]);
+    asker.wait_text("› 1. SQLite");
+    asker.keys(&["Enter"]);
+    pane.keys(&["Enter"]);
+    asker.wait_for("the asker to end", |_| asker.file("rc.txt").is_some());
+    let screen = pane.wait_for("the inbox's verdict", |s| {
+        s.contains("Taken: your answer is stored") || s.contains("Not taken:")
+    });
+    let printed = asker.file("out.txt").unwrap();
+    assert_eq!(asker.file("rc.txt").unwrap().trim(), "0");
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"], "one outcome: {history:#?}");
+    let stored = history[0]["outcome"]["answer"].to_string();
+    assert_eq!(stored, printed, "what was stored is what the model read");
+    assert!(history[0]["delivered_at"].is_string());
+    if printed == POSTGRES {
+        assert!(screen.contains("Taken: your answer is stored"), "{screen}");
+    } else {
+        assert_eq!(printed, SQLITE);
+        assert!(
+            screen.contains("Not taken: an answer given in"),
+            "the inbox is told which answer counted:\n{screen}"
+        );
+    }
+}
+
+/// How many headless askers share one SQLite file in [`many_headless_askers_answered_in_the_inbox`].
+const ASKERS: usize = 50;
+
+#[test]
+fn many_headless_askers_answered_in_the_inbox() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let mut children: Vec<Child> = (0..ASKERS)
+        .map(|i| {
+            let question = format!(
+                r#"{{"questions":[{{"id":"q","question":"Question number {i}?","options":["Yes {i} (Recommended)","No"]}}]}}"#
+            );
+            spawn_headless(
+                &dir,
+                &format!("asker{i}"),
+                &["--via", "inbox", "--store", &url],
+                &question,
+                &[("ASK_USER_SESSION", &format!("agent-{i}"))],
+            )
+        })
+        .collect();
+    store.wait_history("every ask stored", |h| h.len() == ASKERS);
+    let pane = inbox(&url, 130);
+    for left in (1..=ASKERS).rev() {
+        pane.wait_text(&format!("— {left} open question(s)"));
+        pane.type_text("1");
+        pane.keys(&["Enter"]);
+        pane.wait_text(OWN);
+        pane.keys(&["Enter"]);
+        pane.wait_text("Taken: your answer is stored");
+    }
+    for (i, child) in children.iter_mut().enumerate() {
+        assert_eq!(
+            wait(child),
+            Some(0),
+            "asker {i}: {}",
+            file(&dir, &format!("asker{i}.err"))
+        );
+        assert_eq!(
+            file(&dir, &format!("asker{i}.out")),
+            format!(r#"{{"answers":[{{"id":"q","selected":["Yes {i} (Recommended)"]}}]}}"#)
+        );
+        assert!(!file(&dir, &format!("asker{i}.err")).contains("locked"));
+    }
+    let history = store.history();
+    assert!(
+        history
+            .iter()
+            .all(|a| a["state"] == "answered" && a["delivered_at"].is_string())
+    );
+}
+
+#[test]
+fn an_explicit_store_that_cannot_be_used_is_fatal_before_any_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().display()); // a directory
+    let run = run_env(&["ask", "--via", "inbox", "--store", &url], DB, &[]);
+    assert_eq!(run.status, 2);
+    assert!(
+        run.stderr
+            .starts_with(&format!("ask-user: --store {url}: cannot use this store: ")),
+        "{}",
+        run.stderr
+    );
+    let run = run_env(&["ask", "--store", "nosuch:x"], DB, &[]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("ask-user: --store nosuch:x: cannot use this store: "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_default_store_unopenable_warns_once_and_uses_memory() {
+    // Without a terminal the ask is unavailable (exit 6), but the store is opened first.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
+    let state = home.path().join("state").display().to_string();
+    let mut child = Command::new("setsid")
+        .args(["--wait", BIN, "ask"])
+        .env_remove("ASK_USER_STORE")
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
+        )) && warnings[0]
+            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn via_inbox_with_a_memory_store_is_refused() {
+    let run = run_env(&["ask", "--via", "inbox", "--store", "memory"], DB, &[]);
+    assert_eq!(
+        (run.status, run.stderr.as_str()),
+        (
+            2,
+            "ask-user: --via inbox: the store is memory, which no `ask-user inbox` can see; use the default store or --store sqlite:PATH\n"
+        )
+    );
+}
+
+#[test]
+fn a_closed_stdout_detaches_the_ask() {
+    let store = Store::new();
+    let url = store.url();
+    let mut child = Command::new("setsid")
+        .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
+        .env_remove("ASK_USER_CALL_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    drop(child.stdout.take()); // the caller goes away: the pipe's reader is closed
+    assert_eq!(wait(&mut child), Some(130));
+    let history = store.wait_history("detached", |h| states(h) == ["detached"]);
+    assert!(
+        history[0]["closed_at"].is_null(),
+        "still open for the human"
+    );
+}

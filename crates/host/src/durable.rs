@@ -1,0 +1,450 @@
+//! Durable asks at host level (docs/contract.md §8): the store plugs in here, not in the core.
+//!
+//! - [`StoreArgs`]: `--store URL` (env `ASK_USER_STORE`) and `--key KEY` (env
+//!   `ASK_USER_CALL_ID`); [`StoreArgs::open`] opens the named store (fatal when it cannot be
+//!   used) or the default SQLite file (a memory store with one warning when it cannot).
+//! - [`Durable`]: one call's link to the store. [`Durable::wrap`] decorates the answerers: the
+//!   ask is written to the store ([`Store::open_ask`]) before any answerer shows it; an open ask
+//!   with the same key is re-attached; an answered-but-undelivered one is handed back at once and
+//!   nothing is shown; an outcome another process records (the inbox) settles the call.
+//!   [`Durable::recorder`] is the core's [`RecordOutcome`] hook: the outcome is stored inside the
+//!   decision, before the human is told "taken" and before the model reads it; an aborted call
+//!   (signal, host cancel) only **detaches** the ask, which stays open for the human.
+//!   [`Durable::mark_delivered`] once the model can have read the outcome.
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision,
+    Offer, RecordOutcome, Settled, UserInteraction,
+};
+use ask_user_store::{
+    AskId, Asker, Closed, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp,
+};
+
+/// The environment variable `--store` reads.
+pub const STORE_ENV: &str = "ASK_USER_STORE";
+/// The environment variable `--key` reads.
+pub const KEY_ENV: &str = "ASK_USER_CALL_ID";
+/// The environment variable a harness sets to tell its sessions apart (part of the scope when
+/// no key is given).
+pub const SESSION_ENV: &str = "ASK_USER_SESSION";
+
+/// How long an answerer that lost to an outcome recorded elsewhere may take to withdraw its
+/// question (restore the terminal) before the call returns.
+const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
+
+/// `--store URL` and `--key KEY` (clap arguments; flatten them into a command).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArgs {
+    /// Where asks are kept: sqlite:PATH, postgres://…, or memory.
+    ///
+    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
+    /// that cannot be opened, a warning and a memory store. A store named here that cannot be
+    /// used is fatal, before any question is shown.
+    #[arg(long, value_name = "URL", env = STORE_ENV)]
+    pub store: Option<String>,
+
+    /// The host's key of this call: the same key with the same question re-attaches to its ask
+    /// (or gets the answer given meanwhile) instead of asking again.
+    ///
+    /// Without it the scope is $ASK_USER_SESSION (when set), the working directory and the user.
+    #[arg(long, value_name = "KEY", env = KEY_ENV)]
+    pub key: Option<String>,
+}
+
+/// The warning (on stderr, once) when the default store cannot be opened; `{path}` and
+/// `{reason}` are filled in by [`default_store_warning`].
+pub fn default_store_warning(path: &str, reason: &str) -> String {
+    format!(
+        "ask-user: warning: the default store {path} cannot be opened ({reason}); this ask is kept in memory only (pass --store to choose another)"
+    )
+}
+
+/// The fatal error when a store named with `--store`/`ASK_USER_STORE` cannot be used.
+pub fn explicit_store_error(url: &str, reason: &str) -> String {
+    format!("--store {url}: cannot use this store: {reason}")
+}
+
+impl StoreArgs {
+    /// Opens the store: the one named (an error text for the host to report, exit 2, when it
+    /// cannot be used), else the default SQLite file, else — with one warning on stderr — a
+    /// memory store.
+    ///
+    /// # Errors
+    /// The text of [`explicit_store_error`].
+    pub async fn open(&self) -> Result<Store, String> {
+        if let Some(url) = self.store.as_deref().filter(|u| !u.is_empty()) {
+            return Store::open(url)
+                .await
+                .map_err(|e| explicit_store_error(url, &e.to_string()));
+        }
+        let opened = match ask_user_store::default_sqlite_path() {
+            Ok(path) => match Store::open_sqlite(&path).await {
+                Ok(store) => Ok(store),
+                Err(e) => Err((path.display().to_string(), e.to_string())),
+            },
+            Err(e) => Err(("(no state directory)".to_owned(), e.to_string())),
+        };
+        Ok(opened.unwrap_or_else(|(path, reason)| {
+            eprintln!("{}", default_store_warning(&path, &reason));
+            Store::memory()
+        }))
+    }
+
+    /// The scope of this call's key: the host key when given, else the caller's identity.
+    pub fn scope(&self) -> Scope {
+        match self.key.as_deref().filter(|k| !k.is_empty()) {
+            Some(key) => Scope::HostKey(key.to_owned()),
+            None => Scope::Caller(caller_identity()),
+        }
+    }
+}
+
+/// The CLI caller's identity: `ASK_USER_SESSION` (when set), the working directory and the user.
+pub fn caller_identity() -> String {
+    let session = std::env::var(SESSION_ENV).unwrap_or_default();
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    format!("session={session}\ncwd={cwd}\nuser={}", user())
+}
+
+fn user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_default()
+}
+
+/// Who asks, as this process knows it (shown in the inbox).
+pub fn local_asker(agent: Option<String>) -> Asker {
+    Asker {
+        agent,
+        project: std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
+        host: std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty()),
+        session: std::env::var(SESSION_ENV).ok().filter(|s| !s.is_empty()),
+        pid: Some(std::process::id()),
+    }
+}
+
+/// How a stored outcome is shown to a human who lost the race: "another answer counted: …".
+pub fn describe_closed(closed: &Closed) -> String {
+    match &closed.outcome {
+        Outcome::Answered { by, .. } => format!("an answer given in {} counted", by.answerer),
+        Outcome::Dismissed { by } => format!("the question was dismissed in {}", by.answerer),
+        Outcome::TimedOut => "the question timed out".to_owned(),
+        Outcome::Withdrawn => "the question was withdrawn".to_owned(),
+    }
+}
+
+/// The store outcome for a settled race; `None` for an aborted call (it detaches instead).
+pub fn outcome_of(settled: &Settled) -> Option<Outcome> {
+    let by = |b: Option<&str>| Responder {
+        answerer: b.unwrap_or("another window").to_owned(),
+        ..Responder::default()
+    };
+    match settled {
+        Settled::Answered { answers, by: b } => Some(Outcome::Answered {
+            answer: serde_json::to_value(answers).unwrap_or_default(),
+            by: by(b.as_deref()),
+        }),
+        Settled::Dismissed { by: b } => Some(Outcome::Dismissed {
+            by: by(b.as_deref()),
+        }),
+        Settled::TimedOut(_) => Some(Outcome::TimedOut),
+        Settled::Aborted => None,
+        _ => Some(Outcome::Withdrawn),
+    }
+}
+
+/// Whether two outcomes are the same decision (the same answer, or both dismissals), whoever
+/// gave them: adopting an outcome recorded elsewhere re-offers it to this call's race.
+fn same_decision(a: &Outcome, b: &Outcome) -> bool {
+    match (a, b) {
+        (Outcome::Answered { answer: x, .. }, Outcome::Answered { answer: y, .. }) => x == y,
+        (Outcome::Dismissed { .. }, Outcome::Dismissed { .. }) => true,
+        _ => a == b,
+    }
+}
+
+/// Records `settled` for ask `id` in `store`, first outcome wins: `Ok` when it was stored or
+/// the same decision was already stored; otherwise the text telling the human why it was not
+/// taken. An aborted call detaches the ask.
+///
+/// # Errors
+/// Another outcome counted, or the store failed.
+pub async fn record(store: &Store, id: AskId, settled: &Settled) -> Result<(), String> {
+    let Some(outcome) = outcome_of(settled) else {
+        return store
+            .set_attached(id, false, Timestamp::now())
+            .await
+            .map_err(|e| e.to_string());
+    };
+    match store.record_outcome(id, &outcome, Timestamp::now()).await {
+        Ok(Recorded::Won) => Ok(()),
+        Ok(Recorded::Lost(closed)) if same_decision(&closed.outcome, &outcome) => Ok(()),
+        Ok(Recorded::Lost(closed)) => Err(describe_closed(&closed)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+struct Shared {
+    store: Store,
+    scope: Scope,
+    asker: Asker,
+    id: OnceLock<AskId>,
+    /// How `open_ask` found the key (for logs and tests).
+    opened: Mutex<Option<&'static str>>,
+}
+
+/// One call's link to the store (see the module doc). Cheap to clone.
+#[derive(Clone)]
+pub struct Durable {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Durable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Durable")
+            .field("store", &self.shared.store.location())
+            .field("id", &self.shared.id.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Durable {
+    /// A link for one call asked in `scope` by `asker`.
+    pub fn new(store: Store, scope: Scope, asker: Asker) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                store,
+                scope,
+                asker,
+                id: OnceLock::new(),
+                opened: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    /// The ask's id once it was opened in the store.
+    pub fn ask_id(&self) -> Option<AskId> {
+        self.shared.id.get().copied()
+    }
+
+    /// How the store found the call key: `created`, `reattached` or `undelivered`.
+    pub fn opened(&self) -> Option<&'static str> {
+        *self
+            .shared
+            .opened
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The core's hook: stores the outcome inside the decision (see [`record`]).
+    pub fn recorder(&self) -> Arc<dyn RecordOutcome> {
+        Arc::new(self.clone())
+    }
+
+    /// `inner` behind the store (see the module doc).
+    pub fn wrap(&self, inner: Arc<dyn UserInteraction>) -> Arc<dyn UserInteraction> {
+        Arc::new(Wrapped {
+            durable: self.clone(),
+            inner,
+        })
+    }
+
+    /// Marks the outcome delivered (the model can have read it); errors are logged.
+    pub async fn mark_delivered(&self) {
+        if let Some(id) = self.ask_id()
+            && let Err(e) = self.shared.store.mark_delivered(id, Timestamp::now()).await
+        {
+            tracing::warn!("cannot mark ask {id} delivered: {e}");
+        }
+    }
+
+    /// Marks the ask detached (the caller went away); errors are logged.
+    pub async fn detach(&self) {
+        if let Some(id) = self.ask_id()
+            && let Err(e) = self
+                .shared
+                .store
+                .set_attached(id, false, Timestamp::now())
+                .await
+        {
+            tracing::warn!("cannot mark ask {id} detached: {e}");
+        }
+    }
+
+    async fn open(&self, request: &AskUserQuestionRequest) -> Result<Opened, AskError> {
+        let shared = &self.shared;
+        let ask = NewAsk::new(
+            &shared.scope,
+            request.to_canonical_json(),
+            shared.asker.clone(),
+        );
+        let opened = shared.store.open_ask(&ask).await.map_err(|e| {
+            AskError::Failed(format!(
+                "the question could not be stored in {} ({e}), so it was not shown",
+                shared.store.location()
+            ))
+        })?;
+        let _ = shared.id.set(opened.record().id);
+        *shared.opened.lock().unwrap_or_else(PoisonError::into_inner) = Some(match &opened {
+            Opened::Created(_) => "created",
+            Opened::Reattached(_) => "reattached",
+            _ => "undelivered",
+        });
+        Ok(opened)
+    }
+}
+
+impl RecordOutcome for Durable {
+    fn record<'a>(
+        &'a self,
+        _request: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let Some(id) = self.ask_id() else {
+                // Closed before it was stored (e.g. aborted at once): nothing to keep.
+                return Ok(());
+            };
+            let result = record(&self.shared.store, id, settled).await;
+            if let (Err(why), None) = (&result, outcome_of(settled)) {
+                tracing::warn!("cannot mark ask {id} detached: {why}");
+                return Ok(());
+            }
+            result
+        })
+    }
+}
+
+/// Offers an outcome recorded elsewhere (or earlier) to this call's race.
+async fn adopt(closed: &Closed, decide: &Decide) -> Result<Answers, AskError> {
+    match &closed.outcome {
+        Outcome::Answered { answer, by } => {
+            let answers: Answers = serde_json::from_value(answer.clone())
+                .map_err(|e| AskError::Failed(format!("the stored answer cannot be read ({e})")))?;
+            match decide
+                .named(&by.answerer)
+                .offer(Offer::Answers(answers.clone()))
+                .await
+            {
+                Decision::Invalid(invalid) => Err(AskError::Failed(format!(
+                    "the stored answer does not fit the questions ({invalid})"
+                ))),
+                _ => Ok(answers),
+            }
+        }
+        Outcome::Dismissed { by } => {
+            let _ = decide.named(&by.answerer).offer(Offer::Dismiss).await;
+            Err(AskError::Dismissed)
+        }
+        other => Err(AskError::Failed(format!(
+            "the question was closed elsewhere ({})",
+            other.state_name()
+        ))),
+    }
+}
+
+struct Wrapped {
+    durable: Durable,
+    inner: Arc<dyn UserInteraction>,
+}
+
+impl UserInteraction for Wrapped {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.ask_decided(request, cancel, Decide::new(request))
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let id = match self.durable.open(request).await? {
+                Opened::Undelivered(rec) => {
+                    let Some(closed) = rec.closed else {
+                        return Err(AskError::Failed("the stored ask has no outcome".to_owned()));
+                    };
+                    return adopt(&closed, &decide).await;
+                }
+                opened => opened.record().id,
+            };
+            let store = self.durable.store().clone();
+            let asking = cancel.child_token();
+            let shown = self
+                .inner
+                .ask_decided(request, asking.clone(), decide.clone());
+            tokio::pin!(shown);
+            let elsewhere = async {
+                loop {
+                    match store.wait_outcome(id).await {
+                        Ok(rec) => match rec.closed {
+                            Some(closed) => return closed,
+                            None => continue,
+                        },
+                        Err(e) => {
+                            tracing::warn!("cannot follow ask {id} in the store: {e}");
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                result = &mut shown => {
+                    // Offer what this process's answerer got: when another process's outcome
+                    // was stored first (the inbox won the race), that outcome is the call's.
+                    let offer = match &result {
+                        Ok(answers) => Some(Offer::Answers(answers.clone())),
+                        Err(AskError::Dismissed) if !cancel.is_cancelled() => Some(Offer::Dismiss),
+                        Err(_) => None,
+                    };
+                    let named = match self.inner.name() {
+                        Some(name) => decide.named(name),
+                        None => decide.clone(),
+                    };
+                    if let Some(offer) = offer
+                        && let Decision::NotRecorded(_) = named.offer(offer).await
+                        && let Ok(rec) = store.get(id).await
+                        && let Some(closed) = rec.closed
+                    {
+                        return adopt(&closed, &decide).await;
+                    }
+                    result
+                }
+                closed = elsewhere => {
+                    let result = adopt(&closed, &decide).await;
+                    asking.cancel();
+                    let _ = tokio::time::timeout(WITHDRAW_GRACE, shown).await;
+                    result
+                }
+            }
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.inner.name()
+    }
+
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+}

@@ -1,0 +1,160 @@
+//! The store link (`ask_user_host::durable`) with a memory store: the call flow of
+//! docs/contract.md §8 at host level, without processes (the CLI's tests run it for real).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, ExecutionContext, UserInteraction,
+};
+use ask_user_host::durable::{Durable, record};
+use ask_user_store::{Asker, Outcome, Responder, Scope, Store, Timestamp};
+use pretty_assertions::assert_eq;
+
+const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+
+/// Answers "Yes" at once (`answer`) or waits until cancelled; counts its asks.
+struct Counting {
+    asks: AtomicUsize,
+    answer: bool,
+}
+
+impl UserInteraction for Counting {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.asks.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            if self.answer {
+                return Ok(Answers {
+                    answers: vec![AnswerItem::selected(&request.questions()[0].id, ["Yes"])],
+                });
+            }
+            cancel.cancelled().await;
+            Err(AskError::Cancelled)
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
+}
+
+fn link(store: &Store) -> Durable {
+    Durable::new(store.clone(), Scope::HostKey("k".into()), Asker::default())
+}
+
+async fn call(
+    store: &Store,
+    answerer: Arc<Counting>,
+    cancel: CancellationToken,
+) -> (String, Durable) {
+    let durable = link(store);
+    let tool = AskUserQuestionTool::new(durable.wrap(answerer)).with_recorder(durable.recorder());
+    let outcome = tool.call(ARGS, ExecutionContext::new(cancel)).await;
+    (outcome.text(), durable)
+}
+
+#[tokio::test]
+async fn stored_before_read_then_delivered_then_asked_anew() {
+    let store = Store::memory();
+    let shown = Arc::new(Counting {
+        asks: AtomicUsize::new(0),
+        answer: true,
+    });
+    let (text, durable) = call(&store, shown.clone(), CancellationToken::new()).await;
+    assert_eq!(text, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
+    let id = durable.ask_id().unwrap();
+    let rec = store.get(id).await.unwrap();
+    assert_eq!(rec.closed.unwrap().outcome.state_name(), "answered");
+    assert!(
+        rec.delivered_at.is_none(),
+        "not delivered before the host says so"
+    );
+
+    // Not delivered: the same call gets the stored answer at once and shows nothing.
+    let (again, durable2) = call(&store, shown.clone(), CancellationToken::new()).await;
+    assert_eq!(again, text);
+    assert_eq!(durable2.ask_id(), Some(id));
+    assert_eq!(durable2.opened(), Some("undelivered"));
+    assert_eq!(shown.asks.load(Ordering::SeqCst), 1, "shown once");
+
+    durable2.mark_delivered().await;
+    let (_, durable3) = call(&store, shown.clone(), CancellationToken::new()).await;
+    assert_eq!(durable3.opened(), Some("created"), "delivered: asked anew");
+    assert_eq!(shown.asks.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry() {
+    let store = Store::memory();
+    let waiting = Arc::new(Counting {
+        asks: AtomicUsize::new(0),
+        answer: false,
+    });
+    let cancel = CancellationToken::new();
+    let aborting = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        aborting.cancel();
+    });
+    let (text, durable) = call(&store, waiting.clone(), cancel).await;
+    assert_eq!(text, ask_user_core::ABORTED_TEXT);
+    let id = durable.ask_id().unwrap();
+    let rec = store.get(id).await.unwrap();
+    assert!(
+        rec.is_open() && !rec.attached,
+        "detached, not withdrawn: {rec:?}"
+    );
+
+    // The retry re-attaches; another process (the inbox) records the answer meanwhile.
+    let answering = store.clone();
+    tokio::spawn(async move {
+        loop {
+            if answering.get(id).await.is_ok_and(|r| r.attached) {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        let answer = Outcome::Answered {
+            answer: serde_json::json!({"answers":[{"id":"go","selected":["No"]}]}),
+            by: Responder {
+                answerer: "the inbox".into(),
+                ..Responder::default()
+            },
+        };
+        answering
+            .record_outcome(id, &answer, Timestamp::now())
+            .await
+            .unwrap();
+    });
+    let (text, retry) = call(&store, waiting.clone(), CancellationToken::new()).await;
+    assert_eq!(retry.opened(), Some("reattached"));
+    assert_eq!(retry.ask_id(), Some(id));
+    assert_eq!(text, r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
+}
+
+#[tokio::test]
+async fn a_later_answer_is_told_which_answer_counted() {
+    let store = Store::memory();
+    let durable = link(&store);
+    let (_, first) = {
+        let tool = AskUserQuestionTool::new(durable.wrap(Arc::new(Counting {
+            asks: AtomicUsize::new(0),
+            answer: true,
+        })))
+        .with_recorder(durable.recorder());
+        (tool.call(ARGS, ExecutionContext::default()).await, durable)
+    };
+    let id = first.ask_id().unwrap();
+    let late = ask_user_core::Settled::Dismissed {
+        by: Some("the inbox".into()),
+    };
+    assert_eq!(
+        record(&store, id, &late).await,
+        Err("an answer given in the terminal counted".to_owned())
+    );
+}
