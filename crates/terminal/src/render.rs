@@ -84,18 +84,19 @@ fn scroll<'a>(
     {
         start = (rel(caret) + 1).saturating_sub(window.saturating_sub(1).max(1));
     }
-    // Rows start at a label: a description is never shown without its option above it.
-    let row_starts: Vec<usize> = doc.rows.iter().map(|r| rel(r.start)).collect();
+    // A view starting inside an option row starts at the next row instead (when the cursor
+    // still shows): a description is never shown without its option above it.
+    let rows_at: Vec<std::ops::Range<usize>> =
+        doc.rows.iter().map(|r| rel(r.start)..rel(r.end)).collect();
     let offset_for = |window: usize| {
         let mut offset = end
             .saturating_sub(window)
             .min(start)
             .min(total.saturating_sub(window));
-        if offset > 0
-            && let Some(&next) = row_starts.iter().find(|&&s| s >= offset)
-            && next <= start
+        if let Some(row) = rows_at.iter().find(|r| r.start < offset && offset < r.end)
+            && row.end <= start
         {
-            offset = next;
+            offset = row.end;
         }
         offset
     };

@@ -89,7 +89,8 @@ fn install_panic_hook() {
                 if let Ok(mut tty) = open() {
                     let top = VIEWPORT_TOP.swap(NO_VIEWPORT, Ordering::SeqCst);
                     if top != NO_VIEWPORT {
-                        let _ = execute!(tty, MoveTo(0, top), Clear(ClearType::FromCursorDown));
+                        let _ = clear_below(&mut tty, top);
+                        let _ = tty.flush();
                     }
                     let _ = execute!(tty, DisableBracketedPaste, Show);
                 }
@@ -213,6 +214,7 @@ impl Session {
             // the view stays where it was known to be.
             self.size = now;
             let top = self.top().y.min(now.1.saturating_sub(1));
+            tracing::debug!(top, ?now, "size changed before its event");
             let height = needed_height(state, now.0, now.1, self.theme);
             self.rebuild(Position::new(0, top), height)?;
         }
@@ -238,7 +240,7 @@ impl Session {
     /// A new viewport of `height` rows at `top`, everything from there down cleared (the
     /// next draw paints it all).
     fn rebuild(&mut self, top: Position, height: u16) -> io::Result<()> {
-        execute!(self.tty, MoveTo(0, top.y), Clear(ClearType::FromCursorDown))?;
+        clear_below(&mut self.tty, top.y)?;
         self.height = height;
         self.terminal = viewport(self.tty.try_clone()?, Position::new(0, top.y), height)?;
         Ok(())
@@ -254,9 +256,9 @@ impl Session {
         self.size = size()?;
         let (columns, rows) = self.size;
         let known = self.top();
-        let top = locate(&mut self.tty)
-            .map_or(known.y, |p| p.y)
-            .min(rows.saturating_sub(1));
+        let located = locate(&mut self.tty);
+        tracing::debug!(?known, ?located, columns, rows, "resized");
+        let top = located.map_or(known.y, |p| p.y).min(rows.saturating_sub(1));
         let height = needed_height(state, columns, rows, self.theme);
         self.rebuild(Position::new(0, top), height)
     }
@@ -274,13 +276,8 @@ impl Session {
     /// lines. Call with the event reader stopped.
     pub(crate) fn suspend(&mut self, state: &AskState<'_>) -> io::Result<()> {
         let top = self.top();
-        execute!(
-            self.tty,
-            MoveTo(0, top.y),
-            Clear(ClearType::FromCursorDown),
-            DisableBracketedPaste,
-            Show
-        )?;
+        clear_below(&mut self.tty, top.y)?;
+        execute!(self.tty, DisableBracketedPaste, Show)?;
         VIEWPORT_TOP.store(NO_VIEWPORT, Ordering::SeqCst);
         terminal::disable_raw_mode()?;
         // SIGSTOP, not SIGTSTP: a handler for SIGTSTP may be installed (ours).
@@ -306,17 +303,14 @@ impl Session {
     }
 
     fn restore(&mut self) -> io::Result<()> {
-        VIEWPORT_TOP.store(NO_VIEWPORT, Ordering::SeqCst);
-        if std::thread::panicking() {
-            // The panic hook cleared the question; its message is on screen now.
+        let drawn = VIEWPORT_TOP.swap(NO_VIEWPORT, Ordering::SeqCst) != NO_VIEWPORT;
+        if std::thread::panicking() || !drawn {
+            // A panic (here or in the thread that asked) cleared the question in the panic
+            // hook; its message is on screen now, where the question was.
             return execute!(self.tty, DisableBracketedPaste, Show);
         }
         let top = self.top();
-        queue!(
-            self.tty,
-            MoveTo(top.x, top.y),
-            Clear(ClearType::FromCursorDown),
-        )?;
+        clear_below(&mut self.tty, top.y)?;
         for line in &self.summary {
             write!(self.tty, "{line}\r\n")?;
         }
@@ -330,6 +324,17 @@ impl Drop for Session {
             tracing::warn!(%error, "could not clear the question from the terminal");
         }
     }
+}
+
+/// Clears the screen from row `top` down, one line at a time, and leaves the cursor at the
+/// start of row `top`. (Not "erase below": from the top left that is a whole-screen clear,
+/// which tmux's `scroll-on-clear` turns into a copy of the screen in the scrollback.)
+fn clear_below(tty: &mut File, top: u16) -> io::Result<()> {
+    let (_, rows) = size()?;
+    for y in top..rows {
+        queue!(tty, MoveTo(0, y), Clear(ClearType::CurrentLine))?;
+    }
+    queue!(tty, MoveTo(0, top))
 }
 
 /// Where the viewport starts: the cursor's line when it is at the start of one, else the

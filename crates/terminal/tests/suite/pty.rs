@@ -139,3 +139,54 @@ fn the_token_firing_withdraws_the_question() {
     assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
     assert_eq!(pane.file("rc.txt").unwrap().trim(), "0");
 }
+
+const TIMED: &str = "ASK_USER_TERMINAL_TIMED";
+
+/// The child side of [`a_time_budget_shows_a_countdown`]: asks with a 90 s budget shown.
+#[test]
+fn timed_child() {
+    if std::env::var(TIMED).is_err() {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let request = request();
+    let terminal = Terminal::new().with_timeout(Some(std::time::Duration::from_secs(90)));
+    let result = runtime.block_on(terminal.ask(&request, CancellationToken::new()));
+    println!("CHILD-RESULT {result:?}");
+}
+
+#[test]
+fn a_time_budget_shows_a_countdown() {
+    // Issue 11, defect 12: no countdown was shown.
+    if std::env::var(TIMED).is_ok() || std::env::var(CHILD).is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "#!/bin/sh\necho MARKER\nRUST_BACKTRACE=0 {TIMED}=1 '{exe}' --exact suite::pty::timed_child --nocapture --test-threads 1 > '{dir}/out.txt'\necho DONE\nexec sleep 600\n",
+        dir = dir.path().display(),
+        exe = exe.display(),
+    );
+    let pane = TmuxPane::start(dir, &script, 80, 24, "out.txt");
+    let first = pane.wait_for("a countdown", |s| s.contains(":") && s.contains(" left"));
+    let shown = |s: &str| {
+        s.split(" left")
+            .next()
+            .and_then(|head| head.split_whitespace().next_back())
+            .map(str::to_owned)
+    };
+    let before = shown(&first).unwrap();
+    assert!(before.starts_with("1:"), "{first}");
+    pane.wait_for("the countdown to tick", |s| {
+        shown(s).is_some_and(|t| t != before)
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
+}
