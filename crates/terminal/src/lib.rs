@@ -45,6 +45,7 @@
 
 mod editor;
 mod layout;
+mod plain;
 mod render;
 mod sanitize;
 mod state;
@@ -78,6 +79,7 @@ const RESTORE_WAIT: Duration = Duration::from_secs(1);
 ///   [`AskError::Cancelled`] after the question is cleared from the screen.
 /// - A terminal that breaks while asking: [`AskError::Failed`].
 /// - Several asks at once in one process: one after another.
+/// - `TERM=dumb`: plain lines, no colour and no cursor addressing (see the README).
 #[derive(Debug, Clone)]
 pub struct Terminal {
     color: Option<bool>,
@@ -200,6 +202,11 @@ fn ask_on_this_thread(
     theme: Theme,
     deadline: Option<Instant>,
 ) -> Result<Answers, AskError> {
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        // No cursor addressing: plain lines and the terminal's own line editing.
+        let tty = tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?;
+        return plain::ask(tty, request, &cancel);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

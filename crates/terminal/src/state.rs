@@ -278,14 +278,14 @@ impl<'r> AskState<'r> {
                     }
                     self.number = Some(Number { digits, before });
                 }
-                _ => self.into_text(before, &digits),
+                _ => self.make_text(before, &digits),
             }
             return;
         }
         if let Some(n) = number {
             let mut text = n.digits;
             text.push(c);
-            self.into_text(n.before, &text);
+            self.make_text(n.before, &text);
             return;
         }
         if c == ' ' {
@@ -296,12 +296,12 @@ impl<'r> AskState<'r> {
             return;
         }
         let mut buf = [0u8; 4];
-        self.into_text(self.state().clone(), c.encode_utf8(&mut buf));
+        self.make_text(self.state().clone(), c.encode_utf8(&mut buf));
     }
 
     /// The question back as it was in `before`, the cursor on the own-answer row and `text`
     /// appended to what was typed there.
-    fn into_text(&mut self, before: QuestionState, text: &str) {
+    fn make_text(&mut self, before: QuestionState, text: &str) {
         let options = self.question().options.len();
         let state = self.state_mut();
         *state = before;
@@ -328,7 +328,7 @@ impl<'r> AskState<'r> {
         if self.on_text_row() {
             self.state_mut().text.insert(&flat);
         } else {
-            self.into_text(before, &flat);
+            self.make_text(before, &flat);
         }
     }
 

@@ -140,39 +140,77 @@ fn the_token_firing_withdraws_the_question() {
     assert_eq!(pane.file("rc.txt").unwrap().trim(), "0");
 }
 
-const TIMED: &str = "ASK_USER_TERMINAL_TIMED";
+const SCENARIO: &str = "ASK_USER_TERMINAL_SCENARIO";
 
-/// The child side of [`a_time_budget_shows_a_countdown`]: asks with a 90 s budget shown.
+/// The child side of the scenario tests below (not the `child` above): `timed` asks with a
+/// 90 s budget shown; `plain` asks (the pane sets `TERM=dumb`); `pair` runs two asks at once
+/// in one process, as an MCP server with several sessions does. Prints each result.
 #[test]
-fn timed_child() {
-    if std::env::var(TIMED).is_err() {
+fn scenario_child() {
+    let Ok(scenario) = std::env::var(SCENARIO) else {
         return;
-    }
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let request = request();
-    let terminal = Terminal::new().with_timeout(Some(std::time::Duration::from_secs(90)));
-    let result = runtime.block_on(terminal.ask(&request, CancellationToken::new()));
-    println!("CHILD-RESULT {result:?}");
+    let first = request();
+    let second = decode(
+        r#"{"questions":[{"id":"db","question":"Which database?","options":["SQLite","Postgres (Recommended)"]}]}"#,
+        &Limits::default(),
+    )
+    .unwrap()
+    .request;
+    runtime.block_on(async {
+        match scenario.as_str() {
+            "timed" => {
+                let terminal =
+                    Terminal::new().with_timeout(Some(std::time::Duration::from_secs(90)));
+                let result = terminal.ask(&first, CancellationToken::new()).await;
+                println!("CHILD-RESULT {result:?}");
+            }
+            "plain" => {
+                let result = Terminal::new().ask(&first, CancellationToken::new()).await;
+                println!("CHILD-RESULT {result:?}");
+            }
+            _ => {
+                let one = Terminal::new();
+                let two = Terminal::new();
+                let (a, b) = tokio::join!(one.ask(&first, CancellationToken::new()), async {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    two.ask(&second, CancellationToken::new()).await
+                });
+                println!("CHILD-RESULT {a:?}");
+                println!("CHILD-RESULT {b:?}");
+            }
+        }
+    });
+}
+
+/// A scenario child in an 80×24 pane; `env` is put before the command.
+fn scenario(name: &str, env: &str) -> TmuxPane {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "#!/bin/sh\necho MARKER\n{env} RUST_BACKTRACE=0 {SCENARIO}={name} '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'\necho DONE\nexec sleep 600\n",
+        dir = dir.path().display(),
+        exe = exe.display(),
+    );
+    TmuxPane::start(dir, &script, 80, 24, "out.txt")
+}
+
+fn in_scenario() -> bool {
+    std::env::var(SCENARIO).is_ok() || std::env::var(CHILD).is_ok()
 }
 
 #[test]
 fn a_time_budget_shows_a_countdown() {
     // Issue 11, defect 12: no countdown was shown.
-    if std::env::var(TIMED).is_ok() || std::env::var(CHILD).is_ok() {
+    if in_scenario() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let script = format!(
-        "#!/bin/sh\necho MARKER\nRUST_BACKTRACE=0 {TIMED}=1 '{exe}' --exact suite::pty::timed_child --nocapture --test-threads 1 > '{dir}/out.txt'\necho DONE\nexec sleep 600\n",
-        dir = dir.path().display(),
-        exe = exe.display(),
-    );
-    let pane = TmuxPane::start(dir, &script, 80, 24, "out.txt");
-    let first = pane.wait_for("a countdown", |s| s.contains(":") && s.contains(" left"));
+    let pane = scenario("timed", "");
+    let first = pane.wait_for("a countdown", |s| s.contains(" left ·"));
     let shown = |s: &str| {
         s.split(" left")
             .next()
@@ -189,4 +227,63 @@ fn a_time_budget_shows_a_countdown() {
         pane.file("out.txt")
             .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
     });
+}
+
+#[test]
+fn two_asks_at_once_take_turns() {
+    // Issue 11, defect 15: both asks took raw mode and the keys at the same time.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("pair", "");
+    let screen = pane.wait_text("Deploy now?");
+    assert!(
+        !screen.contains("Which database?"),
+        "one at a time:\n{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Which database?");
+    assert!(
+        screen.contains("✔ Deploy now? → Yes (Recommended)"),
+        "{screen}"
+    );
+    pane.keys(&["Up", "Enter"]);
+    let out = pane.wait_for("both answers", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.matches("CHILD-RESULT Ok").count() == 2)
+    });
+    let _ = out;
+    let out = pane.file("out.txt").unwrap();
+    assert!(
+        out.contains("Yes (Recommended)") && out.contains("SQLite"),
+        "{out}"
+    );
+    let stty_ok = pane.wait_text("DONE");
+    assert!(stty_ok.contains("✔ Which database? → SQLite"), "{stty_ok}");
+}
+
+#[test]
+fn term_dumb_gets_plain_lines_without_escapes() {
+    // Issue 11, defect 9: TERM=dumb got colour escapes and cursor moves.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("plain", "TERM=dumb");
+    pane.wait_text("Type a number, or your own answer");
+    let with_attributes = pane.tmux(&["capture-pane", "-p", "-e", "-t", "main"]);
+    assert!(
+        !with_attributes.contains('\u{1b}'),
+        "no colour or attribute: {with_attributes:?}"
+    );
+    let screen = pane.screen();
+    assert!(screen.contains("*  1. Yes (Recommended)"), "{screen}");
+    pane.type_text("2 more days");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
+    let out = pane.file("out.txt").unwrap();
+    assert!(out.contains(r#"custom: Some("2 more days")"#), "{out}");
+    assert!(pane.screen().contains("✔ Deploy now? → 2 more days"));
 }
