@@ -730,3 +730,63 @@ fn a_tiny_terminal_says_so_and_a_bigger_one_shows_the_question() {
     pane.keys(&["Enter"]);
     assert_eq!(pane.finished().status, 0);
 }
+
+#[test]
+fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
+    // Defect 17: the SIGINT/SIGTERM/SIGHUP handlers were installed only when a spawned task
+    // first ran, after raw mode was on and the cursor query (up to 300 ms) was sent. `script`
+    // gives ask-user a pseudo-terminal that never answers that query, which holds the window
+    // open; SIGTERM is sent once the query is seen, i.e. in raw mode.
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("question.json"), DB).unwrap();
+    let inner = format!(
+        "cd '{dir}'\nsh -c 'echo $$ > pid.txt; exec \"$0\" ask question.json' '{bin}' > out.txt 2> err.txt\necho $? > rc.txt\nstty -a > stty.txt\n",
+        dir = dir.path().display(),
+        bin = super::support::BIN,
+    );
+    std::fs::write(dir.path().join("inner.sh"), inner).unwrap();
+    let mut script = Command::new("script")
+        .args([
+            "-qfec",
+            &format!("sh '{}/inner.sh'", dir.path().display()),
+            "/dev/null",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Reads until the cursor query shows (the read ends at EOF if ask-user never sends it).
+    while !seen.windows(4).any(|w| w == b"\x1b[6n") {
+        let n = stdout.read(&mut chunk).unwrap();
+        assert!(
+            n > 0,
+            "no cursor query: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    let pid = std::fs::read_to_string(dir.path().join("pid.txt")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    drop(script.stdin.take());
+    script.wait().unwrap();
+    let rc = std::fs::read_to_string(dir.path().join("rc.txt")).unwrap();
+    let stty = std::fs::read_to_string(dir.path().join("stty.txt")).unwrap();
+    let flags: Vec<&str> = stty.split_whitespace().collect();
+    assert!(
+        flags.contains(&"icanon") && flags.contains(&"echo"),
+        "cooked mode again (exit {rc}):\n{stty}"
+    );
+    assert_eq!(rc.trim(), "130", "the turn was cancelled, not killed");
+}
