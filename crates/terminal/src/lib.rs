@@ -5,10 +5,14 @@
 //! (`/dev/tty`) — never on stdout, so stdout can carry the answer or a protocol — with
 //! ratatui and crossterm, in an inline viewport below what is already on screen.
 //!
-//! What the human sees and can do is described in the `state` module's doc and the README:
-//! header chip, question, options with wrapped descriptions, the recommended option marked
-//! and pre-selected, an always-present row for their own answer, digits, Space, Enter, Esc
-//! (skip one), Ctrl-C (dismiss all), progress and a way back, the bell when the batch opens.
+//! What the human sees and can do is described in the `state` module's doc and the README
+//! (the key table): header chip, question, options with wrapped descriptions, the
+//! recommended option marked and pre-selected, an always-present row for their own answer
+//! (an editor with a caret), numbers that move and never confirm, Space, Enter, Esc (skip
+//! one; on the last question it asks first), Ctrl-C (dismiss all), progress, the earlier
+//! answers and a way back, the bell when the batch opens, a countdown with a time budget,
+//! Ctrl-L, Ctrl-Z, and plain lines for `TERM=dumb`. Two rules rule the keys: no stray key
+//! sends an answer, and typed text is never reinterpreted or lost.
 //! Model text is shown inert ([`sanitize`]). The terminal is restored on every way out.
 //!
 //! Inside: `state` (the pure state machine and key handling), `editor` (the own answer),

@@ -706,6 +706,18 @@ fn suspend_and_resume_redraw_in_raw_mode() {
         .unwrap();
     assert!(resumed.success());
     pane.wait_text(OWN);
+    // The same from outside: `kill -TSTP`, then `kill -CONT` (what `fg` sends).
+    for signal in ["-TSTP", "-CONT"] {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        if signal == "-TSTP" {
+            pane.wait_for("the question put away", |s| !s.contains(OWN));
+        }
+    }
+    pane.wait_text(OWN);
     pane.keys(&["Down"]);
     let screen = pane.wait_text("› 3. MySQL");
     assert!(
