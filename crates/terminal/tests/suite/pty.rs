@@ -173,6 +173,22 @@ fn scenario_child() {
                 let result = Terminal::new().ask(&first, CancellationToken::new()).await;
                 println!("CHILD-RESULT {result:?}");
             }
+            "runtime" => {
+                // The ask and a task beside it on one current-thread runtime: the task runs
+                // at once unless the ask blocks the thread with terminal I/O.
+                let cancel = CancellationToken::new();
+                let started = std::time::Instant::now();
+                let terminal = Terminal::new();
+                let ask = terminal.ask(&first, cancel.clone());
+                let beside = async {
+                    let waited = started.elapsed();
+                    println!("BESIDE-RAN-AFTER-MS {}", waited.as_millis());
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    cancel.cancel();
+                };
+                let (result, ()) = tokio::join!(ask, beside);
+                println!("CHILD-RESULT {result:?}");
+            }
             _ => {
                 let one = Terminal::new();
                 let two = Terminal::new();
@@ -286,4 +302,42 @@ fn term_dumb_gets_plain_lines_without_escapes() {
     let out = pane.file("out.txt").unwrap();
     assert!(out.contains(r#"custom: Some("2 more days")"#), "{out}");
     assert!(pane.screen().contains("✔ Deploy now? → 2 more days"));
+}
+
+#[test]
+fn terminal_io_never_blocks_the_callers_runtime() {
+    // Issue 9, item 9: the terminal's synchronous tty I/O ran on the caller's async thread.
+    // `script` gives the child a terminal that never answers the cursor-position query, so
+    // that query waits its full 300 ms; a task beside the ask on the same current-thread
+    // runtime must still run at once.
+    if in_scenario() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let command = format!(
+        "RUST_BACKTRACE=0 {SCENARIO}=runtime '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'",
+        dir = dir.path().display(),
+        exe = exe.display(),
+    );
+    let status = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    assert!(status.success(), "{out}");
+    assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
+    let waited: u64 = out
+        .split("BESIDE-RAN-AFTER-MS ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap();
+    // 300 ms is what a blocked thread waits; the margin allows for a loaded machine.
+    assert!(
+        waited < 250,
+        "the task beside the ask waited {waited} ms:\n{out}"
+    );
 }
