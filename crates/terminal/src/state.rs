@@ -190,12 +190,8 @@ impl<'r> AskState<'r> {
             KeyCode::Char('c') if ctrl => return Step::Dismissed,
             KeyCode::Char('l') if ctrl => return Step::Redraw,
             KeyCode::Char('z') if ctrl => return Step::Suspend,
-            KeyCode::Esc if self.is_last() => {
-                if confirming == Some(Notice::ConfirmSkipLast) {
-                    // Esc twice still sends nothing; only Enter does.
-                }
-                self.notice = Some(Notice::ConfirmSkipLast);
-            }
+            // On the last question Esc only asks (again, if pressed twice): only Enter sends.
+            KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
             KeyCode::Enter if confirming == Some(Notice::ConfirmSkipLast) => {
                 return self.confirm(AnswerItem::skipped(&self.question().id));
