@@ -308,7 +308,9 @@ async fn ask_loop(
             }
             Wake::Continued => {
                 // Continued after a stop (ours, or `kill -STOP` then `fg`): raw mode again
-                // (the shell may have reset it) and the question drawn afresh.
+                // (the shell may have reset it; before the reader is touched, which could
+                // block in cooked mode) and the question drawn afresh.
+                tty::raw_again().map_err(failed)?;
                 with_reader_stopped(&mut events, || session.resume(&state)).map_err(failed)?;
                 continue;
             }

@@ -176,10 +176,11 @@ impl Session {
     /// Takes the terminal: raw mode, cursor hidden, a viewport tall enough for the batch
     /// below the current line, and the bell.
     pub(crate) fn start(tty: File, state: &AskState<'_>, theme: Theme) -> io::Result<Self> {
-        // Takes crossterm's reader lock: a reader thread of an earlier ask has let go of the
-        // tty, so the cursor-position reply below is not read as keys.
-        let _ = crossterm::event::poll(Duration::ZERO);
         let raw = RawMode::enable()?;
+        // Takes crossterm's reader lock: a reader thread of an earlier ask has let go of the
+        // tty, so the cursor-position reply below is not read as keys. (In raw mode: in
+        // cooked mode a read after a readiness report can block until a whole line comes.)
+        let _ = crossterm::event::poll(Duration::ZERO);
         let mut tty = tty;
         let size = size()?;
         let top = start_line(&mut tty, size.1)?;
@@ -289,7 +290,7 @@ impl Session {
     /// The process continues: raw mode (the shell may have reset the terminal), cursor
     /// hidden, bracketed paste, and the viewport on a line of its own.
     pub(crate) fn resume(&mut self, state: &AskState<'_>) -> io::Result<()> {
-        terminal::enable_raw_mode()?;
+        raw_again()?;
         self.size = size()?;
         let top = start_line(&mut self.tty, self.size.1)?;
         queue!(self.tty, Hide, EnableBracketedPaste)?;
@@ -324,6 +325,13 @@ impl Drop for Session {
             tracing::warn!(%error, "could not clear the question from the terminal");
         }
     }
+}
+
+/// Raw mode on again, also when crossterm believes it still is (the shell may have reset the
+/// terminal while the process was stopped).
+pub(crate) fn raw_again() -> io::Result<()> {
+    let _ = terminal::disable_raw_mode();
+    terminal::enable_raw_mode()
 }
 
 /// Clears the screen from row `top` down, one line at a time, and leaves the cursor at the

@@ -320,12 +320,26 @@ fn terminal_io_never_blocks_the_callers_runtime() {
         dir = dir.path().display(),
         exe = exe.display(),
     );
-    let status = Command::new("script")
+    let mut script = Command::new("script")
         .args(["-qfec", &command, "/dev/null"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
-        .status()
+        .spawn()
         .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = script.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > ask_user_test_support::DEADLINE {
+            let _ = script.kill();
+            panic!(
+                "the child did not finish: {}",
+                std::fs::read_to_string(dir.path().join("out.txt")).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
     assert!(status.success(), "{out}");
     assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
@@ -340,4 +354,30 @@ fn terminal_io_never_blocks_the_callers_runtime() {
         waited < 250,
         "the task beside the ask waited {waited} ms:\n{out}"
     );
+}
+
+#[test]
+fn term_vt100_gets_the_view_without_colour() {
+    // Issue 11, defect 9: `vt100` and `linux` got 256-colour escapes.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("plain", "TERM=vt100");
+    pane.wait_text("Type your own answer");
+    let with_attributes = pane.tmux(&["capture-pane", "-p", "-e", "-t", "main"]);
+    assert!(
+        with_attributes.contains("\u{1b}[1m") || with_attributes.contains(";1m"),
+        "bold is used: {with_attributes:?}"
+    );
+    for colour in ["38;5;", "48;5;", "\u{1b}[36m", "\u{1b}[32m", "\u{1b}[46m"] {
+        assert!(
+            !with_attributes.contains(colour),
+            "no colour ({colour:?}): {with_attributes:?}"
+        );
+    }
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
 }
