@@ -99,15 +99,19 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     Ended::Written { status }
 }
 
-/// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime.
+/// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime. The
+/// handlers are installed here, before any answerer touches the terminal (a signal arriving
+/// while raw mode is on must cancel, not kill, so the terminal is restored); only the
+/// waiting runs in the spawned task.
 fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listening = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+        signal(SignalKind::interrupt()),
+    );
     tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-            signal(SignalKind::interrupt()),
-        ) else {
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = listening else {
             tracing::warn!("cannot listen for signals");
             return;
         };

@@ -10,6 +10,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use ask_user_core::{AnswerItem, Question};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::editor::Editor;
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::state::{AskState, Notice};
 
@@ -72,22 +76,43 @@ pub(crate) const OWN_ANSWER: &str = "Type your own answer";
 /// The question on screen as lines: a body that may scroll and a footer that stays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Document {
-    /// Chip line, question, options, own answer.
+    /// Earlier answers, chip line, question, options, own answer.
     pub(crate) body: Vec<Line<'static>>,
     /// The body lines of the highlighted row (kept visible when the body scrolls).
     pub(crate) cursor_lines: Range<usize>,
-    /// How many body lines ask the question (chip, header, question, blank line); kept in
-    /// view when the options scroll, if they are not too many.
+    /// The body line holding the caret of the own answer, when the cursor is there.
+    pub(crate) caret_line: Option<usize>,
+    /// The body lines of each row (options, then the own answer).
+    pub(crate) rows: Vec<Range<usize>>,
+    /// How many body lines ask the question (earlier answers, chip, header, question, blank
+    /// line); kept in view when the options scroll, if they are not too many.
     pub(crate) head: usize,
     /// Notice and key help, always shown at the bottom.
     pub(crate) footer: Vec<Line<'static>>,
 }
 
 impl Document {
-    /// Lines needed to show everything.
+    /// Lines needed to show everything (with a blank line between body and footer).
     pub(crate) fn height(&self) -> usize {
-        self.body.len() + self.footer.len()
+        self.body.len() + 1 + self.footer.len()
     }
+}
+
+/// What was answered to `question`, on one line of at most `width` columns:
+/// `✔ question → answer` (the question shortened first when the line is too long).
+pub(crate) fn summary_line(question: &Question, answer: &AnswerItem, width: usize) -> String {
+    let mut parts: Vec<String> = answer.selected.iter().map(|l| sanitize_line(l)).collect();
+    if let Some(custom) = &answer.custom {
+        parts.push(sanitize_line(custom));
+    }
+    let said = if parts.is_empty() {
+        "skipped".to_owned()
+    } else {
+        parts.join(", ")
+    };
+    let asked = sanitize_line(&question.question);
+    let room = width.saturating_sub(said.width() + 5).max(12);
+    truncate(&format!("✔ {} → {said}", truncate(&asked, room)), width)
 }
 
 /// Lays out the question on screen for `width` columns.
@@ -96,6 +121,16 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     let question = state.question();
     let q = state.state();
     let mut body = Vec::new();
+
+    // What was answered before this question: what will be sent is on screen.
+    for (asked, answered) in state.request.questions()[..state.current]
+        .iter()
+        .zip(&state.questions)
+    {
+        if let Some(answer) = &answered.answer {
+            body.push(Line::styled(summary_line(asked, answer, width), DIM));
+        }
+    }
 
     // Chip and progress.
     let total = state.request.questions().len();
@@ -131,14 +166,16 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     let head = body.len();
 
     // Options, then the own-answer row.
-    let rows = question.options.len() + 1;
-    let number_width = rows.to_string().len();
+    let count = question.options.len() + 1;
+    let number_width = count.to_string().len();
     let mut cursor_lines = 0..0;
-    for row in 0..rows {
+    let mut caret_line = None;
+    let mut rows = Vec::with_capacity(count);
+    for row in 0..count {
         let start = body.len();
         let here = q.cursor == row;
         let marker = if here { "› " } else { "  " };
-        let number = if rows > 1 {
+        let number = if count > 1 {
             format!("{:>number_width$}. ", row + 1)
         } else {
             String::new()
@@ -170,7 +207,9 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
                 (false, true) => theme.recommended(),
                 (false, false) => Style::new(),
             };
-            for (i, l) in wrap(&sanitize(&option.label), text_width)
+            // A label is one line of meaning: a newline in it is shown as `␤`, so a label
+            // can never draw something that looks like another option row.
+            for (i, l) in wrap(&sanitize_line(&option.label), text_width)
                 .into_iter()
                 .enumerate()
             {
@@ -191,14 +230,16 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
                 }
             }
         } else {
-            own_answer(&mut body, prefix, &pad, &q.text, here, text_width);
+            let caret = own_answer(&mut body, prefix, &pad, &q.text, here, text_width);
+            if here {
+                caret_line = caret;
+            }
         }
         if here {
             cursor_lines = start..body.len();
         }
+        rows.push(start..body.len());
     }
-
-    body.push(Line::default());
 
     let mut footer = Vec::new();
     let notice = match &state.notice {
@@ -209,6 +250,11 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         )),
         Some(Notice::ConfirmEmpty) => Some((
             "Nothing typed. Press Enter again to skip this question, or type an answer.".to_owned(),
+            theme.notice(),
+        )),
+        Some(Notice::ConfirmSkipLast) => Some((
+            "Skip this question? Enter sends the answers with it skipped; any other key keeps it open."
+                .to_owned(),
             theme.notice(),
         )),
         Some(Notice::Refused(reason)) => Some((
@@ -235,20 +281,23 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     Document {
         body,
         cursor_lines,
+        caret_line,
+        rows,
         head,
         footer,
     }
 }
 
-/// The own-answer row: the typed text (wrapped) with a block cursor, or the placeholder.
+/// The own-answer row: the typed text (wrapped, every grapheme kept) with a block caret, or
+/// the placeholder. Returns the body line of the caret when the row is highlighted.
 fn own_answer(
     body: &mut Vec<Line<'static>>,
     prefix: Vec<Span<'static>>,
     pad: &str,
-    text: &str,
+    text: &Editor,
     here: bool,
     width: usize,
-) {
+) -> Option<usize> {
     let block = Style::new().add_modifier(Modifier::REVERSED);
     if text.is_empty() {
         let mut spans = prefix;
@@ -257,21 +306,75 @@ fn own_answer(
         }
         spans.push(Span::styled(OWN_ANSWER, DIM.add_modifier(Modifier::ITALIC)));
         body.push(Line::from(spans));
-        return;
+        return here.then(|| body.len() - 1);
     }
-    let lines = wrap(&sanitize_line(text), width.saturating_sub(1));
-    let last = lines.len().saturating_sub(1);
+    // Graphemes as shown (each made inert on its own, so the caret maps one to one).
+    let mut shown: Vec<(usize, String)> = text
+        .text()
+        .grapheme_indices(true)
+        .map(|(i, g)| (i, sanitize_line(g)))
+        .collect();
+    // The caret after the last grapheme is drawn on a space of its own.
+    shown.push((text.text().len(), " ".to_owned()));
+    let lines = wrap_graphemes(&shown, width);
     let mut prefix = Some(prefix);
-    for (i, l) in lines.into_iter().enumerate() {
+    let mut caret_line = None;
+    for line in lines {
         let mut spans = prefix
             .take()
             .unwrap_or_else(|| vec![Span::raw(pad.to_owned())]);
-        spans.push(Span::raw(l));
-        if here && i == last {
-            spans.push(Span::styled(" ", block));
+        let mut plain = String::new();
+        for &(offset, ref g) in &shown[line] {
+            if here && offset == text.caret() {
+                spans.push(Span::raw(std::mem::take(&mut plain)));
+                spans.push(Span::styled(g.clone(), block));
+                caret_line = Some(body.len());
+            } else {
+                plain.push_str(g);
+            }
         }
+        spans.push(Span::raw(plain));
         body.push(Line::from(spans));
     }
+    caret_line
+}
+
+/// Lines of graphemes at most `width` columns wide, broken after a space when the line has
+/// one, else anywhere; nothing is dropped (spaces at a break stay at the end of the line).
+fn wrap_graphemes(graphemes: &[(usize, String)], width: usize) -> Vec<Range<usize>> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let (mut start, mut used, mut after_space) = (0, 0, None::<usize>);
+    for (i, (_, g)) in graphemes.iter().enumerate() {
+        let w = g.width();
+        if used + w > width && i > start {
+            match after_space {
+                // Break after the last space, moving the word begun since to the next line.
+                Some(cut) if cut > start => {
+                    lines.push(start..cut);
+                    used = graphemes[cut..i].iter().map(|(_, g)| g.width()).sum();
+                    start = cut;
+                }
+                _ => {
+                    lines.push(start..i);
+                    start = i;
+                    used = 0;
+                }
+            }
+            after_space = None;
+            if used + w > width && i > start {
+                lines.push(start..i);
+                start = i;
+                used = 0;
+            }
+        }
+        used += w;
+        if g == " " {
+            after_space = Some(i + 1);
+        }
+    }
+    lines.push(start..graphemes.len());
+    lines
 }
 
 /// The key help for the question on screen, as items.
@@ -279,14 +382,22 @@ fn help(state: &AskState<'_>) -> Vec<String> {
     let question = state.question();
     let n = question.options.len();
     let mut keys = Vec::new();
+    if let Some(left) = state.seconds_left {
+        keys.push(format!("{}:{:02} left", left / 60, left % 60));
+    }
     if n > 0 {
         keys.push("↑↓ move".to_owned());
         if question.multi_select {
             keys.push("Space toggle".to_owned());
         }
+        let verb = if question.multi_select {
+            "toggle"
+        } else {
+            "go to"
+        };
         keys.push(match n {
-            1 => "1 pick".to_owned(),
-            _ => format!("1-{} pick", n.min(9)),
+            1 => format!("1 {verb}"),
+            _ => format!("1-{n} {verb}"),
         });
     }
     keys.push("Enter confirm".to_owned());

@@ -5,23 +5,49 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 
-use crate::layout::{Theme, document};
+const BOLD: Style = Style::new().add_modifier(Modifier::BOLD);
+
+use crate::layout::{Document, Theme, document, wrap};
 use crate::state::AskState;
 
+/// The smallest area the question is drawn in; a smaller one shows [`TOO_SMALL`].
+pub(crate) const MIN_WIDTH: u16 = 30;
+/// See [`MIN_WIDTH`].
+pub(crate) const MIN_HEIGHT: u16 = 6;
+/// What a terminal below [`MIN_WIDTH`]×[`MIN_HEIGHT`] shows instead of the question.
+pub(crate) const TOO_SMALL: &str =
+    "Terminal too small: make it at least 30×6 to see the question. Ctrl-C dismisses.";
+
+/// Whether the question can be drawn in `area` (else the keys that answer are ignored).
+pub(crate) fn fits(width: u16, height: u16) -> bool {
+    width >= MIN_WIDTH && height >= MIN_HEIGHT
+}
+
 /// Draws the question on screen into `area` of `buf`. When the body does not fit, it scrolls
-/// so the highlighted row stays visible, with `↑ more` / `↓ more` marks; the notice and key
-/// help stay at the bottom.
+/// so the highlighted row (in the own answer: the caret's line) stays visible, with `↑ more`
+/// / `↓ more` marks; the human can scroll up from there (`state.peek`) to read a question
+/// taller than the screen. The notice and key help stay at the bottom.
 pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: Theme) {
+    if !fits(area.width, area.height) {
+        for (y, line) in (area.y..area.bottom()).zip(wrap(TOO_SMALL, usize::from(area.width))) {
+            buf.set_line(area.x, y, &Line::styled(line, BOLD), area.width);
+        }
+        return;
+    }
     let doc = document(state, area.width, theme);
     let height = usize::from(area.height);
-    let footer: Vec<&Line<'_>> = doc.footer.iter().take(height).collect();
+    // The key help is never pushed out by the notice: at most half the rows for the footer.
+    let footer: Vec<&Line<'_>> = doc.footer.iter().take(height / 2).collect();
     let body_height = height - footer.len();
     let total = doc.body.len();
     let mut rows: Vec<Line<'_>> = Vec::with_capacity(height);
-    if total <= body_height {
-        // Everything fits: the footer follows the body; spare rows stay blank below.
+    if total < body_height {
+        // Everything fits: a blank line, then the footer; spare rows stay blank below.
         rows.extend(doc.body.iter().cloned());
-    } else if body_height > 0 {
+        rows.push(Line::default());
+        state.view.follow_offset.set(0);
+        state.view.page.set(doc.rows.len());
+    } else {
         // The question stays in view when it takes at most a third of the rows.
         let pinned = if doc.head * 3 <= body_height {
             doc.head
@@ -29,13 +55,7 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
             0
         };
         rows.extend(doc.body[..pinned].iter().cloned());
-        scroll(
-            &mut rows,
-            &doc.body[pinned..],
-            &doc.cursor_lines,
-            pinned,
-            body_height - pinned,
-        );
+        scroll(&mut rows, &doc, pinned, body_height - pinned, state);
     }
     rows.extend(footer.into_iter().cloned());
     for (y, line) in (area.y..area.bottom()).zip(rows.iter()) {
@@ -43,50 +63,80 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
     }
 }
 
-/// Appends `height` rows of `body` scrolled so the lines `cursor` (offset by `shift`) show,
-/// marking what is hidden above and below.
+/// Appends `height` rows of the body from line `pinned` on, scrolled so the cursor (or the
+/// caret) shows, less what the human scrolled up, marking what is hidden above and below.
 fn scroll<'a>(
     rows: &mut Vec<Line<'a>>,
-    body: &[Line<'a>],
-    cursor: &std::ops::Range<usize>,
-    shift: usize,
+    doc: &'a Document,
+    pinned: usize,
     height: usize,
+    state: &AskState<'_>,
 ) {
+    let body = &doc.body[pinned..];
     let total = body.len();
-    if total <= height {
-        rows.extend(body.iter().cloned());
-        return;
-    }
-    let (start, end) = (
-        cursor.start.saturating_sub(shift),
-        cursor.end.saturating_sub(shift),
-    );
-    let offset_for = |window: usize| end.saturating_sub(window).min(start).min(total - window);
+    let rel = |line: usize| line.saturating_sub(pinned);
+    // What must show: the caret's line in a tall own answer, else the whole highlighted row.
+    let (mut start, end) = (rel(doc.cursor_lines.start), rel(doc.cursor_lines.end));
     let marks = usize::from(height >= 3);
     let mut window = height - marks;
+    if end - start > window.saturating_sub(1)
+        && let Some(caret) = doc.caret_line
+    {
+        start = (rel(caret) + 1).saturating_sub(window.saturating_sub(1).max(1));
+    }
+    // A view starting inside an option row starts at the next row instead (when the cursor
+    // still shows): a description is never shown without its option above it.
+    let rows_at: Vec<std::ops::Range<usize>> =
+        doc.rows.iter().map(|r| rel(r.start)..rel(r.end)).collect();
+    let offset_for = |window: usize| {
+        let mut offset = end
+            .saturating_sub(window)
+            .min(start)
+            .min(total.saturating_sub(window));
+        if let Some(row) = rows_at.iter().find(|r| r.start < offset && offset < r.end)
+            && row.end <= start
+        {
+            offset = row.end;
+        }
+        offset
+    };
     let mut offset = offset_for(window);
-    let top_mark = offset > 0 && height >= 4;
-    let dim = Style::new().add_modifier(Modifier::DIM);
+    let top_mark = (offset > 0 || state.peek > 0) && height >= 4;
     if top_mark {
         window -= 1;
         offset = offset_for(window);
-        rows.push(Line::styled("  ↑ more", dim));
     }
-    rows.extend(body[offset..offset + window].iter().cloned());
+    state.view.follow_offset.set(offset);
+    let offset = offset - state.peek.min(offset);
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    if top_mark {
+        rows.push(Line::styled(if offset > 0 { "  ↑ more" } else { "" }, dim));
+    }
+    let shown = offset..(offset + window).min(total);
+    state.view.page.set(
+        doc.rows
+            .iter()
+            .filter(|r| rel(r.start) >= shown.start && rel(r.end) <= shown.end)
+            .count()
+            .max(1),
+    );
+    rows.extend(body[shown.clone()].iter().cloned());
+    rows.extend((shown.len()..window).map(|_| Line::default()));
     if marks > 0 {
-        let below = total - offset - window;
+        let below = total - shown.end;
         rows.push(Line::styled(if below > 0 { "  ↓ more" } else { "" }, dim));
     }
 }
 
 /// Rows the viewport needs to show the tallest question of the batch in `width` columns
-/// (with room for a notice), capped at `max`.
+/// (with room for a two-line notice and the earlier answers), capped at `max`.
 pub(crate) fn needed_height(state: &AskState<'_>, width: u16, max: u16, theme: Theme) -> u16 {
     let mut probe = state.clone();
     let tallest = (0..probe.questions.len())
         .map(|i| {
             probe.current = i;
-            document(&probe, width, theme).height()
+            // Room for the earlier answers' summary lines, too.
+            document(&probe, width, theme).height() + i
         })
         .max()
         .unwrap_or(1);

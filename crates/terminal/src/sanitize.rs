@@ -12,17 +12,45 @@
 //!   U+200E, U+200F, U+061C, zero-width or invisible characters (U+200B–U+200D,
 //!   U+2060–U+2064, U+FEFF, U+00AD), invisible tag characters (U+E0000–U+E007F), the line and
 //!   paragraph separators (U+2028, U+2029) and every other format character (general
-//!   category Cf) → `\u{202e}` and so on.
+//!   category Cf) → `\u{202e}` and so on — except the zero-width joiner between two
+//!   pictographs, which makes an emoji sequence (👨‍👩‍👧) and hides nothing.
 //!
 //! The answer still carries the model's labels byte for byte; only the screen sees this.
 
 /// The text as it may be drawn: no control characters except `\n`.
 pub fn sanitize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        push_inert(&mut out, c);
+    let mut chars = text.chars().peekable();
+    let mut previous = None;
+    while let Some(c) = chars.next() {
+        // The zero-width joiner of an emoji sequence (👨‍👩‍👧) joins two pictographs into
+        // one picture and hides nothing: it stays.
+        if c == '\u{200d}'
+            && previous.is_some_and(joins_after)
+            && chars.peek().copied().is_some_and(is_pictographic)
+        {
+            out.push(c);
+        } else {
+            push_inert(&mut out, c);
+        }
+        previous = Some(c);
     }
     out
+}
+
+/// Pictographs (roughly Unicode's `Extended_Pictographic`): what an emoji ZWJ sequence joins.
+fn is_pictographic(c: char) -> bool {
+    matches!(c,
+        '\u{a9}' | '\u{ae}' | '\u{203c}' | '\u{2049}' | '\u{2122}' | '\u{2139}'
+        | '\u{2194}'..='\u{21aa}' | '\u{231a}'..='\u{23ff}' | '\u{24c2}'
+        | '\u{25aa}'..='\u{27bf}' | '\u{2934}'..='\u{2935}' | '\u{2b05}'..='\u{2b55}'
+        | '\u{3030}' | '\u{303d}' | '\u{3297}' | '\u{3299}' | '\u{1f000}'..='\u{1faff}')
+}
+
+/// What may stand before the joiner of an emoji sequence: a pictograph, the emoji
+/// presentation selector, or a skin-tone modifier.
+fn joins_after(c: char) -> bool {
+    is_pictographic(c) || c == '\u{fe0f}' || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
 }
 
 /// The text on one line: like [`sanitize`], and a newline shown as `␤`.
@@ -100,6 +128,20 @@ mod tests {
         assert_eq!(
             sanitize("1\u{2028}2\u{2029}3\u{206a}4\u{180e}5\u{600}6\u{fff9}7"),
             "1\\u{2028}2\\u{2029}3\\u{206a}4\\u{180e}5\\u{600}6\\u{fff9}7"
+        );
+    }
+
+    #[test]
+    fn an_emoji_sequence_keeps_its_joiner_and_a_stray_joiner_shows() {
+        assert_eq!(sanitize("👨\u{200d}👩\u{200d}👧"), "👨\u{200d}👩\u{200d}👧");
+        assert_eq!(sanitize("🏃\u{200d}♀\u{fe0f}"), "🏃\u{200d}♀\u{fe0f}");
+        assert_eq!(sanitize("a\u{200d}b"), "a\\u{200d}b");
+        assert_eq!(sanitize("👨\u{200d}x"), "👨\\u{200d}x");
+        let family = sanitize("👨\u{200d}👩");
+        assert_eq!(
+            sanitize(&family),
+            family,
+            "sanitising twice changes nothing"
         );
     }
 

@@ -1,28 +1,39 @@
 //! The question view's state machine and key handling: pure, no I/O.
 //!
-//! Behaviours (docs/contract.md §6 Terminal):
+//! Two rules above every key (docs/contract.md §6 Terminal): **no stray key sends an answer**
+//! and **typed text is never reinterpreted or lost**. The key map that follows from them (the
+//! README has it as a table):
 //!
 //! - one question at a time, in order; each shows its options and, always last, a row for the
-//!   human's own answer;
-//! - the cursor starts on the recommended option (the first whose label ends in
-//!   `(Recommended)`), else on the first; in a multi-select the recommended option starts
-//!   chosen;
-//! - ↑/↓ (or k/j) move; a digit picks that option (single-select: picks and confirms;
-//!   multi-select: toggles); Space toggles in a multi-select; Enter confirms;
-//! - on the own-answer row every printable key goes into the text (digits, j, k and Space
-//!   too); on an option row, any other printable key jumps to the own-answer row and types;
-//!   Backspace deletes; pasted text goes there too, newlines turned into spaces;
-//! - Enter with nothing chosen and nothing typed asks once more ("press Enter again to skip");
-//!   the second Enter skips the question;
-//! - Esc skips the question; Ctrl-C dismisses the whole batch;
-//! - ←, Shift-Tab, or Backspace with no text go back to the previous question, which keeps
-//!   what the human chose there (with text typed, ← does nothing: Shift-Tab still goes back);
-//! - in the text, Ctrl-U clears it and Ctrl-W deletes the last word;
+//!   human's own answer; the cursor starts on the recommended option (the first whose label
+//!   ends in `(Recommended)`), else on the first; in a multi-select that option starts chosen;
+//! - ↑/↓ (Ctrl-P/Ctrl-N) move; PgUp/PgDn move a page; Home/End go to the first option / the
+//!   own-answer row (on the own-answer row with text typed they move the caret instead);
+//!   ↑ on the first option, PgUp there, and Home scroll up through a question taller than
+//!   the screen;
+//! - every printable key typed on an option row goes into the own answer (letters are never
+//!   navigation); the exception is a number: digits move to that option (multi-select: toggle
+//!   it) and never confirm; `1` then `2` reaches option 12 when there is one; a number
+//!   followed by any other typed character becomes the start of the own answer, and the move
+//!   or toggle it made is undone; Space toggles in a multi-select (and is text once a number
+//!   was typed, or on the own-answer row);
+//! - Enter confirms the question on screen (the option under the cursor, the chosen set, or
+//!   the typed text); Enter with nothing chosen and nothing typed asks once more;
+//! - Esc skips the question on screen; on the last question it asks for Enter first, so Esc
+//!   never sends the batch by itself; Ctrl-C dismisses the whole batch;
+//! - ← (when no text is being edited) and Shift-Tab go back to the previous question, which
+//!   keeps what the human chose there; Backspace only ever deletes text;
+//! - the own answer is edited by [`Editor`] (caret, whole graphemes);
+//! - Ctrl-L redraws, Ctrl-Z suspends (the loop does both);
 //! - after the last question the answers go through [`ask_user_core::normalise`]; a refusal
 //!   is shown and the batch stays open.
 
+use std::cell::Cell;
+
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Question, normalise};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::editor::Editor;
 
 /// What the loop does after a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +44,10 @@ pub(crate) enum Step {
     Done(Answers),
     /// The human dismissed the whole batch (Ctrl-C).
     Dismissed,
+    /// Ctrl-L: draw everything again from scratch.
+    Redraw,
+    /// Ctrl-Z: put the question away, stop the process, draw it again on resume.
+    Suspend,
 }
 
 /// A message under the options.
@@ -40,6 +55,8 @@ pub(crate) enum Step {
 pub(crate) enum Notice {
     /// Enter was pressed with nothing chosen or typed; a second Enter skips.
     ConfirmEmpty,
+    /// Esc on the last question: Enter skips it and sends the answers.
+    ConfirmSkipLast,
     /// The submission was refused by normalisation; the text says why.
     Refused(String),
 }
@@ -52,7 +69,7 @@ pub(crate) struct QuestionState {
     /// Which options are chosen (multi-select; single-select confirms at once).
     pub(crate) chosen: Vec<bool>,
     /// The own answer typed so far.
-    pub(crate) text: String,
+    pub(crate) text: Editor,
     /// The confirmed answer, once the human confirmed or skipped this question.
     pub(crate) answer: Option<AnswerItem>,
 }
@@ -67,10 +84,28 @@ impl QuestionState {
         Self {
             cursor: recommended.unwrap_or(0),
             chosen,
-            text: String::new(),
+            text: Editor::default(),
             answer: None,
         }
     }
+}
+
+/// Digits typed on an option row: the number so far and the question as it was before it,
+/// so that text typed after the number can take the number back as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Number {
+    digits: String,
+    before: QuestionState,
+}
+
+/// What the renderer learnt about the view, for the keys that depend on it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ViewInfo {
+    /// How many lines the view is scrolled down to keep the cursor in sight (the most the
+    /// human can scroll up).
+    pub(crate) follow_offset: Cell<usize>,
+    /// Option rows in one screenful (PgUp/PgDn).
+    pub(crate) page: Cell<usize>,
 }
 
 /// The whole batch on screen: which question is shown and what was chosen.
@@ -84,6 +119,14 @@ pub(crate) struct AskState<'r> {
     pub(crate) current: usize,
     /// A message to show, cleared by the next key.
     pub(crate) notice: Option<Notice>,
+    /// A number being typed on an option row.
+    pub(crate) number: Option<Number>,
+    /// Lines the human scrolled up from the view that follows the cursor.
+    pub(crate) peek: usize,
+    /// Published by the renderer.
+    pub(crate) view: ViewInfo,
+    /// Seconds left before the ask times out, when it has a budget.
+    pub(crate) seconds_left: Option<u64>,
 }
 
 impl<'r> AskState<'r> {
@@ -94,6 +137,10 @@ impl<'r> AskState<'r> {
             questions: request.questions().iter().map(QuestionState::new).collect(),
             current: 0,
             notice: None,
+            number: None,
+            peek: 0,
+            view: ViewInfo::default(),
+            seconds_left: None,
         }
     }
 
@@ -116,72 +163,193 @@ impl<'r> AskState<'r> {
         self.state().cursor == self.question().options.len()
     }
 
+    fn is_last(&self) -> bool {
+        self.current + 1 == self.questions.len()
+    }
+
     /// Handles one key event.
     pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Step {
         if key.kind == KeyEventKind::Release {
             return Step::Stay;
         }
-        let confirming_empty = self.notice == Some(Notice::ConfirmEmpty);
-        self.notice = None;
+        let confirming = self.notice.take();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let plain = !ctrl && !key.modifiers.contains(KeyModifiers::ALT);
-        let options = self.question().options.len();
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if let KeyCode::Char(c) = key.code
+            && !ctrl
+            && !alt
+            && !c.is_control()
+        {
+            self.typed(c);
+            return Step::Stay;
+        }
+        // Any other key ends a number being typed: the move or toggle it made stays.
+        let number = self.number.take();
+        let editing = self.on_text_row() && !self.state().text.is_empty();
         match key.code {
             KeyCode::Char('c') if ctrl => return Step::Dismissed,
+            KeyCode::Char('l') if ctrl => return Step::Redraw,
+            KeyCode::Char('z') if ctrl => return Step::Suspend,
+            // On the last question Esc only asks (again, if pressed twice): only Enter sends.
+            KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
-            KeyCode::Enter => return self.enter(confirming_empty),
-            KeyCode::Up => self.move_cursor(-1),
-            KeyCode::Down => self.move_cursor(1),
-            // Text is never lost by a stray ←: with text typed, only Shift-Tab goes back.
-            KeyCode::Left if self.on_text_row() && !self.state().text.is_empty() => {}
+            KeyCode::Enter if confirming == Some(Notice::ConfirmSkipLast) => {
+                return self.confirm(AnswerItem::skipped(&self.question().id));
+            }
+            KeyCode::Enter => return self.enter(confirming == Some(Notice::ConfirmEmpty)),
+            KeyCode::Up => self.up(1),
+            KeyCode::Char('p') if ctrl => self.up(1),
+            KeyCode::Down => self.down(1),
+            KeyCode::Char('n') if ctrl => self.down(1),
+            KeyCode::PageUp => self.up(self.page()),
+            KeyCode::PageDown => self.down(self.page()),
+            KeyCode::Home if editing => self.state_mut().text.home(),
+            KeyCode::End if editing => self.state_mut().text.end(),
+            KeyCode::Home => {
+                self.state_mut().cursor = 0;
+                self.peek = usize::MAX;
+            }
+            KeyCode::End => {
+                let last = self.question().options.len();
+                self.state_mut().cursor = last;
+                self.peek = 0;
+            }
+            KeyCode::Left if editing => self.state_mut().text.left(),
+            KeyCode::Right if editing => self.state_mut().text.right(),
             KeyCode::Left | KeyCode::BackTab => self.back(),
-            KeyCode::Char('u') if ctrl && self.on_text_row() => self.state_mut().text.clear(),
-            KeyCode::Char('w') if ctrl && self.on_text_row() => {
-                delete_word(&mut self.state_mut().text)
-            }
-            KeyCode::Backspace if self.on_text_row() && !self.state().text.is_empty() => {
-                self.state_mut().text.pop();
-            }
-            KeyCode::Backspace => self.back(),
-            KeyCode::Char(c) if plain && self.on_text_row() => self.state_mut().text.push(c),
-            KeyCode::Char('k') if plain => self.move_cursor(-1),
-            KeyCode::Char('j') if plain => self.move_cursor(1),
-            KeyCode::Char(' ') if plain => self.toggle(self.state().cursor),
-            KeyCode::Char(d @ '1'..='9') if plain => {
-                let index = d as usize - '1' as usize;
-                if index < options {
-                    return self.pick(index);
+            KeyCode::Backspace if number.is_some() => {
+                // The number typed is taken back whole.
+                if let Some(number) = number {
+                    *self.state_mut() = number.before;
                 }
             }
-            KeyCode::Char(c) if plain && !c.is_control() => {
-                let state = self.state_mut();
-                state.cursor = options;
-                state.text.push(c);
-            }
+            _ if self.on_text_row() => self.edit(key.code, ctrl),
             _ => {}
         }
         Step::Stay
     }
 
-    /// Pasted text (bracketed paste) goes into the own answer, on one line: a pasted newline
-    /// never confirms.
-    pub(crate) fn paste(&mut self, text: &str) {
-        self.notice = None;
+    /// Editing keys on the own-answer row.
+    fn edit(&mut self, code: KeyCode, ctrl: bool) {
+        let text = &mut self.state_mut().text;
+        match code {
+            KeyCode::Backspace => text.backspace(),
+            KeyCode::Delete => text.delete(),
+            KeyCode::Char('a') if ctrl => text.home(),
+            KeyCode::Char('e') if ctrl => text.end(),
+            KeyCode::Char('b') if ctrl => text.left(),
+            KeyCode::Char('f') if ctrl => text.right(),
+            KeyCode::Char('w') if ctrl => text.delete_word(),
+            KeyCode::Char('u') if ctrl => text.delete_to_start(),
+            KeyCode::Char('k') if ctrl => text.delete_to_end(),
+            KeyCode::Char('h') if ctrl => text.backspace(),
+            _ => {}
+        }
+    }
+
+    /// A printable character: text, or (on an option row) a number or a Space toggle.
+    fn typed(&mut self, c: char) {
+        self.peek = 0;
+        if self.on_text_row() {
+            let mut buf = [0u8; 4];
+            self.state_mut().text.insert(c.encode_utf8(&mut buf));
+            return;
+        }
+        let options = self.question().options.len();
+        let number = self.number.take();
+        if c.is_ascii_digit() {
+            let (mut digits, before) = match number {
+                Some(n) => (n.digits, n.before),
+                None => (String::new(), self.state().clone()),
+            };
+            digits.push(c);
+            match digits.parse::<usize>() {
+                Ok(n) if (1..=options).contains(&n) && !digits.starts_with('0') => {
+                    let multi = self.question().multi_select;
+                    let state = self.state_mut();
+                    *state = before.clone();
+                    state.cursor = n - 1;
+                    if multi {
+                        state.chosen[n - 1] = !state.chosen[n - 1];
+                    }
+                    self.number = Some(Number { digits, before });
+                }
+                _ => self.make_text(before, &digits),
+            }
+            return;
+        }
+        if let Some(n) = number {
+            let mut text = n.digits;
+            text.push(c);
+            self.make_text(n.before, &text);
+            return;
+        }
+        if c == ' ' {
+            // Space on an option row: a toggle in a multi-select; nothing in a single-select
+            // (a leading space would be trimmed from the answer anyway).
+            let cursor = self.state().cursor;
+            self.toggle(cursor);
+            return;
+        }
+        let mut buf = [0u8; 4];
+        self.make_text(self.state().clone(), c.encode_utf8(&mut buf));
+    }
+
+    /// The question back as it was in `before`, the cursor on the own-answer row and `text`
+    /// appended to what was typed there.
+    fn make_text(&mut self, before: QuestionState, text: &str) {
         let options = self.question().options.len();
         let state = self.state_mut();
+        *state = before;
         state.cursor = options;
+        state.text.end();
+        state.text.insert(text);
+    }
+
+    /// Pasted text (bracketed paste) goes into the own answer, on one line: a pasted newline
+    /// never confirms. A number typed just before becomes the start of the text.
+    pub(crate) fn paste(&mut self, text: &str) {
+        self.notice = None;
+        self.peek = 0;
         let flat = text
             .split(['\r', '\n'])
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        state.text.extend(flat.chars().filter(|c| !c.is_control()));
+        let flat: String = flat.chars().filter(|c| !c.is_control()).collect();
+        let (before, flat) = match self.number.take() {
+            Some(n) => (n.before, n.digits + &flat),
+            None => (self.state().clone(), flat),
+        };
+        if self.on_text_row() {
+            self.state_mut().text.insert(&flat);
+        } else {
+            self.make_text(before, &flat);
+        }
     }
 
-    fn move_cursor(&mut self, delta: isize) {
+    fn page(&self) -> usize {
+        self.view.page.get().max(1)
+    }
+
+    fn up(&mut self, rows: usize) {
+        let state = self.state_mut();
+        if state.cursor == 0 {
+            // Already at the top: scroll up through the question instead.
+            let most = self.view.follow_offset.get();
+            let step = if rows == 1 { 1 } else { rows.max(3) };
+            self.peek = self.peek.saturating_add(step).min(most);
+            return;
+        }
+        state.cursor = state.cursor.saturating_sub(rows);
+        self.peek = 0;
+    }
+
+    fn down(&mut self, rows: usize) {
         let last = self.question().options.len();
         let state = self.state_mut();
-        state.cursor = state.cursor.saturating_add_signed(delta).min(last);
+        state.cursor = state.cursor.saturating_add(rows).min(last);
+        self.peek = 0;
     }
 
     fn toggle(&mut self, index: usize) {
@@ -192,24 +360,12 @@ impl<'r> AskState<'r> {
         }
     }
 
-    /// A digit: single-select picks and confirms, multi-select toggles.
-    fn pick(&mut self, index: usize) -> Step {
-        self.state_mut().cursor = index;
-        if self.question().multi_select {
-            self.toggle(index);
-            return Step::Stay;
-        }
-        let question = self.question();
-        self.confirm(AnswerItem::selected(
-            &question.id,
-            [question.options[index].label.clone()],
-        ))
-    }
-
+    /// Enter: the answer to the question on screen (with nothing chosen or typed, only when
+    /// this is the second Enter).
     fn enter(&mut self, confirming_empty: bool) -> Step {
         let question = self.question();
         let state = self.state();
-        let text = state.text.trim();
+        let text = state.text.text().trim();
         let item = if question.multi_select {
             let selected = question
                 .options
@@ -237,14 +393,18 @@ impl<'r> AskState<'r> {
     }
 
     fn back(&mut self) {
-        self.current = self.current.saturating_sub(1);
+        if self.current > 0 {
+            self.current -= 1;
+            self.peek = 0;
+        }
     }
 
     /// Records the answer to the question on screen and moves on; after the last question,
     /// submits the batch.
     fn confirm(&mut self, item: AnswerItem) -> Step {
         self.state_mut().answer = Some(item);
-        if self.current + 1 < self.questions.len() {
+        self.peek = 0;
+        if !self.is_last() {
             self.current += 1;
             return Step::Stay;
         }
@@ -253,7 +413,18 @@ impl<'r> AskState<'r> {
 
     /// The batch through [`normalise`]: done, or refused with the reason shown.
     pub(crate) fn submit(&mut self) -> Step {
-        let answers = Answers {
+        match normalise(self.request, self.answers()) {
+            Ok(answers) => Step::Done(answers),
+            Err(invalid) => {
+                self.notice = Some(Notice::Refused(invalid.to_string()));
+                Step::Stay
+            }
+        }
+    }
+
+    /// The answers recorded so far (a question not yet confirmed counts as skipped).
+    fn answers(&self) -> Answers {
+        Answers {
             answers: self
                 .request
                 .questions()
@@ -265,23 +436,8 @@ impl<'r> AskState<'r> {
                         .unwrap_or_else(|| AnswerItem::skipped(&q.id))
                 })
                 .collect(),
-        };
-        match normalise(self.request, answers) {
-            Ok(answers) => Step::Done(answers),
-            Err(invalid) => {
-                self.notice = Some(Notice::Refused(invalid.to_string()));
-                Step::Stay
-            }
         }
     }
-}
-
-/// Ctrl-W: deletes the word before the end of the text, and the spaces after it.
-fn delete_word(text: &mut String) {
-    let kept = text.trim_end().len();
-    text.truncate(kept);
-    let start = text.rfind(' ').map_or(0, |i| i + 1);
-    text.truncate(start);
 }
 
 #[cfg(test)]

@@ -2,13 +2,16 @@
 //!
 //! Everything is drawn on the controlling terminal, never on stdout, so stdout can carry the
 //! answer or a protocol. The viewport is inline (below the text already on screen, which
-//! stays visible): the cursor position is asked once, on `/dev/tty` itself (crossterm's
-//! own query writes to stdout), and afterwards tracked, never asked again. On a resize the
-//! screen is cleared and the viewport starts again at the top, because terminals reflow the
-//! old lines in ways that cannot be known.
+//! stays visible): the cursor position is asked on `/dev/tty` itself (crossterm's own query
+//! writes to stdout) when the question opens, after a resize (terminals reflow lines; the
+//! hidden cursor, parked at the viewport's top left, moves with them) and after a suspend,
+//! and is tracked in between. These queries run while crossterm's event reader is stopped,
+//! so the reply is not read as keys. The viewport grows when the question needs more rows
+//! (a long own answer); it is redrawn from scratch on Ctrl-L.
 //!
-//! The [`Session`] restores the terminal when dropped: viewport cleared, cursor shown, raw
-//! mode off. Dropping happens on an answer, Esc, Ctrl-C, cancellation (timeout, another
+//! The [`Session`] restores the terminal when dropped: viewport cleared (a summary of what
+//! was answered left in its place), cursor shown, raw mode off. Dropping happens on an
+//! answer, Esc, Ctrl-C, cancellation (timeout, another
 //! answerer won, SIGTERM turned into cancellation by the host) and unwinding panics; a panic
 //! hook also turns raw mode off before the panic message is printed.
 
@@ -86,7 +89,8 @@ fn install_panic_hook() {
                 if let Ok(mut tty) = open() {
                     let top = VIEWPORT_TOP.swap(NO_VIEWPORT, Ordering::SeqCst);
                     if top != NO_VIEWPORT {
-                        let _ = execute!(tty, MoveTo(0, top), Clear(ClearType::FromCursorDown));
+                        let _ = clear_below(&mut tty, top);
+                        let _ = tty.flush();
                     }
                     let _ = execute!(tty, DisableBracketedPaste, Show);
                 }
@@ -153,6 +157,11 @@ pub(crate) struct Session {
     terminal: Terminal<TtyBackend>,
     tty: File,
     theme: Theme,
+    /// The viewport's height and the terminal's size it was made for.
+    height: u16,
+    size: (u16, u16),
+    /// Lines to leave where the question was (what was answered), written by the restore.
+    summary: Vec<String>,
     // Dropped last: raw mode goes off after the viewport is cleared.
     _raw: RawMode,
 }
@@ -168,68 +177,145 @@ impl Session {
     /// below the current line, and the bell.
     pub(crate) fn start(tty: File, state: &AskState<'_>, theme: Theme) -> io::Result<Self> {
         let raw = RawMode::enable()?;
+        // Takes crossterm's reader lock: a reader thread of an earlier ask has let go of the
+        // tty, so the cursor-position reply below is not read as keys. (In raw mode: in
+        // cooked mode a read after a readiness report can block until a whole line comes.)
+        let _ = crossterm::event::poll(Duration::ZERO);
         let mut tty = tty;
-        let (columns, rows) = size()?;
-        let mut cursor = query_cursor(&mut tty).unwrap_or(Position::new(0, rows.saturating_sub(1)));
-        if cursor.x > 0 {
-            // Start on a line of our own.
-            tty.write_all(b"\r\n")?;
-            cursor = Position::new(0, (cursor.y + 1).min(rows.saturating_sub(1)));
-        }
+        let size = size()?;
+        let top = start_line(&mut tty, size.1)?;
         discard_typed_ahead();
         queue!(tty, Hide, EnableBracketedPaste)?;
         tty.write_all(b"\x07")?;
-        let terminal = viewport(
-            tty.try_clone()?,
-            cursor,
-            needed_height(state, columns, rows, theme),
-        )?;
+        let height = needed_height(state, size.0, size.1, theme);
+        let terminal = viewport(tty.try_clone()?, top, height)?;
         Ok(Self {
             terminal,
             tty,
             theme,
+            height,
+            size,
+            summary: Vec::new(),
             _raw: raw,
         })
     }
 
+    /// Whether the question can be drawn at the terminal's size (else only a message is).
+    pub(crate) fn fits(&self) -> bool {
+        crate::render::fits(self.size.0, self.size.1)
+    }
+
     /// Draws the state and parks the (hidden) cursor at the viewport's top left, where the
-    /// next redraw, a resize or the restore expects it.
+    /// next redraw, a resize or the restore expects it. The viewport grows (up to the
+    /// screen's height) when the question needs more rows, e.g. for a long own answer.
     pub(crate) fn draw(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        let now = size()?;
+        if now != self.size {
+            // The resize event (which asks where the view went) is on its way; until then
+            // the view stays where it was known to be.
+            self.size = now;
+            let top = self.top().y.min(now.1.saturating_sub(1));
+            tracing::debug!(top, ?now, "size changed before its event");
+            let height = needed_height(state, now.0, now.1, self.theme);
+            self.rebuild(Position::new(0, top), height)?;
+        }
+        let needed = needed_height(state, self.size.0, self.size.1, self.theme);
+        if needed > self.height {
+            let top = self.top();
+            self.rebuild(top, needed)?;
+        }
         let theme = self.theme;
         self.terminal
             .draw(|frame| render(state, frame.area(), frame.buffer_mut(), theme))?;
-        // The viewport's top left (the completed frame's `area` is the whole screen).
-        let top = self.terminal.get_frame().area().as_position();
+        let top = self.top();
         VIEWPORT_TOP.store(top.y, Ordering::SeqCst);
         self.terminal.set_cursor_position(top)?;
         Backend::flush(self.terminal.backend_mut())
     }
 
-    /// After a resize: clear the screen and start the viewport again at the top.
-    pub(crate) fn resize(&mut self, state: &AskState<'_>) -> io::Result<()> {
-        let (columns, rows) = size()?;
-        execute!(self.tty, MoveTo(0, 0), Clear(ClearType::All))?;
-        self.terminal = viewport(
-            self.tty.try_clone()?,
-            Position::ORIGIN,
-            needed_height(state, columns, rows, self.theme),
-        )?;
+    /// The viewport's top left (the completed frame's `area` is the whole screen).
+    fn top(&mut self) -> Position {
+        self.terminal.get_frame().area().as_position()
+    }
+
+    /// A new viewport of `height` rows at `top`, everything from there down cleared (the
+    /// next draw paints it all).
+    fn rebuild(&mut self, top: Position, height: u16) -> io::Result<()> {
+        clear_below(&mut self.tty, top.y)?;
+        self.height = height;
+        self.terminal = viewport(self.tty.try_clone()?, Position::new(0, top.y), height)?;
         Ok(())
     }
 
-    fn restore(&mut self) -> io::Result<()> {
+    /// After a resize: the viewport again where the terminal moved its top left (terminals
+    /// reflow lines; the parked cursor moves with them), everything below cleared. The
+    /// screen is never cleared as a whole, so no copies of the question pile up in the
+    /// scrollback and what was above stays.
+    ///
+    /// Call with the event reader stopped (see [`Session::locate`]).
+    pub(crate) fn resize(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        self.size = size()?;
+        let (columns, rows) = self.size;
+        let known = self.top();
+        let located = locate(&mut self.tty);
+        tracing::debug!(?known, ?located, columns, rows, "resized");
+        let top = located.map_or(known.y, |p| p.y).min(rows.saturating_sub(1));
+        let height = needed_height(state, columns, rows, self.theme);
+        self.rebuild(Position::new(0, top), height)
+    }
+
+    /// Ctrl-L: everything from the viewport's top down cleared and drawn again (output of
+    /// another process written over the question goes away).
+    pub(crate) fn redraw(&mut self) -> io::Result<()> {
+        let top = self.top();
+        let height = self.height;
+        self.rebuild(top, height)
+    }
+
+    /// Ctrl-Z or SIGTSTP: the question cleared, the terminal given back, the process stopped;
+    /// when it continues (`fg`), raw mode again and the question drawn below the shell's
+    /// lines. Call with the event reader stopped.
+    pub(crate) fn suspend(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        let top = self.top();
+        clear_below(&mut self.tty, top.y)?;
+        execute!(self.tty, DisableBracketedPaste, Show)?;
         VIEWPORT_TOP.store(NO_VIEWPORT, Ordering::SeqCst);
-        if std::thread::panicking() {
-            // The panic hook cleared the question; its message is on screen now.
+        terminal::disable_raw_mode()?;
+        // SIGSTOP, not SIGTSTP: a handler for SIGTSTP may be installed (ours).
+        rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP)
+            .map_err(io::Error::from)?;
+        self.resume(state)
+    }
+
+    /// The process continues: raw mode (the shell may have reset the terminal), cursor
+    /// hidden, bracketed paste, and the viewport on a line of its own.
+    pub(crate) fn resume(&mut self, state: &AskState<'_>) -> io::Result<()> {
+        raw_again()?;
+        self.size = size()?;
+        let top = start_line(&mut self.tty, self.size.1)?;
+        queue!(self.tty, Hide, EnableBracketedPaste)?;
+        let height = needed_height(state, self.size.0, self.size.1, self.theme);
+        self.rebuild(top, height)
+    }
+
+    /// Lines to leave on screen after the restore, in place of the question.
+    pub(crate) fn leave(&mut self, summary: Vec<String>) {
+        self.summary = summary;
+    }
+
+    fn restore(&mut self) -> io::Result<()> {
+        let drawn = VIEWPORT_TOP.swap(NO_VIEWPORT, Ordering::SeqCst) != NO_VIEWPORT;
+        if std::thread::panicking() || !drawn {
+            // A panic (here or in the thread that asked) cleared the question in the panic
+            // hook; its message is on screen now, where the question was.
             return execute!(self.tty, DisableBracketedPaste, Show);
         }
-        let top = self.terminal.get_frame().area().as_position();
-        execute!(
-            self.tty,
-            MoveTo(top.x, top.y),
-            Clear(ClearType::FromCursorDown),
-            Show
-        )
+        let top = self.top();
+        clear_below(&mut self.tty, top.y)?;
+        for line in &self.summary {
+            write!(self.tty, "{line}\r\n")?;
+        }
+        execute!(self.tty, DisableBracketedPaste, Show)
     }
 }
 
@@ -239,6 +325,40 @@ impl Drop for Session {
             tracing::warn!(%error, "could not clear the question from the terminal");
         }
     }
+}
+
+/// Raw mode on again, also when crossterm believes it still is (the shell may have reset the
+/// terminal while the process was stopped).
+pub(crate) fn raw_again() -> io::Result<()> {
+    let _ = terminal::disable_raw_mode();
+    terminal::enable_raw_mode()
+}
+
+/// Clears the screen from row `top` down, one line at a time, and leaves the cursor at the
+/// start of row `top`. (Not "erase below": from the top left that is a whole-screen clear,
+/// which tmux's `scroll-on-clear` turns into a copy of the screen in the scrollback.)
+fn clear_below(tty: &mut File, top: u16) -> io::Result<()> {
+    let (_, rows) = size()?;
+    for y in top..rows {
+        queue!(tty, MoveTo(0, y), Clear(ClearType::CurrentLine))?;
+    }
+    queue!(tty, MoveTo(0, top))
+}
+
+/// Where the viewport starts: the cursor's line when it is at the start of one, else the
+/// next line (asked on the tty; the bottom row when the terminal does not answer).
+fn start_line(tty: &mut File, rows: u16) -> io::Result<Position> {
+    let mut cursor = query_cursor(tty).unwrap_or(Position::new(0, rows.saturating_sub(1)));
+    if cursor.x > 0 {
+        tty.write_all(b"\r\n")?;
+        cursor = Position::new(0, (cursor.y + 1).min(rows.saturating_sub(1)));
+    }
+    Ok(cursor)
+}
+
+/// Where the terminal has the (parked) cursor now; `None` when it does not answer.
+fn locate(tty: &mut File) -> Option<Position> {
+    query_cursor(tty)
 }
 
 /// Drops keys typed before the question appeared (or left over from an earlier question in

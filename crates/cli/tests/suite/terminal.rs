@@ -64,9 +64,11 @@ fn arrows_move_and_a_digit_picks() {
     pane.wait_text("› 1. SQLite");
     pane.keys(&["Down", "Down"]);
     pane.wait_text("› 3. MySQL");
-    pane.keys(&["k"]);
+    pane.keys(&["Up"]);
     pane.wait_text("› 2. PostgreSQL");
     pane.keys(&["3"]);
+    pane.wait_text("› 3. MySQL");
+    pane.keys(&["Enter"]);
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -101,6 +103,8 @@ fn three_questions_with_toggles_progress_and_a_way_back() {
     let pane = Pane::ask(&[], &deploy());
     pane.wait_text("1/3");
     pane.keys(&["2"]);
+    pane.wait_text("› 2. Production");
+    pane.keys(&["Enter"]);
     pane.wait_text("2/3");
     pane.keys(&["Left"]);
     let back = pane.wait_text("1/3");
@@ -166,6 +170,8 @@ fn esc_skips_one_question() {
     pane.keys(&["Enter"]);
     pane.wait_text("3/3");
     pane.keys(&["Escape"]);
+    pane.wait_text("Enter sends the answers");
+    pane.keys(&["Enter"]);
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -345,4 +351,454 @@ fn in_the_background_nobody_can_answer_and_it_never_stops_the_process() {
         (6, ask_user_core::NO_PROVIDER_TEXT)
     );
     assert!(!pane.screen().contains(OWN));
+}
+
+// ---- Issue 11: no stray key sends an answer; typed text is never reinterpreted or lost. ----
+
+const BATCH3: &str = r#"{"questions":[{"id":"env","question":"Which environment?","options":["Staging","Production (Recommended)"]},{"id":"log","question":"Which tracing?","multi_select":true,"options":["Logging (Recommended)","Metrics","Tracing"]},{"id":"go","question":"Go ahead?","options":["Yes (Recommended)","No"]}]}"#;
+
+#[test]
+fn letters_typed_on_an_option_row_go_into_the_own_answer() {
+    // Defect 1: `k` moved the cursor and was lost.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("keep it simple");
+    pane.wait_text("› 4. keep it simple");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"keep it simple"}]}"#
+        )
+    );
+}
+
+#[test]
+fn a_digit_followed_by_text_becomes_part_of_the_text_and_never_submits() {
+    // Defect 1: `2 replicas please` submitted option 2 at the first key.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("2 replicas please");
+    pane.wait_text("› 4. 2 replicas please");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"2 replicas please"}]}"#
+        )
+    );
+}
+
+#[test]
+fn a_digit_alone_moves_and_only_enter_confirms() {
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.keys(&["3"]);
+    pane.wait_text("› 3. MySQL");
+    assert!(pane.file("rc.txt").is_none(), "a digit never confirms");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
+    );
+}
+
+#[test]
+fn typing_in_a_multi_select_keeps_every_letter() {
+    // Defect 1: `just tracing` showed as `ust tracing`.
+    let pane = Pane::ask(&[], BATCH3);
+    pane.wait_text("1/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2/3");
+    pane.type_text("just tracing");
+    pane.wait_text("4. just tracing");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn esc_on_the_last_question_does_not_send_the_batch() {
+    // Defect 16: Esc on the last question submitted everything.
+    let pane = Pane::ask(&[], BATCH3);
+    pane.wait_text("1/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("3/3");
+    pane.keys(&["Escape"]);
+    let screen = pane.wait_text("Enter sends the answers");
+    assert!(screen.contains("Go ahead?"), "{screen}");
+    assert!(pane.file("rc.txt").is_none(), "Esc alone sends nothing");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"env","selected":["Production (Recommended)"]},{"id":"log","selected":["Logging (Recommended)"]},{"id":"go","selected":[]}]}"#
+        )
+    );
+}
+
+#[test]
+fn holding_backspace_in_the_own_answer_stays_on_the_question() {
+    // Defect 6: Backspace past the start of the text went to the previous question.
+    let pane = Pane::ask(&[], BATCH3);
+    pane.wait_text("1/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2/3");
+    pane.type_text("abc");
+    pane.wait_text("4. abc");
+    pane.keys(&["BSpace"; 12]);
+    pane.wait_for("the text deleted", |s| {
+        !s.contains("4. abc") && s.contains(OWN)
+    });
+    pane.type_text("x");
+    let screen = pane.wait_text("4. x");
+    assert!(screen.contains("2/3"), "still on question 2:\n{screen}");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn a_long_own_answer_shows_its_end_where_the_caret_is() {
+    // Defect 2: from ~5 wrapped lines the end of the text was off screen.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    let words: String = (0..90).map(|i| format!("word{i} ")).collect();
+    pane.type_text(&format!("{words}THE-END"));
+    let screen = pane.wait_text("THE-END");
+    assert!(
+        screen.contains("Enter"),
+        "the key help still shows:\n{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert!(run.stdout.contains("THE-END"), "{}", run.stdout);
+}
+
+#[test]
+fn the_start_of_a_long_question_can_be_read() {
+    // Defect 3: a 3,995-character question hid its header and first lines for good.
+    let long = format!("START {}", "lorem ipsum dolor sit amet ".repeat(147));
+    let json = format!(
+        r#"{{"questions":[{{"id":"q","header":"HEAD","question":"{long}","options":["Yes (Recommended)","No"]}}]}}"#
+    );
+    let pane = Pane::ask(&[], &json);
+    pane.wait_text("› 1. Yes (Recommended)");
+    pane.keys(&["Home"]);
+    let screen = pane.wait_text("START lorem");
+    assert!(screen.contains("HEAD"), "{screen}");
+    pane.keys(&["End"]);
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.keys(&["Up"; 2]);
+    pane.wait_text("› 1. Yes (Recommended)");
+    for _ in 0..40 {
+        pane.keys(&["Up"]);
+    }
+    pane.wait_text("START lorem");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn at_forty_by_twelve_the_question_stays_reachable_from_the_own_answer_row() {
+    let pane = Pane::ask_sized(&[], &deploy(), 40, 12);
+    pane.wait_text("1/3");
+    pane.keys(&["End"]);
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.keys(&["Up"; 8]);
+    pane.wait_text("Which environment");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn a_newline_in_a_label_cannot_fake_an_option_row() {
+    // Defect 13.
+    let pane = Pane::ask(
+        &[],
+        r#"{"questions":[{"id":"x","question":"Pick","options":["Keep\n  2. Delete everything (Recommended)","Other"]}]}"#,
+    );
+    let screen = pane.wait_text(OWN);
+    assert!(
+        screen.contains("Keep␤  2. Delete everything (Recommended)"),
+        "{screen}"
+    );
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.trim_start().starts_with("2. Delete")),
+        "{screen}"
+    );
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+/// The cursor is on the own-answer row (`› N.` then the caret's blank, then the placeholder).
+fn own_row_selected(screen: &str) -> bool {
+    screen
+        .lines()
+        .any(|l| l.starts_with("› ") && l.contains(OWN))
+}
+
+fn many(n: usize) -> String {
+    let options: Vec<String> = (1..=n)
+        .map(|i| format!(r#"{{"label":"Region {i}","description":"Data centre {i}."}}"#))
+        .collect();
+    format!(
+        r#"{{"questions":[{{"id":"r","question":"Where?","options":[{}]}}]}}"#,
+        options.join(",")
+    )
+}
+
+#[test]
+fn no_more_mark_below_the_last_row_and_no_orphan_description() {
+    // Defect 5.
+    let pane = Pane::ask(&[], &many(26));
+    pane.wait_text("Region 1");
+    pane.keys(&["Down"; 26]);
+    let screen = pane.wait_for("the own-answer row", own_row_selected);
+    assert!(!screen.contains("↓ more"), "{screen}");
+    let lines: Vec<&str> = screen.lines().collect();
+    let mark = lines.iter().position(|l| l.contains("↑ more")).unwrap();
+    assert!(
+        !lines[mark + 1].trim_start().starts_with("Data centre"),
+        "an option's description without its label:\n{screen}"
+    );
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn long_lists_page_jump_and_take_two_digit_numbers() {
+    // Defect 11.
+    let pane = Pane::ask(&[], &many(26));
+    pane.wait_text("Region 1");
+    pane.keys(&["End"]);
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.keys(&["Home"]);
+    pane.wait_text("›  1. Region 1");
+    pane.keys(&["PageDown"]);
+    pane.wait_for("a page further", |s| {
+        s.lines()
+            .any(|l| l.starts_with("› ") && !l.contains(" 1. "))
+    });
+    pane.type_text("12");
+    pane.wait_text("› 12. Region 12");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"r","selected":["Region 12"]}]}"#)
+    );
+}
+
+#[test]
+fn the_own_answer_edits_with_the_caret_and_deletes_whole_graphemes() {
+    // Defect 10.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("world");
+    pane.wait_text("4. world");
+    pane.keys(&["Home"]);
+    pane.type_text("hello ");
+    pane.wait_text("4. hello world");
+    pane.keys(&["End"]);
+    pane.type_text(" 👨‍👩‍👧");
+    pane.keys(&["BSpace"]);
+    pane.keys(&["Left", "Left", "BSpace", "C-e"]);
+    pane.type_text("!");
+    pane.wait_text("4. hello word !");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"hello word !"}]}"#
+        )
+    );
+}
+
+#[test]
+fn an_emoji_sequence_in_a_label_is_drawn_as_the_emoji() {
+    // Defect 10: the zero-width joiner of a family emoji showed as `\u{200d}`.
+    let pane = Pane::ask(
+        &[],
+        r#"{"questions":[{"id":"x","question":"Who?","options":["Family 👨‍👩‍👧 (Recommended)","Solo"]}]}"#,
+    );
+    let screen = pane.wait_text(OWN);
+    assert!(!screen.contains("\\u{200d}"), "{screen}");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn a_summary_of_the_answer_stays_on_screen() {
+    // Defect 7.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.finished().status, 0);
+    let screen = pane.screen();
+    assert!(
+        screen.contains("✔ Which database? → PostgreSQL (Recommended)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_resize_leaves_no_stale_copies_and_keeps_what_was_above() {
+    // Defect 7.
+    let pane = Pane::ask(&[], &deploy());
+    pane.wait_text(OWN);
+    pane.resize(60, 24);
+    pane.wait_for("the redraw", |s| s.lines().all(|l| l.len() <= 60));
+    pane.resize(80, 24);
+    pane.wait_for("the redraw at 80 columns", |s| {
+        s.contains("Safe to try: only the team sees it, and a rollback takes a minute.")
+    });
+    // What was above stays (on screen, or in the scrollback when reflowed lines pushed it
+    // there); the question is there once.
+    let history = pane.tmux(&["capture-pane", "-p", "-S", "-", "-t", "main"]);
+    assert_eq!(history.matches("MARKER").count(), 1, "{history}");
+    assert_eq!(
+        history.matches("Which environment").count(),
+        1,
+        "one copy, also in the scrollback:\n{history}"
+    );
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+}
+
+#[test]
+fn ctrl_l_redraws_over_output_from_another_process() {
+    // Defect 8.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    let tty = pane.display("#{pane_tty}");
+    std::fs::write(&tty, "\r\x1b[2KGARBAGE GARBAGE\r\n").unwrap();
+    pane.wait_text("GARBAGE");
+    pane.keys(&["C-l"]);
+    let screen = pane.wait_for("the redraw", |s| !s.contains("GARBAGE") && s.contains(OWN));
+    assert!(screen.contains("› 2. PostgreSQL (Recommended)"), "{screen}");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.finished().status, 0);
+}
+
+#[test]
+fn suspend_and_resume_redraw_in_raw_mode() {
+    // Defect 4: after `kill -TSTP` and `fg` keys echoed and the view was gone.
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.keys(&["C-z"]);
+    pane.wait_for("the question put away", |s| !s.contains(OWN));
+    let pid = pane.pid();
+    let resumed = std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap();
+    assert!(resumed.success());
+    pane.wait_text(OWN);
+    // The same from outside: `kill -TSTP`, then `kill -CONT` (what `fg` sends).
+    for signal in ["-TSTP", "-CONT"] {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        if signal == "-TSTP" {
+            pane.wait_for("the question put away", |s| !s.contains(OWN));
+        }
+    }
+    pane.wait_text(OWN);
+    pane.keys(&["Down"]);
+    let screen = pane.wait_text("› 3. MySQL");
+    assert!(
+        !screen.contains("^[[B"),
+        "no echo: raw mode is back\n{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
+    );
+}
+
+#[test]
+fn a_tiny_terminal_says_so_and_a_bigger_one_shows_the_question() {
+    // Defect 14.
+    let pane = Pane::ask_sized(&[], DB, 20, 5);
+    pane.wait_text("too small");
+    pane.resize(80, 24);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.finished().status, 0);
+}
+
+#[test]
+fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
+    // Defect 17: the SIGINT/SIGTERM/SIGHUP handlers were installed only when a spawned task
+    // first ran, after raw mode was on and the cursor query (up to 300 ms) was sent. `script`
+    // gives ask-user a pseudo-terminal that never answers that query, which holds the window
+    // open; SIGTERM is sent once the query is seen, i.e. in raw mode.
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("question.json"), DB).unwrap();
+    let inner = format!(
+        "cd '{dir}'\nsh -c 'echo $$ > pid.txt; exec \"$0\" ask question.json' '{bin}' > out.txt 2> err.txt\necho $? > rc.txt\nstty -a > stty.txt\n",
+        dir = dir.path().display(),
+        bin = super::support::BIN,
+    );
+    std::fs::write(dir.path().join("inner.sh"), inner).unwrap();
+    let mut script = Command::new("script")
+        .args([
+            "-qfec",
+            &format!("sh '{}/inner.sh'", dir.path().display()),
+            "/dev/null",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = script.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Reads until the cursor query shows (the read ends at EOF if ask-user never sends it).
+    while !seen.windows(4).any(|w| w == b"\x1b[6n") {
+        let n = stdout.read(&mut chunk).unwrap();
+        assert!(
+            n > 0,
+            "no cursor query: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    let pid = std::fs::read_to_string(dir.path().join("pid.txt")).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    drop(script.stdin.take());
+    script.wait().unwrap();
+    let rc = std::fs::read_to_string(dir.path().join("rc.txt")).unwrap();
+    let stty = std::fs::read_to_string(dir.path().join("stty.txt")).unwrap();
+    let flags: Vec<&str> = stty.split_whitespace().collect();
+    assert!(
+        flags.contains(&"icanon") && flags.contains(&"echo"),
+        "cooked mode again (exit {rc}):\n{stty}"
+    );
+    assert_eq!(rc.trim(), "130", "the turn was cancelled, not killed");
 }

@@ -172,3 +172,79 @@ fn many_options_scroll_under_the_question_which_stays() {
     press(&mut state, &[KeyCode::Down; 8]);
     assert_snapshot!("pinned_question", screen(&state, 80, 16));
 }
+
+#[test]
+fn a_question_taller_than_the_screen_can_be_read_from_its_start() {
+    let long = format!("START {}", "lorem ipsum dolor sit amet ".repeat(147));
+    let request = request(&format!(
+        r#"{{"questions":[{{"id":"q","header":"HEAD","question":"{long}","options":["Yes (Recommended)","No"]}}]}}"#
+    ));
+    let mut state = AskState::new(&request);
+    let first = screen(&state, 80, 24);
+    assert!(
+        first.contains("› 1. Yes"),
+        "the cursor shows first:\n{first}"
+    );
+    assert!(!first.contains("START"));
+    for keys in [
+        &[KeyCode::Home][..],
+        &[KeyCode::End],
+        &[KeyCode::Up],
+        &[KeyCode::Up],
+    ] {
+        press(&mut state, keys);
+        screen(&state, 80, 24);
+    }
+    let mut seen = false;
+    for _ in 0..60 {
+        press(&mut state, &[KeyCode::Up]);
+        let now = screen(&state, 80, 24);
+        if now.contains("HEAD") && now.contains("START lorem") {
+            seen = true;
+            break;
+        }
+    }
+    assert!(
+        seen,
+        "↑ on the first option reaches the top:\n{}",
+        screen(&state, 80, 24)
+    );
+    for height in [12, 20, 23] {
+        let mut state = AskState::new(&request);
+        for _ in 0..80 {
+            press(&mut state, &[KeyCode::Up]);
+            screen(&state, 80, height);
+        }
+        let top = screen(&state, 80, height);
+        assert!(top.contains("HEAD"), "at 80×{height}:\n{top}");
+    }
+    assert_snapshot!("tall_question_top", screen(&state, 80, 24));
+    press(&mut state, &[KeyCode::Down]);
+    assert!(screen(&state, 80, 24).contains("› 2. No"));
+}
+
+#[test]
+fn a_long_own_answer_keeps_its_caret_line_in_view() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    let words: String = (0..90).map(|i| format!("word{i} ")).collect();
+    state.paste(&format!("{words}THE-END"));
+    let shown = screen(&state, 80, 12);
+    assert!(shown.contains("THE-END"), "{shown}");
+    assert_snapshot!("long_own_answer", shown);
+}
+
+#[test]
+fn esc_on_the_last_question_asks_before_sending() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter, KeyCode::Enter, KeyCode::Esc]);
+    assert_snapshot!("skip_last", screen(&state, 80, 12));
+}
+
+#[test]
+fn a_terminal_too_small_says_so() {
+    let request = request(DEPLOY);
+    let state = AskState::new(&request);
+    assert_snapshot!("too_small", screen(&state, 20, 5));
+}

@@ -49,20 +49,12 @@ fn enter_takes_the_recommended_option() {
 }
 
 #[test]
-fn arrows_and_vim_keys_move_and_stop_at_the_ends() {
+fn arrows_move_and_stop_at_the_ends() {
     let request = request(DB);
     let mut state = AskState::new(&request);
-    press(&mut state, &[KeyCode::Up, KeyCode::Up, KeyCode::Char('k')]);
+    press(&mut state, &[KeyCode::Up, KeyCode::Up]);
     assert_eq!(state.state().cursor, 0);
-    press(
-        &mut state,
-        &[
-            KeyCode::Down,
-            KeyCode::Char('j'),
-            KeyCode::Down,
-            KeyCode::Down,
-        ],
-    );
+    press(&mut state, &[KeyCode::Down; 5]);
     assert_eq!(state.state().cursor, 3, "the own-answer row is last");
     press(&mut state, &[KeyCode::Up, KeyCode::Up]);
     assert_eq!(
@@ -75,17 +67,73 @@ fn arrows_and_vim_keys_move_and_stop_at_the_ends() {
 }
 
 #[test]
-fn a_digit_picks_and_confirms_a_single_select() {
+fn letters_are_never_navigation() {
     let request = request(DB);
     let mut state = AskState::new(&request);
+    let mut keys = typed("keep it simple");
+    keys.push(KeyCode::Enter);
     assert_eq!(
-        press(&mut state, &[KeyCode::Char('9')]),
-        Step::Stay,
-        "no option 9"
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("db", "keep it simple")])
     );
+}
+
+#[test]
+fn a_digit_moves_and_never_confirms() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    assert_eq!(press(&mut state, &[KeyCode::Char('3')]), Step::Stay);
+    assert_eq!(state.state().cursor, 2);
     assert_eq!(
-        press(&mut state, &[KeyCode::Char('3')]),
+        press(&mut state, &[KeyCode::Enter]),
         done(vec![AnswerItem::selected("db", ["MySQL"])])
+    );
+}
+
+#[test]
+fn a_digit_followed_by_text_becomes_the_text() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("2 replicas please");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("db", "2 replicas please")])
+    );
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("9"));
+    assert_eq!(state.state().text.text(), "9", "no option 9: it is text");
+}
+
+#[test]
+fn two_digits_reach_options_past_nine_and_backspace_takes_a_number_back() {
+    let options: Vec<String> = (1..=12).map(|i| format!("\"R{i}\"")).collect();
+    let json = format!(
+        r#"{{"questions":[{{"id":"r","question":"Where?","multi_select":true,"options":[{}]}}]}}"#,
+        options.join(",")
+    );
+    let request = request(&json);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("1"));
+    assert_eq!(state.state().chosen[0], true);
+    press(&mut state, &typed("2"));
+    assert_eq!(state.state().cursor, 11);
+    assert_eq!(
+        state.state().chosen.iter().filter(|c| **c).count(),
+        1,
+        "the toggle of 1 was undone: only 12"
+    );
+    assert!(state.state().chosen[11]);
+    press(&mut state, &[KeyCode::Backspace]);
+    assert!(
+        state.state().chosen.iter().all(|c| !c),
+        "the number taken back"
+    );
+    press(&mut state, &typed("3x"));
+    assert_eq!(state.state().text.text(), "3x");
+    assert!(
+        state.state().chosen.iter().all(|c| !c),
+        "the toggle of 3 undone"
     );
 }
 
@@ -98,17 +146,17 @@ fn multi_select_toggles_with_space_and_digits() {
         [true, false, false],
         "recommended pre-chosen"
     );
-    press(&mut state, &[KeyCode::Char('3'), KeyCode::Char(' ')]);
-    assert_eq!(state.state().chosen, [true, false, false]);
     press(
         &mut state,
-        &[KeyCode::Up, KeyCode::Char(' '), KeyCode::Char('3')],
+        &[KeyCode::Char('3'), KeyCode::Up, KeyCode::Char(' ')],
     );
+    assert_eq!(state.state().chosen, [true, true, true]);
+    press(&mut state, &[KeyCode::Char(' ')]);
     assert_eq!(
         press(&mut state, &[KeyCode::Enter]),
         done(vec![AnswerItem::selected(
             "f",
-            ["Auth (Recommended)", "Billing", "Search"]
+            ["Auth (Recommended)", "Search"]
         )])
     );
 }
@@ -206,6 +254,27 @@ fn esc_skips_one_question_and_ctrl_c_dismisses_all() {
     assert_eq!(press(&mut state, &[KeyCode::Esc]), Step::Stay);
     assert_eq!(state.current, 1);
     assert_eq!(
+        press(&mut state, &[KeyCode::Esc, KeyCode::Esc, KeyCode::Esc]),
+        Step::Stay
+    );
+    assert_eq!(state.current, 2);
+    assert_eq!(
+        state.notice,
+        Some(Notice::ConfirmSkipLast),
+        "Esc on the last question never sends by itself"
+    );
+    press(&mut state, &[KeyCode::Down]);
+    assert_eq!(state.notice, None, "any other key keeps it open");
+    assert_eq!(
+        press(&mut state, &[KeyCode::Esc, KeyCode::Enter]),
+        done(vec![
+            AnswerItem::skipped("a"),
+            AnswerItem::skipped("b"),
+            AnswerItem::skipped("c"),
+        ])
+    );
+    let mut state = AskState::new(&request);
+    assert_eq!(
         state.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
         Step::Dismissed
     );
@@ -216,17 +285,21 @@ fn several_questions_in_order_with_a_way_back() {
     let request = request(BATCH);
     let mut state = AskState::new(&request);
     press(&mut state, &[KeyCode::Char('2')]);
+    assert_eq!(state.current, 0, "a digit never confirms");
+    press(&mut state, &[KeyCode::Enter]);
     assert_eq!(state.current, 1);
     press(&mut state, &[KeyCode::Left]);
     assert_eq!(state.current, 0);
     assert_eq!(state.state().cursor, 1, "the earlier choice is kept");
     press(&mut state, &[KeyCode::Enter, KeyCode::Enter]);
     assert_eq!(state.current, 2);
-    press(&mut state, &[KeyCode::Backspace]);
-    assert_eq!(state.current, 1, "Backspace with no text goes back");
+    press(&mut state, &[KeyCode::Backspace; 3]);
+    assert_eq!(state.current, 2, "Backspace never leaves the question");
+    press(&mut state, &[KeyCode::BackTab]);
+    assert_eq!(state.current, 1);
     press(&mut state, &[KeyCode::BackTab, KeyCode::BackTab]);
     assert_eq!(state.current, 0, "no question before the first");
-    let mut keys = vec![KeyCode::Char('1'), KeyCode::Enter];
+    let mut keys = vec![KeyCode::Char('1'), KeyCode::Enter, KeyCode::Enter];
     keys.extend(typed("soon"));
     keys.push(KeyCode::Enter);
     assert_eq!(
@@ -259,7 +332,7 @@ fn pasted_text_goes_into_the_own_answer_without_confirming() {
     let request = request(DB);
     let mut state = AskState::new(&request);
     state.paste("Cockroach\r\nDB\u{1b}[2J");
-    assert_eq!(state.state().text, "Cockroach DB[2J");
+    assert_eq!(state.state().text.text(), "Cockroach DB[2J");
     assert!(state.on_text_row());
     assert_eq!(
         press(&mut state, &[KeyCode::Enter]),
@@ -275,14 +348,34 @@ fn editing_keys_in_the_own_answer() {
     assert_eq!(state.current, 2);
     press(&mut state, &typed("roll back  soon "));
     state.handle_key(KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL));
-    assert_eq!(state.state().text, "roll back  ");
-    press(&mut state, &[KeyCode::Left]);
-    assert_eq!(
-        state.current, 2,
-        "a stray ← keeps the text and the question"
-    );
+    assert_eq!(state.state().text.text(), "roll back  ");
+    press(&mut state, &[KeyCode::Left, KeyCode::Home]);
+    assert_eq!(state.current, 2, "← and Home move the caret");
+    press(&mut state, &typed(">"));
+    state.handle_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL));
+    press(&mut state, &typed("<"));
+    assert_eq!(state.state().text.text(), ">roll back  <");
     state.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
-    assert_eq!(state.state().text, "");
+    assert_eq!(state.state().text.text(), "");
     press(&mut state, &[KeyCode::Left]);
-    assert_eq!(state.current, 1);
+    assert_eq!(state.current, 1, "with no text, ← goes back");
+}
+
+#[test]
+fn home_scrolls_to_the_top_and_up_on_the_first_option_reads_upwards() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    state.view.follow_offset.set(5);
+    press(&mut state, &[KeyCode::Up, KeyCode::Up, KeyCode::Up]);
+    assert_eq!((state.state().cursor, state.peek), (0, 2));
+    press(&mut state, &[KeyCode::Down]);
+    assert_eq!(state.peek, 0);
+    press(&mut state, &[KeyCode::End]);
+    assert!(state.on_text_row());
+    press(&mut state, &[KeyCode::Home]);
+    assert_eq!(state.state().cursor, 0);
+    assert!(state.peek >= 5);
+    let control = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    assert_eq!(state.handle_key(control('l')), Step::Redraw);
+    assert_eq!(state.handle_key(control('z')), Step::Suspend);
 }

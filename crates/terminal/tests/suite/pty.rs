@@ -144,3 +144,245 @@ fn the_token_firing_withdraws_the_question() {
     assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
     assert_eq!(pane.file("rc.txt").unwrap().trim(), "0");
 }
+
+const SCENARIO: &str = "ASK_USER_TERMINAL_SCENARIO";
+
+/// The child side of the scenario tests below (not the `child` above): `timed` asks with a
+/// 90 s budget shown; `plain` asks (the pane sets `TERM=dumb`); `pair` runs two asks at once
+/// in one process, as an MCP server with several sessions does. Prints each result.
+#[test]
+fn scenario_child() {
+    let Ok(scenario) = std::env::var(SCENARIO) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = request();
+    let second = decode(
+        r#"{"questions":[{"id":"db","question":"Which database?","options":["SQLite","Postgres (Recommended)"]}]}"#,
+        &Limits::default(),
+    )
+    .unwrap()
+    .request;
+    runtime.block_on(async {
+        match scenario.as_str() {
+            "timed" => {
+                let terminal =
+                    Terminal::new().with_timeout(Some(std::time::Duration::from_secs(90)));
+                let result = terminal.ask(&first, CancellationToken::new()).await;
+                println!("CHILD-RESULT {result:?}");
+            }
+            "plain" => {
+                let result = Terminal::new().ask(&first, CancellationToken::new()).await;
+                println!("CHILD-RESULT {result:?}");
+            }
+            "runtime" => {
+                // The ask and a task beside it on one current-thread runtime: the task runs
+                // at once unless the ask blocks the thread with terminal I/O.
+                let cancel = CancellationToken::new();
+                let started = std::time::Instant::now();
+                let terminal = Terminal::new();
+                let ask = terminal.ask(&first, cancel.clone());
+                let beside = async {
+                    let waited = started.elapsed();
+                    println!("BESIDE-RAN-AFTER-MS {}", waited.as_millis());
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    cancel.cancel();
+                };
+                let (result, ()) = tokio::join!(ask, beside);
+                println!("CHILD-RESULT {result:?}");
+            }
+            _ => {
+                let one = Terminal::new();
+                let two = Terminal::new();
+                let (a, b) = tokio::join!(one.ask(&first, CancellationToken::new()), async {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    two.ask(&second, CancellationToken::new()).await
+                });
+                println!("CHILD-RESULT {a:?}");
+                println!("CHILD-RESULT {b:?}");
+            }
+        }
+    });
+}
+
+/// A scenario child in an 80×24 pane; `env` is put before the command.
+fn scenario(name: &str, env: &str) -> TmuxPane {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "#!/bin/sh\necho MARKER\n{env} RUST_BACKTRACE=0 {SCENARIO}={name} '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'\necho DONE\nexec sleep 600\n",
+        dir = dir.path().display(),
+        exe = exe.display(),
+    );
+    TmuxPane::start(dir, &script, 80, 24, "out.txt")
+}
+
+fn in_scenario() -> bool {
+    std::env::var(SCENARIO).is_ok() || std::env::var(CHILD).is_ok()
+}
+
+#[test]
+fn a_time_budget_shows_a_countdown() {
+    // Issue 11, defect 12: no countdown was shown.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("timed", "");
+    let first = pane.wait_for("a countdown", |s| s.contains(" left ·"));
+    let shown = |s: &str| {
+        s.split(" left")
+            .next()
+            .and_then(|head| head.split_whitespace().next_back())
+            .map(str::to_owned)
+    };
+    let before = shown(&first).unwrap();
+    assert!(before.starts_with("1:"), "{first}");
+    pane.wait_for("the countdown to tick", |s| {
+        shown(s).is_some_and(|t| t != before)
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
+}
+
+#[test]
+fn two_asks_at_once_take_turns() {
+    // Issue 11, defect 15: both asks took raw mode and the keys at the same time.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("pair", "");
+    let screen = pane.wait_text("Deploy now?");
+    assert!(
+        !screen.contains("Which database?"),
+        "one at a time:\n{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Which database?");
+    assert!(
+        screen.contains("✔ Deploy now? → Yes (Recommended)"),
+        "{screen}"
+    );
+    pane.keys(&["Up", "Enter"]);
+    let out = pane.wait_for("both answers", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.matches("CHILD-RESULT Ok").count() == 2)
+    });
+    let _ = out;
+    let out = pane.file("out.txt").unwrap();
+    assert!(
+        out.contains("Yes (Recommended)") && out.contains("SQLite"),
+        "{out}"
+    );
+    let stty_ok = pane.wait_text("DONE");
+    assert!(stty_ok.contains("✔ Which database? → SQLite"), "{stty_ok}");
+}
+
+#[test]
+fn term_dumb_gets_plain_lines_without_escapes() {
+    // Issue 11, defect 9: TERM=dumb got colour escapes and cursor moves.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("plain", "TERM=dumb");
+    pane.wait_text("Type a number, or your own answer");
+    let with_attributes = pane.tmux(&["capture-pane", "-p", "-e", "-t", "main"]);
+    assert!(
+        !with_attributes.contains('\u{1b}'),
+        "no colour or attribute: {with_attributes:?}"
+    );
+    let screen = pane.screen();
+    assert!(screen.contains("*  1. Yes (Recommended)"), "{screen}");
+    pane.type_text("2 more days");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
+    let out = pane.file("out.txt").unwrap();
+    assert!(out.contains(r#"custom: Some("2 more days")"#), "{out}");
+    assert!(pane.screen().contains("✔ Deploy now? → 2 more days"));
+}
+
+#[test]
+fn terminal_io_never_blocks_the_callers_runtime() {
+    // Issue 9, item 9: the terminal's synchronous tty I/O ran on the caller's async thread.
+    // `script` gives the child a terminal that never answers the cursor-position query, so
+    // that query waits its full 300 ms; a task beside the ask on the same current-thread
+    // runtime must still run at once.
+    if in_scenario() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let command = format!(
+        "RUST_BACKTRACE=0 {SCENARIO}=runtime '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'",
+        dir = dir.path().display(),
+        exe = exe.display(),
+    );
+    let mut script = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = script.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > ask_user_test_support::DEADLINE {
+            let _ = script.kill();
+            panic!(
+                "the child did not finish: {}",
+                std::fs::read_to_string(dir.path().join("out.txt")).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    assert!(status.success(), "{out}");
+    assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
+    let waited: u64 = out
+        .split("BESIDE-RAN-AFTER-MS ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap();
+    // 300 ms is what a blocked thread waits; the margin allows for a loaded machine.
+    assert!(
+        waited < 250,
+        "the task beside the ask waited {waited} ms:\n{out}"
+    );
+}
+
+#[test]
+fn term_vt100_gets_the_view_without_colour() {
+    // Issue 11, defect 9: `vt100` and `linux` got 256-colour escapes.
+    if in_scenario() {
+        return;
+    }
+    let pane = scenario("plain", "TERM=vt100");
+    pane.wait_text("Type your own answer");
+    let with_attributes = pane.tmux(&["capture-pane", "-p", "-e", "-t", "main"]);
+    assert!(
+        with_attributes.contains("\u{1b}[1m") || with_attributes.contains(";1m"),
+        "bold is used: {with_attributes:?}"
+    );
+    for colour in ["38;5;", "48;5;", "\u{1b}[36m", "\u{1b}[32m", "\u{1b}[46m"] {
+        assert!(
+            !with_attributes.contains(colour),
+            "no colour ({colour:?}): {with_attributes:?}"
+        );
+    }
+    pane.keys(&["Enter"]);
+    pane.wait_for("the answer", |_| {
+        pane.file("out.txt")
+            .is_some_and(|o| o.contains("CHILD-RESULT Ok"))
+    });
+}
