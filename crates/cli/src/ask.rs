@@ -36,6 +36,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         None => {
             let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
             options.durable = true;
+            options.timeout = args.host.timeout;
             match ask_user_via::build(&args.via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
                 Err(e) => return Ended::Usage(e.to_string()),

@@ -74,7 +74,16 @@ impl StoreArgs {
     ///
     /// # Errors
     /// The text of [`explicit_store_error`].
+    ///
+    /// Every open also runs the store's retention ([`sweep`]): detached asks whose grace ran
+    /// out are withdrawn, closed asks past the audit period are purged.
     pub async fn open(&self) -> Result<Store, String> {
+        let store = self.open_only().await?;
+        sweep(&store).await;
+        Ok(store)
+    }
+
+    async fn open_only(&self) -> Result<Store, String> {
         if let Some(url) = self.store.as_deref().filter(|u| !u.is_empty()) {
             return Store::open(url)
                 .await
@@ -99,6 +108,19 @@ impl StoreArgs {
             Some(key) => Scope::HostKey(key.to_owned()),
             None => Scope::Caller(caller_identity()),
         }
+    }
+}
+
+/// Runs the store's retention with the default periods (docs/contract.md §8: a detached ask is
+/// withdrawn when its grace runs out, a closed ask is purged after the audit period). A failure
+/// is logged, never fatal: retention can wait for the next open.
+pub async fn sweep(store: &Store) {
+    match store
+        .sweep(Timestamp::now(), ask_user_store::Retention::default())
+        .await
+    {
+        Ok(swept) => tracing::debug!(?swept, "store retention"),
+        Err(error) => tracing::warn!("store retention did not run: {error}"),
     }
 }
 

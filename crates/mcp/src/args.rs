@@ -88,7 +88,8 @@ impl McpArgs {
             Some(path) => vec![ask_user_via::answers_file(path)?],
             None => {
                 let show = |web, addr| crate::fallback::web(web, addr, self.no_open);
-                let options = ask_user_via::Options::new(self.web_addr).with_show_web(&show);
+                let mut options = ask_user_via::Options::new(self.web_addr).with_show_web(&show);
+                options.timeout = self.host.timeout;
                 ask_user_via::build(&self.via, &options)?
             }
         };

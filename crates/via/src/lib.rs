@@ -48,6 +48,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use ask_user_core::UserInteraction;
 use ask_user_scripted::Scripted;
@@ -108,6 +109,9 @@ pub struct Options<'a> {
     /// Whether the host keeps its asks in a store another process can answer from (the CLI's
     /// `ask`); `inbox` is refused without it.
     pub durable: bool,
+    /// The host's time budget (`--timeout`), for answerers that show it (the terminal's
+    /// countdown); the budget itself is kept by the core, not by the answerers.
+    pub timeout: Option<Duration>,
 }
 
 impl fmt::Debug for Options<'_> {
@@ -129,6 +133,7 @@ impl Options<'static> {
             web_addr,
             show_web: &page_only,
             durable: false,
+            timeout: None,
         }
     }
 }
@@ -140,12 +145,15 @@ impl Options<'_> {
             web_addr: self.web_addr,
             show_web: show,
             durable: self.durable,
+            timeout: self.timeout,
         }
     }
 }
 
-fn terminal(_: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
-    Ok(Some(Arc::new(ask_user_terminal::Terminal::new())))
+fn terminal(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
+    Ok(Some(Arc::new(
+        ask_user_terminal::Terminal::new().with_timeout(options.timeout),
+    )))
 }
 
 fn web(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {

@@ -802,3 +802,24 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
     );
     assert_eq!(rc.trim(), "130", "the turn was cancelled, not killed");
 }
+
+#[test]
+fn a_timeout_shows_a_countdown() {
+    // Defect 12: `--timeout` showed no countdown (the registry now hands the budget to the
+    // terminal answerer, which only shows it; the core keeps the budget).
+    let pane = Pane::ask(&["--timeout", "5m"], DB);
+    let screen = pane.wait_text(" left");
+    assert!(
+        screen.contains("4:5") || screen.contains("5:00"),
+        "a countdown from 5m: {screen}"
+    );
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+        )
+    );
+}

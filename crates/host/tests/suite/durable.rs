@@ -158,3 +158,44 @@ async fn a_later_answer_is_told_which_answer_counted() {
         Err("an answer given in the terminal counted".to_owned())
     );
 }
+
+/// Opening the store runs its retention: a detached ask whose grace ran out is withdrawn
+/// (docs/contract.md §8), an attached one and one still within its grace stay open.
+#[tokio::test]
+async fn opening_the_store_withdraws_detached_asks_past_their_grace() {
+    use ask_user_host::durable::StoreArgs;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let store = Store::open(&url).await.unwrap();
+    let mut opened = Vec::new();
+    for (key, grace, detach) in [
+        ("expired", std::time::Duration::ZERO, true),
+        ("in-grace", std::time::Duration::from_secs(3600), true),
+        ("attached", std::time::Duration::ZERO, false),
+    ] {
+        let mut ask =
+            ask_user_store::NewAsk::new(&Scope::HostKey(key.into()), ARGS, Asker::default());
+        ask.grace = grace;
+        let ask_user_store::Opened::Created(record) = store.open_ask(&ask).await.unwrap() else {
+            panic!("{key}: not created");
+        };
+        if detach {
+            store
+                .set_attached(record.id, false, Timestamp::now())
+                .await
+                .unwrap();
+        }
+        opened.push((key, record.id));
+    }
+    drop(store);
+    let args = StoreArgs {
+        store: Some(url),
+        key: None,
+    };
+    let store = args.open().await.unwrap();
+    for (key, id) in opened {
+        let closed = store.get(id).await.unwrap().closed.map(|c| c.outcome);
+        let expected = (key == "expired").then_some(Outcome::Withdrawn);
+        assert_eq!(closed, expected, "{key}");
+    }
+}
