@@ -1,0 +1,218 @@
+//! The dispatcher (docs/contract.md §10): follows the store's change feed, sends each open ask
+//! to each channel once, and updates every message it sent when the ask closes.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use ask_user_core::Question;
+use ask_user_store::{AskId, AskRecord, Change, Store};
+use serde::Deserialize;
+
+use crate::channel::{Channel, MessageRef, Notice, OfferedChoice};
+use crate::token::{Choice, Tokens};
+
+/// Builds the page URL of an ask (the hub's inbox at that ask).
+pub type PageUrl = Arc<dyn Fn(AskId) -> String + Send + Sync>;
+
+/// Sends open asks to channels and updates their messages on close.
+///
+/// Within one process each ask reaches each channel once. It does not yet coordinate several
+/// hub replicas (a dispatch lease in the store is the next slice; see the crate README), nor
+/// resend after its own restart: an ask already open when it starts is sent then.
+pub struct Dispatcher {
+    store: Store,
+    tokens: Tokens,
+    channels: Vec<Arc<dyn Channel>>,
+    public_url: String,
+    page_url: PageUrl,
+    /// Asks already handled (sent, or failed to send): never sent again by this dispatcher.
+    seen: HashSet<AskId>,
+    /// The messages sent per open ask: (channel index, reference).
+    sent: HashMap<AskId, Vec<(usize, MessageRef)>>,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("channels", &self.channels)
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct StoredRequest {
+    questions: Vec<Question>,
+}
+
+impl Dispatcher {
+    /// A dispatcher for `store`, issuing answer tokens into `tokens` (share the same table with
+    /// [`crate::answer_router`]), sending to `channels`. `public_url` is the hub's base URL
+    /// the answer endpoints hang below (a trailing `/` is dropped); `page_url` gives each ask's
+    /// page.
+    #[must_use]
+    pub fn new(
+        store: Store,
+        tokens: Tokens,
+        channels: Vec<Arc<dyn Channel>>,
+        public_url: &str,
+        page_url: PageUrl,
+    ) -> Dispatcher {
+        Dispatcher {
+            store,
+            tokens,
+            channels,
+            public_url: public_url.trim_end_matches('/').to_owned(),
+            page_url,
+            seen: HashSet::new(),
+            sent: HashMap::new(),
+        }
+    }
+
+    /// Runs until the store's feed ends: subscribes, sends every ask open now, then follows
+    /// each change. Channel failures are logged (without secrets) and do not stop it.
+    ///
+    /// # Errors
+    /// The store's errors when subscribing.
+    pub async fn run(mut self) -> ask_user_store::Result<()> {
+        let mut feed = self.store.subscribe().await?;
+        self.rescan().await;
+        while let Some(change) = feed.next().await {
+            match change {
+                Change::Ask(id) => self.on_ask(id).await,
+                Change::Rescan => self.rescan().await,
+            }
+        }
+        Ok(())
+    }
+
+    async fn rescan(&mut self) {
+        let open = match self.store.list_open().await {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::warn!(error = %e, "channels: could not list open asks");
+                return;
+            }
+        };
+        let open_ids: HashSet<AskId> = open.iter().map(|r| r.id).collect();
+        for rec in open.into_iter().rev() {
+            self.handle(rec).await;
+        }
+        let gone: Vec<AskId> = self
+            .sent
+            .keys()
+            .filter(|id| !open_ids.contains(id))
+            .copied()
+            .collect();
+        for id in gone {
+            self.on_ask(id).await;
+        }
+    }
+
+    async fn on_ask(&mut self, id: AskId) {
+        match self.store.get(id).await {
+            Ok(rec) => self.handle(rec).await,
+            Err(ask_user_store::Error::NotFound(_)) => {
+                self.sent.remove(&id);
+                self.tokens.ask_closed(id);
+            }
+            Err(e) => tracing::warn!(ask = %id, error = %e, "channels: could not read the ask"),
+        }
+    }
+
+    async fn handle(&mut self, rec: AskRecord) {
+        match &rec.closed {
+            None if !self.seen.contains(&rec.id) => {
+                self.seen.insert(rec.id);
+                self.send(&rec).await;
+            }
+            None => {}
+            Some(closed) => {
+                self.tokens.ask_closed(rec.id);
+                let Some(sent) = self.sent.remove(&rec.id) else {
+                    return;
+                };
+                let Some(notice) = self.notice(&rec) else {
+                    return;
+                };
+                for (i, reference) in sent {
+                    let Some(ch) = self.channels.get(i) else {
+                        continue;
+                    };
+                    if let Err(e) = ch.closed(&notice, closed, &reference).await {
+                        tracing::warn!(ask = %rec.id, error = %e, "channels: could not update the message");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The notice for `rec` without choices; `None` when its request cannot be read.
+    fn notice(&self, rec: &AskRecord) -> Option<Notice> {
+        let req: StoredRequest = match serde_json::from_str(&rec.request) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: the stored request cannot be read");
+                return None;
+            }
+        };
+        Some(Notice {
+            ask: rec.id,
+            asker: rec.asker.clone(),
+            questions: req.questions,
+            page_url: (self.page_url)(rec.id),
+            public_url: self.public_url.clone(),
+            choices: Vec::new(),
+        })
+    }
+
+    async fn send(&mut self, rec: &AskRecord) {
+        let Some(base) = self.notice(rec) else { return };
+        let mut sent = Vec::new();
+        for (i, ch) in self.channels.iter().enumerate() {
+            let mut notice = base.clone();
+            notice.choices = match one_tap_choices(&base.questions) {
+                Some(q) => {
+                    let mut v = Vec::new();
+                    for o in &q.options {
+                        let choice = Choice {
+                            question: q.id.clone(),
+                            label: o.label.clone(),
+                        };
+                        match self.tokens.issue(rec.id, ch.name(), choice, None) {
+                            Ok(token) => v.push(OfferedChoice {
+                                label: o.label.clone(),
+                                token,
+                            }),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "channels: no random source for tokens");
+                                v.clear();
+                                break;
+                            }
+                        }
+                    }
+                    v
+                }
+                None => Vec::new(),
+            };
+            match ch.notify(&notice).await {
+                Ok(r) => sent.push((i, r)),
+                Err(e) => {
+                    tracing::warn!(ask = %rec.id, channel = ch.name(), error = %e, "channels: could not send")
+                }
+            }
+        }
+        if !sent.is_empty() {
+            self.sent.insert(rec.id, sent);
+        }
+    }
+}
+
+/// The question whose options may be answered with one tap: the only question of the ask,
+/// single-select, with options. Anything else is answered on the page.
+fn one_tap_choices(questions: &[Question]) -> Option<&Question> {
+    match questions {
+        [q] if !q.multi_select && !q.options.is_empty() => Some(q),
+        _ => None,
+    }
+}

@@ -1,0 +1,4 @@
+mod fake_ntfy;
+mod ntfy;
+mod support;
+mod tokens;
