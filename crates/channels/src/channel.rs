@@ -91,6 +91,12 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
     /// (`ntfy`, `email`, …): lower-case ASCII.
     fn name(&self) -> &'static str;
 
+    /// Who is recorded as answering through this channel when the answer endpoint cannot tell
+    /// (email: the configured address); `None` by default.
+    fn default_user(&self) -> Option<String> {
+        None
+    }
+
     /// Sends the open ask; returns what identifies the message for [`Channel::closed`].
     fn notify<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, Result<MessageRef, ChannelError>>;
 

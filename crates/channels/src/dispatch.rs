@@ -179,7 +179,10 @@ impl Dispatcher {
                             question: q.id.clone(),
                             label: o.label.clone(),
                         };
-                        match self.tokens.issue(rec.id, ch.name(), choice, None) {
+                        match self
+                            .tokens
+                            .issue(rec.id, ch.name(), choice, ch.default_user())
+                        {
                             Ok(token) => v.push(OfferedChoice {
                                 label: o.label.clone(),
                                 token,

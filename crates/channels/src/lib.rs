@@ -18,6 +18,7 @@
 
 mod channel;
 mod dispatch;
+pub mod email;
 pub mod ntfy;
 mod router;
 pub mod text;

@@ -5,9 +5,11 @@ use ask_user_store::{AskId, Store};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 
+use crate::email::escape_html;
 use crate::token::{RedeemError, Refusal, Tokens};
 
 /// What the answer endpoints need: the store the outcome goes to and the token table the
@@ -25,12 +27,20 @@ pub struct AnswerState {
 /// - `POST /channels/{ask}/ntfy/{token}`: ntfy's `http` action (the phone sends it when the
 ///   button is tapped; the body is ignored).
 ///
-/// Replies are plain text for the human: `200 Answer recorded: “label”.`; `404` unknown token
+/// - `GET /channels/{ask}/email/{token}`: the confirm page of a mail link: the question, the
+///   choice and one button; it answers nothing (a scanner may prefetch it).
+/// - `POST /channels/{ask}/email/{token}`: that button: answers, and shows how it went.
+///
+/// ntfy replies are plain text for the human: `200 Answer recorded: “label”.`; `404` unknown token
 /// or unknown ask; `403` a token of another ask or channel; `410` a token used before; `409`
 /// the ask is closed (with how); `500` the store failed (no detail).
 pub fn answer_router(state: AnswerState) -> Router {
     Router::new()
         .route("/channels/{ask}/ntfy/{token}", post(ntfy_answer))
+        .route(
+            "/channels/{ask}/email/{token}",
+            get(email_confirm).post(email_answer),
+        )
         .with_state(state)
 }
 
@@ -39,6 +49,90 @@ async fn ntfy_answer(
     Path((ask, token)): Path<(i64, String)>,
 ) -> Response {
     answer(&state, AskId(ask), "ntfy", &token, None).await
+}
+
+/// The headers of every confirm or result page: nothing cached, no referrer (the URL holds a
+/// token), no script, forms only to this origin, never framed.
+fn page(status: StatusCode, title: &str, body_html: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title></head><body>{body_html}</body></html>",
+        escape_html(title)
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+            ),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+async fn email_confirm(
+    State(state): State<AnswerState>,
+    Path((ask, token)): Path<(i64, String)>,
+) -> Response {
+    let ask = AskId(ask);
+    let choice = match state.tokens.peek(ask, "email", &token) {
+        Ok(c) => c,
+        Err(r) => return page(refusal_status(&r), "Not answered", &para(&r.to_string())),
+    };
+    let rec = match state.store.get(ask).await {
+        Ok(rec) => rec,
+        Err(_) => {
+            let r = Refusal::Unknown;
+            return page(refusal_status(&r), "Not answered", &para(&r.to_string()));
+        }
+    };
+    if let Some(closed) = rec.closed {
+        let r = Refusal::Closed(Box::new(closed));
+        return page(refusal_status(&r), "Not answered", &para(&r.to_string()));
+    }
+    let question = serde_json::from_str::<serde_json::Value>(&rec.request)
+        .ok()
+        .and_then(|v| {
+            v["questions"]
+                .as_array()?
+                .iter()
+                .find(|q| q["id"] == choice.question.as_str())?["question"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let body = format!(
+        "<p style=\"white-space:pre-wrap\">{}</p><form method=\"post\"><button type=\"submit\">Answer \u{201c}{}\u{201d}</button></form>",
+        escape_html(&question),
+        escape_html(&choice.label)
+    );
+    page(StatusCode::OK, "Confirm your answer", &body)
+}
+
+async fn email_answer(
+    State(state): State<AnswerState>,
+    Path((ask, token)): Path<(i64, String)>,
+) -> Response {
+    let reply = answer(&state, AskId(ask), "email", &token, None).await;
+    let status = reply.status();
+    let text = match axum::body::to_bytes(reply.into_body(), 64 * 1024).await {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(_) => String::new(),
+    };
+    let title = if status.is_success() {
+        "Answered"
+    } else {
+        "Not answered"
+    };
+    page(status, title, &para(&text))
+}
+
+fn para(text: &str) -> String {
+    format!("<p>{}</p>", escape_html(text))
 }
 
 async fn answer(

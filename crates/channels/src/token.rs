@@ -196,6 +196,24 @@ impl Tokens {
         self.len() == 0
     }
 
+    /// What `token`, presented for `ask` through `channel`, would answer, without spending it
+    /// (a confirm page shows this). Same refusals as [`Tokens::redeem`], except that whether
+    /// the ask is closed is for the caller to check.
+    ///
+    /// # Errors
+    /// [`Refusal::Unknown`], [`Refusal::OtherAsk`] or [`Refusal::Replayed`].
+    pub fn peek(&self, ask: AskId, channel: &str, token: &str) -> Result<Choice, Refusal> {
+        let map = self.lock();
+        let entry = map.get(&hash(token)).ok_or(Refusal::Unknown)?;
+        if entry.ask != ask || entry.channel != channel {
+            return Err(Refusal::OtherAsk);
+        }
+        if entry.used {
+            return Err(Refusal::Replayed);
+        }
+        Ok(entry.choice.clone())
+    }
+
     /// Redeems `token`, presented for `ask` through `channel`'s endpoint, and records the
     /// answer (one option of one question) in `store`, first outcome wins. `user` is who the
     /// channel says answered (a Telegram or Slack user id); `None` keeps the one given at issue.

@@ -1,3 +1,4 @@
+mod email;
 mod fake_ntfy;
 mod ntfy;
 mod support;
