@@ -21,6 +21,7 @@ mod dispatch;
 pub mod email;
 pub mod ntfy;
 mod router;
+pub mod slack;
 pub mod telegram;
 pub mod text;
 mod token;

@@ -1,7 +1,9 @@
 mod email;
 mod fake_ntfy;
+mod fake_slack;
 mod fake_telegram;
 mod ntfy;
+mod slack;
 mod support;
 mod telegram;
 mod tokens;
