@@ -473,3 +473,83 @@ fn a_topic_without_access_token_is_refused_unless_accepted() {
         );
     }
 }
+
+#[tokio::test]
+async fn each_ask_is_sent_once_through_reattach_detach_and_delivery() {
+    let (fake, hub) = setup().await;
+    let request = single_select("Once?", "Once", &["Yes", "No"]);
+    let ask = hub.ask("once", &request).await;
+    fake.wait_for("the notification", |p| !for_ask(p, ask).is_empty())
+        .await;
+    // Detach, re-attach (the same call again), then answer and deliver: many feed changes.
+    hub.store
+        .set_attached(ask, false, Timestamp::now())
+        .await
+        .unwrap();
+    let again = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("once".into()),
+        request.as_str(),
+        ask_user_store::Asker::default(),
+    );
+    assert_eq!(hub.store.open_ask(&again).await.unwrap().record().id, ask);
+    let got = fake
+        .wait_for("the notification", |p| !for_ask(p, ask).is_empty())
+        .await;
+    let yes = action_url(&for_ask(&got, ask)[0], "Yes");
+    assert_eq!(tap(&yes).await.0, 200);
+    hub.store
+        .mark_delivered(ask, Timestamp::now())
+        .await
+        .unwrap();
+    // A later ask is a barrier: once its notification is out, every change before was seen.
+    let later = hub
+        .ask("later", &single_select("Later?", "L", &["a"]))
+        .await;
+    let got = fake
+        .wait_for("the close update and the later ask", |p| {
+            for_ask(p, ask).len() >= 2 && !for_ask(p, later).is_empty()
+        })
+        .await;
+    assert_eq!(
+        for_ask(&got, ask).len(),
+        2,
+        "one notification and one close update"
+    );
+    assert_eq!(for_ask(&got, ask)[1].get("actions"), None);
+}
+
+#[tokio::test]
+async fn an_ask_closed_before_the_dispatcher_sees_it_is_not_sent() {
+    let fake = FakeNtfy::start(Some(TOKEN)).await;
+    let store = ask_user_store::Store::memory();
+    let closed = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("gone".into()),
+        single_select("Gone?", "G", &["a"]),
+        Asker::default(),
+    );
+    let id = store.open_ask(&closed).await.unwrap().record().id;
+    store
+        .record_outcome(id, &Outcome::Withdrawn, Timestamp::now())
+        .await
+        .unwrap();
+    let open = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("open".into()),
+        single_select("Open?", "O", &["a"]),
+        Asker::default(),
+    );
+    let open = store.open_ask(&open).await.unwrap().record().id;
+    let ntfy = Ntfy::new(config(&fake.url, Some(TOKEN))).unwrap();
+    let d = ask_user_channels::Dispatcher::new(
+        store,
+        ask_user_channels::Tokens::new(),
+        vec![Arc::new(ntfy) as Arc<dyn Channel>],
+        "http://hub",
+        Arc::new(|id| format!("http://hub/inbox#ask-{id}")),
+    );
+    tokio::spawn(d.run());
+    let got = fake
+        .wait_for("the open ask", |p| !for_ask(p, open).is_empty())
+        .await;
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(for_ask(&got, id).is_empty());
+}
