@@ -1,11 +1,12 @@
 //! The dispatcher (docs/contract.md §10): follows the store's change feed, sends each open ask
 //! to each channel once, and updates every message it sent when the ask closes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use ask_user_core::Question;
-use ask_user_store::{AskId, AskRecord, Change, Store};
+use ask_user_store::{AskId, AskRecord, Change, Store, Timestamp};
 use serde::Deserialize;
 
 use crate::channel::{Channel, MessageRef, Notice, OfferedChoice};
@@ -25,8 +26,12 @@ pub struct Dispatcher {
     channels: Vec<Arc<dyn Channel>>,
     public_url: String,
     page_url: PageUrl,
-    /// Asks already handled (sent, or failed to send): never sent again by this dispatcher.
+    /// How long after an ask was made each channel gets it (index = channel); missing: at once.
+    delays: Vec<Duration>,
+    /// Asks already handled (sent, or scheduled): never handled again by this dispatcher.
     seen: HashSet<AskId>,
+    /// Escalation steps still to come: (due, ask, channel index).
+    due: BTreeSet<(Timestamp, AskId, usize)>,
     /// The messages sent per open ask: (channel index, reference).
     sent: HashMap<AskId, Vec<(usize, MessageRef)>>,
 }
@@ -64,9 +69,21 @@ impl Dispatcher {
             channels,
             public_url: public_url.trim_end_matches('/').to_owned(),
             page_url,
+            delays: Vec::new(),
             seen: HashSet::new(),
+            due: BTreeSet::new(),
             sent: HashMap::new(),
         }
+    }
+
+    /// Escalation (docs/contract.md §10): channel `i` gets an ask `delays[i]` after it was made
+    /// (its `created_at`, a time kept in the store, so a restarted dispatcher keeps the
+    /// timing), and only while it is still open; the ladder stops at the first outcome. A
+    /// channel without a delay (or a zero one) gets the ask at once.
+    #[must_use]
+    pub fn with_delays(mut self, delays: Vec<Duration>) -> Dispatcher {
+        self.delays = delays;
+        self
     }
 
     /// Runs until the store's feed ends: subscribes, sends every ask open now, then follows
@@ -77,13 +94,35 @@ impl Dispatcher {
     pub async fn run(mut self) -> ask_user_store::Result<()> {
         let mut feed = self.store.subscribe().await?;
         self.rescan().await;
-        while let Some(change) = feed.next().await {
-            match change {
-                Change::Ask(id) => self.on_ask(id).await,
-                Change::Rescan => self.rescan().await,
+        loop {
+            let next = self.due.first().copied();
+            let wait = next.map_or(Duration::from_secs(3600), |(at, _, _)| {
+                Duration::from_millis(u64::try_from(at.0 - Timestamp::now().0).unwrap_or(0))
+            });
+            tokio::select! {
+                change = feed.next() => match change {
+                    Some(Change::Ask(id)) => self.on_ask(id).await,
+                    Some(Change::Rescan) => self.rescan().await,
+                    None => return Ok(()),
+                },
+                () = tokio::time::sleep(wait), if next.is_some() => self.fire_due().await,
             }
         }
-        Ok(())
+    }
+
+    /// Sends every escalation step that is due, to asks still open.
+    async fn fire_due(&mut self) {
+        let now = Timestamp::now();
+        while let Some(&(at, ask, i)) = self.due.first() {
+            if at > now {
+                break;
+            }
+            self.due.pop_first();
+            match self.store.get(ask).await {
+                Ok(rec) if rec.is_open() => self.send(&rec, &[i]).await,
+                Ok(_) | Err(_) => {}
+            }
+        }
     }
 
     async fn rescan(&mut self) {
@@ -124,11 +163,21 @@ impl Dispatcher {
         match &rec.closed {
             None if !self.seen.contains(&rec.id) => {
                 self.seen.insert(rec.id);
-                self.send(&rec).await;
+                let mut now = Vec::new();
+                for i in 0..self.channels.len() {
+                    match self.delays.get(i).filter(|d| !d.is_zero()) {
+                        Some(d) => {
+                            self.due.insert((rec.created_at.plus(*d), rec.id, i));
+                        }
+                        None => now.push(i),
+                    }
+                }
+                self.send(&rec, &now).await;
             }
             None => {}
             Some(closed) => {
                 self.tokens.ask_closed(rec.id);
+                self.due.retain(|(_, a, _)| *a != rec.id);
                 let Some(sent) = self.sent.remove(&rec.id) else {
                     return;
                 };
@@ -166,10 +215,17 @@ impl Dispatcher {
         })
     }
 
-    async fn send(&mut self, rec: &AskRecord) {
+    /// Sends `rec` to the channels with these indexes.
+    async fn send(&mut self, rec: &AskRecord, which: &[usize]) {
+        if which.is_empty() {
+            return;
+        }
         let Some(base) = self.notice(rec) else { return };
         let mut sent = Vec::new();
-        for (i, ch) in self.channels.iter().enumerate() {
+        for &i in which {
+            let Some(ch) = self.channels.get(i) else {
+                continue;
+            };
             let mut notice = base.clone();
             notice.choices = match one_tap_choices(&base.questions) {
                 Some(q) => {
@@ -205,9 +261,7 @@ impl Dispatcher {
                 }
             }
         }
-        if !sent.is_empty() {
-            self.sent.insert(rec.id, sent);
-        }
+        self.sent.entry(rec.id).or_default().extend(sent);
     }
 }
 
@@ -218,4 +272,55 @@ fn one_tap_choices(questions: &[Question]) -> Option<&Question> {
         [q] if !q.multi_select && !q.options.is_empty() => Some(q),
         _ => None,
     }
+}
+
+/// Why an escalation ladder could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EscalationError {
+    /// A step is not `DURATION:CHANNEL`.
+    #[error("--escalate: \"{0}\" is not DURATION:CHANNEL (e.g. 5m:telegram,20m:email)")]
+    BadStep(String),
+    /// A channel is named twice.
+    #[error("--escalate: channel \"{0}\" is named twice")]
+    Repeated(String),
+}
+
+/// Reads an escalation ladder, `5m:telegram,20m:email`: each step a duration (`humantime`:
+/// `30s`, `5m`, `1h 30m`) and a channel name, in the order given. Channels the ladder does not
+/// name get an ask at once.
+///
+/// # Errors
+/// [`EscalationError`] for a malformed step or a channel named twice.
+pub fn parse_escalation(spec: &str) -> Result<Vec<(Duration, String)>, EscalationError> {
+    let mut out: Vec<(Duration, String)> = Vec::new();
+    for step in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let bad = || EscalationError::BadStep(step.to_owned());
+        let (d, name) = step.split_once(':').ok_or_else(bad)?;
+        let d = humantime::parse_duration(d.trim()).map_err(|_| bad())?;
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(bad());
+        }
+        if out.iter().any(|(_, n)| n == name) {
+            return Err(EscalationError::Repeated(name.to_owned()));
+        }
+        out.push((d, name.to_owned()));
+    }
+    Ok(out)
+}
+
+/// The per-channel delays for [`Dispatcher::with_delays`] from a ladder and the channels in
+/// dispatcher order (by [`Channel::name`]).
+#[must_use]
+pub fn delays_for(ladder: &[(Duration, String)], channels: &[Arc<dyn Channel>]) -> Vec<Duration> {
+    channels
+        .iter()
+        .map(|c| {
+            ladder
+                .iter()
+                .find(|(_, n)| n == c.name())
+                .map_or(Duration::ZERO, |(d, _)| *d)
+        })
+        .collect()
 }

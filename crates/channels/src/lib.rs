@@ -27,7 +27,7 @@ pub mod text;
 mod token;
 
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
-pub use dispatch::{Dispatcher, PageUrl};
+pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
 pub use router::{AnswerState, answer_router, refusal_status};
 pub use token::{
     ANSWERER, Choice, KEEP_CLOSED, RedeemError, Refusal, Tokens, answer_summary, closed_text,

@@ -1,4 +1,5 @@
 mod email;
+mod escalation;
 mod fake_ntfy;
 mod fake_slack;
 mod fake_telegram;
