@@ -553,3 +553,21 @@ async fn an_ask_closed_before_the_dispatcher_sees_it_is_not_sent() {
     assert_eq!(got.len(), 1, "{got:#?}");
     assert!(for_ask(&got, id).is_empty());
 }
+
+#[tokio::test]
+async fn a_failing_channel_does_not_keep_the_ask_from_the_others() {
+    let refusing = FakeNtfy::start(Some(TOKEN)).await;
+    let working = FakeNtfy::start(Some(TOKEN)).await;
+    let bad = Ntfy::new(config(&refusing.url, Some("tk_wrong"))).unwrap();
+    let good = Ntfy::new(config(&working.url, Some(TOKEN))).unwrap();
+    let hub = Hub::start(vec![Arc::new(bad) as Arc<dyn Channel>, Arc::new(good)]).await;
+    let ask = hub.ask("two", &single_select("Both?", "B", &["Yes"])).await;
+    let got = working
+        .wait_for("the notification", |p| !for_ask(p, ask).is_empty())
+        .await;
+    assert_eq!(tap(&action_url(&for_ask(&got, ask)[0], "Yes")).await.0, 200);
+    working
+        .wait_for("the close update", |p| for_ask(p, ask).len() == 2)
+        .await;
+    assert!(refusing.published().is_empty());
+}
