@@ -13,7 +13,40 @@
 //! - Channels: [`ntfy::Ntfy`]. Email, Telegram and Slack follow (see the README).
 //!
 //! Model text is untrusted: each channel escapes it for its own markup (ntfy: plain text, no
-//! Markdown flag; action labels are JSON strings).
+//! Markdown flag; email: HTML-escaped; Telegram: no parse mode; Slack: `plain_text` blocks and
+//! escaped mrkdwn).
+//!
+//! # Example: what a hub wires up
+//!
+//! ```no_run
+//! # async fn hub() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use ask_user_channels::ntfy::{Ntfy, NtfyConfig};
+//! use ask_user_channels::{AnswerState, Channel, Dispatcher, Tokens, answer_router};
+//! use ask_user_store::Store;
+//!
+//! let store = Store::open("sqlite:/var/lib/ask-user/store.sqlite3").await?;
+//! let tokens = Tokens::new();
+//! let ntfy = Ntfy::new(NtfyConfig {
+//!     server: "https://ntfy.example.org".into(),
+//!     topic: "asks".into(),
+//!     access_token: Some(std::env::var("NTFY_TOKEN")?),
+//!     allow_public_topic: false,
+//! })?;
+//! let public = "https://hub.example.org";
+//! let dispatcher = Dispatcher::new(
+//!     store.clone(),
+//!     tokens.clone(),
+//!     vec![Arc::new(ntfy) as Arc<dyn Channel>],
+//!     public,
+//!     Arc::new(move |id| format!("{public}/inbox#ask-{id}")),
+//! );
+//! tokio::spawn(dispatcher.run());
+//! // Merge into the hub's own router, behind its public URL.
+//! let _routes: axum::Router = answer_router(AnswerState { store, tokens });
+//! # Ok(())
+//! # }
+//! ```
 #![deny(missing_docs)]
 
 mod channel;
