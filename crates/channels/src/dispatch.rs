@@ -153,6 +153,8 @@ impl Dispatcher {
             Ok(rec) => self.handle(rec).await,
             Err(ask_user_store::Error::NotFound(_)) => {
                 self.sent.remove(&id);
+                self.seen.remove(&id);
+                self.due.retain(|(_, a, _)| *a != id);
                 self.tokens.ask_closed(id);
             }
             Err(e) => tracing::warn!(ask = %id, error = %e, "channels: could not read the ask"),
@@ -177,6 +179,8 @@ impl Dispatcher {
             None => {}
             Some(closed) => {
                 self.tokens.ask_closed(rec.id);
+                // Closed is final: the ask never needs sending again.
+                self.seen.remove(&rec.id);
                 self.due.retain(|(_, a, _)| *a != rec.id);
                 let Some(sent) = self.sent.remove(&rec.id) else {
                     return;
