@@ -9,14 +9,20 @@
 //! ask closed. No `parse_mode` is ever sent, so model text shows verbatim: no entity it types
 //! can format or link anything.
 //!
+//! A reply to the question's message is the own answer (`message.reply_to_message`; the bot
+//! must see replies: in groups, a reply to the bot's own message reaches it even in privacy
+//! mode). It answers an ask with one question; several questions are answered on the page.
+//!
 //! A button's `callback_data` is `{ask}:{token}` (at most 19 + 1 + 32 bytes). A tap counts only
 //! from a chat in [`TelegramConfig::chats`] and, when [`TelegramConfig::allowed_users`] is not
 //! empty, from one of those users.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ask_user_store::{AskId, Closed, Store};
+use ask_user_core::{AnswerItem, Answers};
+use ask_user_store::{AskId, Closed, Outcome, Recorded, Responder, Store, Timestamp};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -64,7 +70,17 @@ impl std::fmt::Debug for TelegramConfig {
 pub struct Telegram {
     config: TelegramConfig,
     http: reqwest::Client,
+    /// The messages of open asks, for replies: (chat, message id) → (ask, the id of its only
+    /// question; `None` when it has several).
+    open: Arc<Mutex<OpenMessages>>,
 }
+
+/// (chat, message id) → (ask, the id of its only question, `None` when it has several).
+type OpenMessages = HashMap<(i64, i64), (AskId, Option<String>)>;
+
+/// What a reply to the question of an ask with several questions gets.
+pub const SEVERAL_QUESTIONS: &str =
+    "This question has several parts: answer it on the page (the Open button).";
 
 /// Cuts `s` to [`MAX_TEXT_CHARS`] characters, ending with `…` when cut.
 fn fit(s: &str) -> String {
@@ -84,7 +100,18 @@ impl Telegram {
             .timeout(Duration::from_secs(config.poll_timeout_secs + 15))
             .build()
             .unwrap_or_default();
-        Telegram { config, http }
+        Telegram {
+            config,
+            http,
+            open: Arc::default(),
+        }
+    }
+
+    fn open_map(&self) -> std::sync::MutexGuard<'_, OpenMessages> {
+        // Each write is one insert or remove: a poisoned map is still consistent.
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Calls a Bot API method; the `result` on success. Errors never carry the URL (it holds
@@ -159,7 +186,7 @@ impl Telegram {
             let body = json!({
                 "offset": offset,
                 "timeout": self.config.poll_timeout_secs,
-                "allowed_updates": ["callback_query"],
+                "allowed_updates": ["callback_query", "message"],
             });
             let updates = match self.call("getUpdates", &body).await {
                 Ok(u) => u,
@@ -175,8 +202,63 @@ impl Telegram {
                 }
                 if u["callback_query"].is_object() {
                     self.on_tap(&u["callback_query"], &store, &tokens).await;
+                } else if u["message"]["reply_to_message"].is_object() {
+                    self.on_reply(&u["message"], &store).await;
                 }
             }
+        }
+    }
+
+    /// A reply to one of the bot's question messages is the human's own answer (the answer
+    /// is the allow-listed chat and user, which Telegram vouches for; no token involved).
+    /// Replies from outside the allow-list, and to messages that are not open questions, are
+    /// ignored without a word.
+    async fn on_reply(&self, m: &Value, store: &Store) {
+        let chat = m["chat"]["id"].as_i64();
+        let user = m["from"]["id"].as_i64();
+        let replied = m["reply_to_message"]["message_id"].as_i64();
+        let text = m["text"].as_str().map(str::trim).unwrap_or("");
+        let (Some(chat), Some(replied)) = (chat, replied) else {
+            return;
+        };
+        if !self.allowed(Some(chat), user) || text.is_empty() {
+            return;
+        }
+        let Some((ask, question)) = self.open_map().get(&(chat, replied)).cloned() else {
+            return;
+        };
+        let reply = match question {
+            None => SEVERAL_QUESTIONS.to_owned(),
+            Some(q) => {
+                let answer = Answers {
+                    answers: vec![AnswerItem::custom(q, text)],
+                };
+                let outcome = Outcome::Answered {
+                    answer: serde_json::to_value(&answer).unwrap_or_default(),
+                    by: Responder {
+                        answerer: crate::ANSWERER.to_owned(),
+                        channel: Some(NAME.to_owned()),
+                        user: user.map(|u| u.to_string()),
+                    },
+                };
+                match store.record_outcome(ask, &outcome, Timestamp::now()).await {
+                    Ok(Recorded::Won) => format!("Answer recorded: \u{201c}{text}\u{201d}."),
+                    Ok(Recorded::Lost(c)) => crate::closed_text(&c),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "telegram: the answer could not be stored");
+                        "The answer could not be stored. Try again, or answer on the page."
+                            .to_owned()
+                    }
+                }
+            }
+        };
+        let body = json!({
+            "chat_id": chat,
+            "text": fit(&reply),
+            "reply_parameters": {"message_id": m["message_id"]},
+        });
+        if let Err(e) = self.call("sendMessage", &body).await {
+            tracing::warn!(error = %e, "telegram: the reply could not be sent");
         }
     }
 
@@ -232,6 +314,11 @@ impl Channel for Telegram {
                     channel: NAME,
                     detail: "sendMessage returned no message_id".to_owned(),
                 })?;
+                let question = match notice.questions.as_slice() {
+                    [q] => Some(q.id.clone()),
+                    _ => None,
+                };
+                self.open_map().insert((chat, id), (notice.ask, question));
                 refs.push(format!("{chat}:{id}"));
             }
             Ok(MessageRef(refs.join(",")))
@@ -259,6 +346,7 @@ impl Channel for Telegram {
                 let (Ok(chat), Ok(id)) = (chat.parse::<i64>(), id.parse::<i64>()) else {
                     continue;
                 };
+                self.open_map().remove(&(chat, id));
                 let body = json!({"chat_id": chat, "message_id": id, "text": text});
                 self.call("editMessageText", &body).await?;
             }

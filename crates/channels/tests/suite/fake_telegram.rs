@@ -117,6 +117,62 @@ impl FakeTelegram {
         id
     }
 
+    /// The message id the fake gave the message sent with `body` (before any edit).
+    pub(crate) fn message_id_of(&self, body: &Value) -> i64 {
+        let inner = self.inner.lock().unwrap();
+        inner
+            .messages
+            .iter()
+            .find(|(_, b)| b == body)
+            .map(|((_, id), _)| *id)
+            .unwrap()
+    }
+
+    /// A user replies to message `reply_to` with `text`: a `message` update. Returns the new
+    /// message's id.
+    pub(crate) fn reply(&self, chat: i64, user: i64, reply_to: i64, text: &str) -> i64 {
+        let id = {
+            let mut inner = self.inner.lock().unwrap();
+            inner.next_update += 1;
+            let n = inner.next_update;
+            inner.updates.push(json!({
+                "update_id": 1000 + n,
+                "message": {
+                    "message_id": 10_000 + n,
+                    "from": {"id": user, "is_bot": false, "first_name": "H"},
+                    "chat": {"id": chat, "type": "private"},
+                    "date": 1_700_000_000,
+                    "text": text,
+                    "reply_to_message": {"message_id": reply_to, "chat": {"id": chat, "type": "private"}, "date": 1_700_000_000},
+                },
+            }));
+            10_000 + n
+        };
+        self.changed.notify_waiters();
+        id
+    }
+
+    /// Replies and waits for the bot's `sendMessage` replying to it; returns its text.
+    pub(crate) async fn reply_and_read(
+        &self,
+        chat: i64,
+        user: i64,
+        reply_to: i64,
+        text: &str,
+    ) -> String {
+        let id = self.reply(chat, user, reply_to, text);
+        let calls = self
+            .wait_for("sendMessage", |c| {
+                c.iter().any(|b| b["reply_parameters"]["message_id"] == id)
+            })
+            .await;
+        let b = calls
+            .iter()
+            .find(|b| b["reply_parameters"]["message_id"] == id)
+            .unwrap();
+        b["text"].as_str().unwrap_or("").to_owned()
+    }
+
     /// Taps and waits for the bot's `answerCallbackQuery`; returns its text.
     pub(crate) async fn tap_and_read(
         &self,

@@ -193,3 +193,74 @@ async fn a_wrong_bot_token_is_an_error_that_does_not_show_it() {
         "telegram: the server refused the message: HTTP 401: sendMessage: Unauthorized"
     );
 }
+
+#[tokio::test]
+async fn a_reply_is_the_own_answer_for_one_question() {
+    let (fake, hub) = setup().await;
+    let free = serde_json::json!({"questions": [{"id": "name", "question": "What should the branch be called?", "multi_select": false}]}).to_string();
+    let ask = hub.ask("reply", &free).await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let msg = sent_for(&sent, ask).unwrap();
+    assert_eq!(
+        msg["reply_markup"]["inline_keyboard"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "Open only"
+    );
+    let message_id = fake.message_id_of(&msg);
+
+    // A stranger's reply is ignored (no answer, no word back).
+    let stranger = fake.reply(999, 999, message_id, "hijack");
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, message_id, "  feature/ada  ")
+            .await,
+        "Answer recorded: \u{201c}feature/ada\u{201d}."
+    );
+    assert!(
+        !fake
+            .calls("sendMessage")
+            .iter()
+            .any(|b| b["reply_parameters"]["message_id"] == stranger)
+    );
+    assert_eq!(
+        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
+        Outcome::Answered {
+            answer: json!({"answers": [{"id": "name", "selected": [], "custom": "feature/ada"}]}),
+            by: Responder {
+                answerer: "channel".into(),
+                channel: Some("telegram".into()),
+                user: Some(USER.to_string())
+            },
+        }
+    );
+    let edits = fake.wait_for("editMessageText", |c| !c.is_empty()).await;
+    assert!(
+        edits[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Answered: \u{201c}feature/ada\u{201d} (via telegram).\n\n"),
+        "{edits:#?}"
+    );
+
+    // Several questions: the reply points to the page, the ask stays open.
+    let two = serde_json::json!({"questions": [
+        {"id": "a", "question": "One?", "multi_select": false},
+        {"id": "b", "question": "Two?", "multi_select": false},
+    ]})
+    .to_string();
+    let two = hub.ask("two", &two).await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, two).is_some())
+        .await;
+    let m2 = sent_for(&sent, two).unwrap();
+    let id2 = fake.message_id_of(&m2);
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, id2, "yes").await,
+        "This question has several parts: answer it on the page (the Open button)."
+    );
+    assert!(hub.store.get(two).await.unwrap().is_open());
+}
