@@ -286,6 +286,15 @@ impl Store {
         dispatch!(self, s => s.put_channel_token(token).await)
     }
 
+    /// The token with `hash` and whether it was spent, without spending it (a confirm page
+    /// shows what it would answer); `None` when unknown.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        dispatch!(self, s => s.channel_token(hash).await)
+    }
+
     /// Spends the token with `hash` presented for `ask` through `channel` at `at`, atomically
     /// across processes and replicas: [`Spend::Spent`] for exactly one caller; a token of
     /// another ask or channel is [`Spend::Elsewhere`] and stays unused.

@@ -234,6 +234,14 @@ impl MemoryStore {
         Ok(())
     }
 
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        Ok(self
+            .lock()
+            .tokens
+            .get(hash)
+            .map(|(t, used)| (t.clone(), used.is_some())))
+    }
+
     pub(crate) async fn spend_channel_token(
         &self,
         hash: &str,

@@ -579,6 +579,33 @@ impl PgStore {
         .await
     }
 
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let row = tx
+                .query_opt(
+                    "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
+                     WHERE hash = $1",
+                    &[&hash],
+                )
+                .await
+                .map_err(e)?;
+            let Some(row) = row else { return Ok(None) };
+            let used: Option<i64> = row.try_get(4).map_err(e)?;
+            Ok(Some((
+                ChannelToken {
+                    hash: hash.to_owned(),
+                    ask: AskId(row.try_get(0).map_err(e)?),
+                    channel: row.try_get(1).map_err(e)?,
+                    choice: row.try_get(2).map_err(e)?,
+                    user: row.try_get(3).map_err(e)?,
+                },
+                used.is_some(),
+            )))
+        })
+        .await
+    }
+
     pub(crate) async fn spend_channel_token(
         &self,
         hash: &str,

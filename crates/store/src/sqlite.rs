@@ -678,6 +678,31 @@ impl SqliteStore {
         .await
     }
 
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        let hash = hash.to_owned();
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
+                [&hash],
+                |r| {
+                    Ok((
+                        ChannelToken {
+                            hash: hash.clone(),
+                            ask: AskId(r.get(0)?),
+                            channel: r.get(1)?,
+                            choice: r.get(2)?,
+                            user: r.get(3)?,
+                        },
+                        r.get::<_, Option<i64>>(4)?.is_some(),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
     pub(crate) async fn spend_channel_token(
         &self,
         hash: &str,

@@ -570,6 +570,11 @@ async fn channel_token_is_spent_once_and_bound_to_its_ask_and_channel(f: Fixture
         let other = other.clone();
         async move { other.spend_channel_token("h1", ask, ch, T0).await.unwrap() }
     };
+    assert_eq!(
+        other.channel_token("h1").await.unwrap(),
+        Some((t.clone(), false))
+    );
+    assert_eq!(other.channel_token("nope").await.unwrap(), None);
     assert_eq!(spend(b, "email").await, Spend::Elsewhere);
     assert_eq!(spend(a, "ntfy").await, Spend::Elsewhere);
     assert_eq!(
@@ -579,8 +584,9 @@ async fn channel_token_is_spent_once_and_bound_to_its_ask_and_channel(f: Fixture
             .unwrap(),
         Spend::Unknown
     );
-    assert_eq!(spend(a, "email").await, Spend::Spent(t));
+    assert_eq!(spend(a, "email").await, Spend::Spent(t.clone()));
     assert_eq!(spend(a, "email").await, Spend::Used);
+    assert_eq!(f.store.channel_token("h1").await.unwrap(), Some((t, true)));
     assert!(
         f.store
             .put_channel_token(&token("h1", b, "ntfy"))
