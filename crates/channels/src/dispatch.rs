@@ -1,7 +1,7 @@
 //! The dispatcher (docs/contract.md §10): follows the store's change feed, sends each open ask
 //! to each channel once, and updates every message it sent when the ask closes.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,9 +17,11 @@ pub type PageUrl = Arc<dyn Fn(AskId) -> String + Send + Sync>;
 
 /// Sends open asks to channels and updates their messages on close.
 ///
-/// Within one process each ask reaches each channel once. It does not yet coordinate several
-/// hub replicas (a dispatch lease in the store is the next slice; see the crate README), nor
-/// resend after its own restart: an ask already open when it starts is sent then.
+/// Each ask reaches each channel once, across dispatchers in several processes or hub
+/// replicas sharing one store: a dispatcher claims the send in the store
+/// ([`Store::claim_channel_send`]) before sending, and the close update likewise
+/// ([`Store::claim_channel_closes`]). A send that fails after its claim is not retried (at
+/// most once; the human still has the page).
 pub struct Dispatcher {
     store: Store,
     tokens: Tokens,
@@ -28,12 +30,10 @@ pub struct Dispatcher {
     page_url: PageUrl,
     /// How long after an ask was made each channel gets it (index = channel); missing: at once.
     delays: Vec<Duration>,
-    /// Asks already handled (sent, or scheduled): never handled again by this dispatcher.
+    /// Open asks already scheduled by this dispatcher.
     seen: HashSet<AskId>,
-    /// Escalation steps still to come: (due, ask, channel index).
+    /// Sends still to come: (due, ask, channel index).
     due: BTreeSet<(Timestamp, AskId, usize)>,
-    /// The messages sent per open ask: (channel index, reference).
-    sent: HashMap<AskId, Vec<(usize, MessageRef)>>,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -51,20 +51,19 @@ struct StoredRequest {
 }
 
 impl Dispatcher {
-    /// A dispatcher for `store`, issuing answer tokens into `tokens` (share the same table with
-    /// [`crate::answer_router`]), sending to `channels`. `public_url` is the hub's base URL
-    /// the answer endpoints hang below (a trailing `/` is dropped); `page_url` gives each ask's
-    /// page.
+    /// A dispatcher for the store `tokens` keeps its tokens in (share the same [`Tokens`] with
+    /// [`crate::answer_router`]), sending to `channels` (each name once). `public_url` is the
+    /// hub's base URL the answer endpoints hang below (a trailing `/` is dropped); `page_url`
+    /// gives each ask's page.
     #[must_use]
     pub fn new(
-        store: Store,
         tokens: Tokens,
         channels: Vec<Arc<dyn Channel>>,
         public_url: &str,
         page_url: PageUrl,
     ) -> Dispatcher {
         Dispatcher {
-            store,
+            store: tokens.store().clone(),
             tokens,
             channels,
             public_url: public_url.trim_end_matches('/').to_owned(),
@@ -72,22 +71,23 @@ impl Dispatcher {
             delays: Vec::new(),
             seen: HashSet::new(),
             due: BTreeSet::new(),
-            sent: HashMap::new(),
         }
     }
 
     /// Escalation (docs/contract.md §10): channel `i` gets an ask `delays[i]` after it was made
     /// (its `created_at`, a time kept in the store, so a restarted dispatcher keeps the
-    /// timing), and only while it is still open; the ladder stops at the first outcome. A
-    /// channel without a delay (or a zero one) gets the ask at once.
+    /// timing; what was sent is in the store too), and only while it is still open; the
+    /// ladder stops at the first outcome. A channel without a delay (or a zero one) gets the
+    /// ask at once.
     #[must_use]
     pub fn with_delays(mut self, delays: Vec<Duration>) -> Dispatcher {
         self.delays = delays;
         self
     }
 
-    /// Runs until the store's feed ends: subscribes, sends every ask open now, then follows
-    /// each change. Channel failures are logged (without secrets) and do not stop it.
+    /// Runs until the store's feed ends: subscribes, sends every ask open now (and updates the
+    /// messages of asks that closed meanwhile, as far as it is told of them), then follows each
+    /// change. Channel and store failures are logged (without secrets) and do not stop it.
     ///
     /// # Errors
     /// The store's errors when subscribing.
@@ -110,7 +110,7 @@ impl Dispatcher {
         }
     }
 
-    /// Sends every escalation step that is due, to asks still open.
+    /// Sends every step that is due, to asks still open.
     async fn fire_due(&mut self) {
         let now = Timestamp::now();
         while let Some(&(at, ask, i)) = self.due.first() {
@@ -119,7 +119,7 @@ impl Dispatcher {
             }
             self.due.pop_first();
             match self.store.get(ask).await {
-                Ok(rec) if rec.is_open() => self.send(&rec, &[i]).await,
+                Ok(rec) if rec.is_open() => self.send(&rec, i).await,
                 Ok(_) | Err(_) => {}
             }
         }
@@ -138,8 +138,8 @@ impl Dispatcher {
             self.handle(rec).await;
         }
         let gone: Vec<AskId> = self
-            .sent
-            .keys()
+            .seen
+            .iter()
             .filter(|id| !open_ids.contains(id))
             .copied()
             .collect();
@@ -151,51 +151,52 @@ impl Dispatcher {
     async fn on_ask(&mut self, id: AskId) {
         match self.store.get(id).await {
             Ok(rec) => self.handle(rec).await,
-            Err(ask_user_store::Error::NotFound(_)) => {
-                self.sent.remove(&id);
-                self.seen.remove(&id);
-                self.due.retain(|(_, a, _)| *a != id);
-                self.tokens.ask_closed(id);
-            }
+            Err(ask_user_store::Error::NotFound(_)) => self.forget(id),
             Err(e) => tracing::warn!(ask = %id, error = %e, "channels: could not read the ask"),
         }
     }
 
+    fn forget(&mut self, id: AskId) {
+        self.seen.remove(&id);
+        self.due.retain(|(_, a, _)| *a != id);
+    }
+
     async fn handle(&mut self, rec: AskRecord) {
-        match &rec.closed {
-            None if !self.seen.contains(&rec.id) => {
-                self.seen.insert(rec.id);
-                let mut now = Vec::new();
+        let Some(closed) = &rec.closed else {
+            if self.seen.insert(rec.id) {
                 for i in 0..self.channels.len() {
-                    match self.delays.get(i).filter(|d| !d.is_zero()) {
-                        Some(d) => {
-                            self.due.insert((rec.created_at.plus(*d), rec.id, i));
-                        }
-                        None => now.push(i),
-                    }
+                    let delay = self.delays.get(i).copied().unwrap_or(Duration::ZERO);
+                    self.due.insert((rec.created_at.plus(delay), rec.id, i));
                 }
-                self.send(&rec, &now).await;
+                self.fire_due().await;
             }
-            None => {}
-            Some(closed) => {
-                self.tokens.ask_closed(rec.id);
-                // Closed is final: the ask never needs sending again.
-                self.seen.remove(&rec.id);
-                self.due.retain(|(_, a, _)| *a != rec.id);
-                let Some(sent) = self.sent.remove(&rec.id) else {
-                    return;
-                };
-                let Some(notice) = self.notice(&rec) else {
-                    return;
-                };
-                for (i, reference) in sent {
-                    let Some(ch) = self.channels.get(i) else {
-                        continue;
-                    };
-                    if let Err(e) = ch.closed(&notice, closed, &reference).await {
-                        tracing::warn!(ask = %rec.id, error = %e, "channels: could not update the message");
-                    }
-                }
+            return;
+        };
+        // Closed is final: nothing more to send for it.
+        self.forget(rec.id);
+        let claimed = match self
+            .store
+            .claim_channel_closes(rec.id, Timestamp::now())
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: could not claim the close updates");
+                return;
+            }
+        };
+        if claimed.is_empty() {
+            return;
+        }
+        let Some(notice) = self.notice(&rec) else {
+            return;
+        };
+        for (name, reference) in claimed {
+            let Some(ch) = self.channels.iter().find(|c| c.name() == name) else {
+                continue;
+            };
+            if let Err(e) = ch.closed(&notice, closed, &MessageRef(reference)).await {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: could not update the message");
             }
         }
     }
@@ -219,53 +220,59 @@ impl Dispatcher {
         })
     }
 
-    /// Sends `rec` to the channels with these indexes.
-    async fn send(&mut self, rec: &AskRecord, which: &[usize]) {
-        if which.is_empty() {
+    /// Sends `rec` to channel `i`, unless another dispatcher (or an earlier run) claimed it.
+    async fn send(&mut self, rec: &AskRecord, i: usize) {
+        let Some(ch) = self.channels.get(i).cloned() else {
             return;
+        };
+        let Some(mut notice) = self.notice(rec) else {
+            return;
+        };
+        match self.store.claim_channel_send(rec.id, ch.name()).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: could not claim the send");
+                return;
+            }
         }
-        let Some(base) = self.notice(rec) else { return };
-        let mut sent = Vec::new();
-        for &i in which {
-            let Some(ch) = self.channels.get(i) else {
-                continue;
-            };
-            let mut notice = base.clone();
-            notice.choices = match one_tap_choices(&base.questions) {
-                Some(q) => {
-                    let mut v = Vec::new();
-                    for o in &q.options {
-                        let choice = Choice {
-                            question: q.id.clone(),
-                            label: o.label.clone(),
-                        };
-                        match self
-                            .tokens
-                            .issue(rec.id, ch.name(), choice, ch.default_user())
-                        {
-                            Ok(token) => v.push(OfferedChoice {
-                                label: o.label.clone(),
-                                token,
-                            }),
-                            Err(e) => {
-                                tracing::warn!(error = %e, "channels: no random source for tokens");
-                                v.clear();
-                                break;
-                            }
-                        }
+        if let Some(q) = one_tap_choices(&notice.questions) {
+            for o in &q.options {
+                let choice = Choice {
+                    question: q.id.clone(),
+                    label: o.label.clone(),
+                };
+                match self
+                    .tokens
+                    .issue(rec.id, ch.name(), &choice, ch.default_user())
+                    .await
+                {
+                    Ok(token) => notice.choices.push(OfferedChoice {
+                        label: o.label.clone(),
+                        token,
+                    }),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "channels: no answer tokens; the page only");
+                        notice.choices.clear();
+                        break;
                     }
-                    v
-                }
-                None => Vec::new(),
-            };
-            match ch.notify(&notice).await {
-                Ok(r) => sent.push((i, r)),
-                Err(e) => {
-                    tracing::warn!(ask = %rec.id, channel = ch.name(), error = %e, "channels: could not send")
                 }
             }
         }
-        self.sent.entry(rec.id).or_default().extend(sent);
+        match ch.notify(&notice).await {
+            Ok(r) => {
+                if let Err(e) = self
+                    .store
+                    .set_channel_reference(rec.id, ch.name(), &r.0)
+                    .await
+                {
+                    tracing::warn!(ask = %rec.id, error = %e, "channels: could not store the message reference");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(ask = %rec.id, channel = ch.name(), error = %e, "channels: could not send");
+            }
+        }
     }
 }
 

@@ -26,7 +26,7 @@
 //! use ask_user_store::Store;
 //!
 //! let store = Store::open("sqlite:/var/lib/ask-user/store.sqlite3").await?;
-//! let tokens = Tokens::new();
+//! let tokens = Tokens::new(store.clone());
 //! let ntfy = Ntfy::new(NtfyConfig {
 //!     server: "https://ntfy.example.org".into(),
 //!     topic: "asks".into(),
@@ -35,7 +35,6 @@
 //! })?;
 //! let public = "https://hub.example.org";
 //! let dispatcher = Dispatcher::new(
-//!     store.clone(),
 //!     tokens.clone(),
 //!     vec![Arc::new(ntfy) as Arc<dyn Channel>],
 //!     public,
@@ -43,7 +42,7 @@
 //! );
 //! tokio::spawn(dispatcher.run());
 //! // Merge into the hub's own router, behind its public URL.
-//! let _routes: axum::Router = answer_router(AnswerState { store, tokens });
+//! let _routes: axum::Router = answer_router(AnswerState { tokens });
 //! # Ok(())
 //! # }
 //! ```
@@ -62,6 +61,4 @@ mod token;
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
 pub use router::{AnswerState, answer_router, refusal_status};
-pub use token::{
-    ANSWERER, Choice, KEEP_CLOSED, RedeemError, Refusal, Tokens, answer_summary, closed_text,
-};
+pub use token::{ANSWERER, Choice, RedeemError, Refusal, Tokens, answer_summary, closed_text};

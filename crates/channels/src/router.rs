@@ -1,7 +1,7 @@
 //! The answer endpoints a hub mounts (docs/contract.md §9, §10): each checks the token it
 //! carries instead of a session cookie.
 
-use ask_user_store::{AskId, Store};
+use ask_user_store::AskId;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,12 +12,10 @@ use axum::routing::{get, post};
 use crate::email::escape_html;
 use crate::token::{RedeemError, Refusal, Tokens};
 
-/// What the answer endpoints need: the store the outcome goes to and the token table the
-/// dispatcher issues into.
+/// What the answer endpoints need: the tokens the dispatcher issues (and, through them, the
+/// store the outcome goes to).
 #[derive(Debug, Clone)]
 pub struct AnswerState {
-    /// The store.
-    pub store: Store,
     /// The tokens.
     pub tokens: Tokens,
 }
@@ -79,11 +77,17 @@ async fn email_confirm(
     Path((ask, token)): Path<(i64, String)>,
 ) -> Response {
     let ask = AskId(ask);
-    let choice = match state.tokens.peek(ask, "email", &token) {
+    let choice = match state.tokens.peek(ask, "email", &token).await {
         Ok(c) => c,
-        Err(r) => return page(refusal_status(&r), "Not answered", &para(&r.to_string())),
+        Err(RedeemError::Refused(r)) => {
+            return page(refusal_status(&r), "Not answered", &para(&r.to_string()));
+        }
+        Err(_) => {
+            let r = Refusal::Unknown;
+            return page(refusal_status(&r), "Not answered", &para(&r.to_string()));
+        }
     };
-    let rec = match state.store.get(ask).await {
+    let rec = match state.tokens.store().get(ask).await {
         Ok(rec) => rec,
         Err(_) => {
             let r = Refusal::Unknown;
@@ -142,11 +146,7 @@ async fn answer(
     token: &str,
     user: Option<String>,
 ) -> Response {
-    match state
-        .tokens
-        .redeem(&state.store, ask, channel, token, user)
-        .await
-    {
+    match state.tokens.redeem(ask, channel, token, user).await {
         Ok(choice) => (
             StatusCode::OK,
             format!("Answer recorded: \u{201c}{}\u{201d}.", choice.label),
@@ -156,7 +156,7 @@ async fn answer(
         Err(RedeemError::Store(ask_user_store::Error::NotFound(_))) => {
             (StatusCode::NOT_FOUND, Refusal::Unknown.to_string()).into_response()
         }
-        Err(RedeemError::Store(e)) => {
+        Err(e) => {
             tracing::warn!(ask = %ask, error = %e, "channels: the answer could not be stored");
             (
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -351,20 +351,17 @@ async fn interact(State(s): State<Interactivity>, headers: HeaderMap, body: Byte
                 .and_then(|(a, t)| Some((AskId(a.parse().ok()?), t)))
             {
                 None => crate::Refusal::Unknown.to_string(),
-                Some((ask, token)) => match s
-                    .answers
-                    .tokens
-                    .redeem(&s.answers.store, ask, NAME, token, Some(user))
-                    .await
-                {
-                    Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
-                    Err(RedeemError::Refused(r)) => r.to_string(),
-                    Err(RedeemError::Store(e)) => {
-                        tracing::warn!(error = %e, "slack: the answer could not be stored");
-                        "The answer could not be stored. Try again, or answer on the page."
-                            .to_owned()
+                Some((ask, token)) => {
+                    match s.answers.tokens.redeem(ask, NAME, token, Some(user)).await {
+                        Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
+                        Err(RedeemError::Refused(r)) => r.to_string(),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "slack: the answer could not be stored");
+                            "The answer could not be stored. Try again, or answer on the page."
+                                .to_owned()
+                        }
                     }
-                },
+                }
             }
         };
         let reply = json!({"response_type": "ephemeral", "replace_original": false, "text": escape_mrkdwn(&text)});

@@ -177,10 +177,11 @@ impl Telegram {
     }
 
     /// Takes in button taps by long polling until the task is dropped: each tap from an
-    /// allow-listed chat and user redeems its token into `store`; every tap gets an
+    /// allow-listed chat and user redeems its token (into the tokens' store); every tap gets an
     /// `answerCallbackQuery` saying what happened. Only one poller per bot may run (the Bot
     /// API allows one `getUpdates` consumer).
-    pub async fn poll(self: Arc<Self>, store: Store, tokens: Tokens) {
+    pub async fn poll(self: Arc<Self>, tokens: Tokens) {
+        let store = tokens.store().clone();
         let mut offset: i64 = 0;
         loop {
             let body = json!({
@@ -201,7 +202,7 @@ impl Telegram {
                     offset = offset.max(id + 1);
                 }
                 if u["callback_query"].is_object() {
-                    self.on_tap(&u["callback_query"], &store, &tokens).await;
+                    self.on_tap(&u["callback_query"], &tokens).await;
                 } else if u["message"]["reply_to_message"].is_object() {
                     self.on_reply(&u["message"], &store).await;
                 }
@@ -262,7 +263,7 @@ impl Telegram {
         }
     }
 
-    async fn on_tap(&self, q: &Value, store: &Store, tokens: &Tokens) {
+    async fn on_tap(&self, q: &Value, tokens: &Tokens) {
         let Some(query_id) = q["id"].as_str() else {
             return;
         };
@@ -279,10 +280,10 @@ impl Telegram {
                 None => crate::Refusal::Unknown.to_string(),
                 Some((ask, token)) => {
                     let who = user.map(|u| u.to_string());
-                    match tokens.redeem(store, ask, NAME, token, who).await {
+                    match tokens.redeem(ask, NAME, token, who).await {
                         Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
                         Err(RedeemError::Refused(r)) => r.to_string(),
-                        Err(RedeemError::Store(e)) => {
+                        Err(e) => {
                             tracing::warn!(error = %e, "telegram: the answer could not be stored");
                             "The answer could not be stored. Try again, or answer on the page."
                                 .to_owned()

@@ -3,23 +3,24 @@
 //!
 //! A token is 128 random bits from the operating system, written as 32 lower-case hex
 //! characters (short enough for Telegram's 64-byte `callback_data`). Only its SHA-256 is kept,
-//! so a leaked table answers nothing. Redeeming marks the token used *before* the outcome is
-//! recorded, so two taps racing on one token record at most one answer; the outcome itself
-//! goes through the store's first-outcome-wins compare-and-set.
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+//! in the store ([`ask_user_store::Store::put_channel_token`]), so any hub replica redeems it
+//! and a leaked table answers nothing. Redeeming spends the token atomically in the store
+//! *before* the outcome is recorded, so two taps racing on one token record at most one
+//! answer; the outcome itself goes through the store's first-outcome-wins compare-and-set.
+//! A token's row goes when its ask is purged; until then a late tap is told why the ask closed.
 
 use ask_user_core::{AnswerItem, Answers};
-use ask_user_store::{AskId, Closed, Outcome, Recorded, Responder, Store, Timestamp};
+use ask_user_store::{
+    AskId, ChannelToken, Closed, Outcome, Recorded, Responder, Spend, Store, Timestamp,
+};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The answerer name stored in [`Responder::answerer`] for an answer given through a channel.
 pub const ANSWERER: &str = "channel";
 
 /// What a token answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Choice {
     /// The question's id.
     pub question: String,
@@ -27,36 +28,17 @@ pub struct Choice {
     pub label: String,
 }
 
+/// The issued tokens, kept hashed in a store.
 #[derive(Debug, Clone)]
-struct Entry {
-    ask: AskId,
-    channel: &'static str,
-    choice: Choice,
-    user: Option<String>,
-    used: bool,
-    /// When the dispatcher saw the ask close; the entry is dropped [`KEEP_CLOSED`] later.
-    closed_at: Option<Instant>,
-}
-
-/// How long the tokens of a closed ask are kept, so a late tap is told why the ask closed
-/// ([`Refusal::Closed`]) rather than that the link is unknown.
-pub const KEEP_CLOSED: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// The issued tokens of one process, stored hashed.
-///
-/// This first slice keeps them in memory: a restart invalidates outstanding buttons (a tap then
-/// gets [`Refusal::Unknown`] and the human answers on the page). Moving them into the store
-/// (so any hub replica redeems them) is the next step; see the crate README.
-#[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    inner: Arc<Mutex<HashMap<[u8; 32], Entry>>>,
+    store: Store,
 }
 
 /// Why a token answered nothing. The [`std::fmt::Display`] text is what the human sees.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Refusal {
-    /// No such token (never issued, mistyped, or issued before a restart).
+    /// No such token (never issued, mistyped, or its ask was purged).
     #[error("This answer link is not valid. Open the question on the page to answer it.")]
     Unknown,
     /// The token was issued for another ask or another channel.
@@ -108,7 +90,7 @@ pub fn answer_summary(answer: &serde_json::Value) -> String {
     }
 }
 
-/// Errors of [`Tokens::redeem`] that are not the human's doing.
+/// Errors of [`Tokens::redeem`] and [`Tokens::issue`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RedeemError {
@@ -118,31 +100,37 @@ pub enum RedeemError {
     /// The store failed.
     #[error("the store failed: {0}")]
     Store(#[from] ask_user_store::Error),
+    /// The operating system's random source failed.
+    #[error("no random source: {0}")]
+    Random(String),
 }
 
 /// 128 random bits as 32 lower-case hex characters.
-fn random_token() -> std::io::Result<String> {
+fn random_token() -> Result<String, RedeemError> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    getrandom::fill(&mut bytes).map_err(|e| RedeemError::Random(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn hash(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
+/// The SHA-256 of a token, lower-case hex: what the store keeps.
+fn hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl Tokens {
-    /// An empty table.
+    /// Tokens kept in `store` (the store the asks live in).
     #[must_use]
-    pub fn new() -> Tokens {
-        Tokens::default()
+    pub fn new(store: Store) -> Tokens {
+        Tokens { store }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<[u8; 32], Entry>> {
-        // Each write is one insert or one flag: a poisoned map is still consistent.
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// The store.
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Issues a token answering `choice` of `ask` through `channel`; `user` is who will be
@@ -150,50 +138,25 @@ impl Tokens {
     /// the token in clear, which is not kept.
     ///
     /// # Errors
-    /// The operating system's random source failed.
-    pub fn issue(
+    /// [`RedeemError::Random`] or [`RedeemError::Store`].
+    pub async fn issue(
         &self,
         ask: AskId,
-        channel: &'static str,
-        choice: Choice,
+        channel: &str,
+        choice: &Choice,
         user: Option<String>,
-    ) -> std::io::Result<String> {
+    ) -> Result<String, RedeemError> {
         let token = random_token()?;
-        let mut map = self.lock();
-        map.retain(|_, e| e.closed_at.is_none_or(|at| at.elapsed() < KEEP_CLOSED));
-        map.insert(
-            hash(&token),
-            Entry {
+        self.store
+            .put_channel_token(&ChannelToken {
+                hash: hash(&token),
                 ask,
-                channel,
-                choice,
+                channel: channel.to_owned(),
+                choice: serde_json::to_string(choice).unwrap_or_default(),
                 user,
-                used: false,
-                closed_at: None,
-            },
-        );
+            })
+            .await?;
         Ok(token)
-    }
-
-    /// Notes that `ask` closed: its tokens answer nothing from now on (the store says so
-    /// anyway) and are dropped [`KEEP_CLOSED`] later, at a later [`Tokens::issue`].
-    pub fn ask_closed(&self, ask: AskId) {
-        let now = Instant::now();
-        for e in self.lock().values_mut().filter(|e| e.ask == ask) {
-            e.closed_at.get_or_insert(now);
-        }
-    }
-
-    /// How many tokens are held (for tests and metrics).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no token is held.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// What `token`, presented for `ask` through `channel`, would answer, without spending it
@@ -201,21 +164,28 @@ impl Tokens {
     /// the ask is closed is for the caller to check.
     ///
     /// # Errors
-    /// [`Refusal::Unknown`], [`Refusal::OtherAsk`] or [`Refusal::Replayed`].
-    pub fn peek(&self, ask: AskId, channel: &str, token: &str) -> Result<Choice, Refusal> {
-        let map = self.lock();
-        let entry = map.get(&hash(token)).ok_or(Refusal::Unknown)?;
-        if entry.ask != ask || entry.channel != channel {
-            return Err(Refusal::OtherAsk);
+    /// [`Refusal::Unknown`], [`Refusal::OtherAsk`] or [`Refusal::Replayed`];
+    /// [`RedeemError::Store`].
+    pub async fn peek(
+        &self,
+        ask: AskId,
+        channel: &str,
+        token: &str,
+    ) -> Result<Choice, RedeemError> {
+        let Some((t, used)) = self.store.channel_token(&hash(token)).await? else {
+            return Err(Refusal::Unknown.into());
+        };
+        if t.ask != ask || t.channel != channel {
+            return Err(Refusal::OtherAsk.into());
         }
-        if entry.used {
-            return Err(Refusal::Replayed);
+        if used {
+            return Err(Refusal::Replayed.into());
         }
-        Ok(entry.choice.clone())
+        serde_json::from_str(&t.choice).map_err(|_| Refusal::Unknown.into())
     }
 
     /// Redeems `token`, presented for `ask` through `channel`'s endpoint, and records the
-    /// answer (one option of one question) in `store`, first outcome wins. `user` is who the
+    /// answer (one option of one question) in the store, first outcome wins. `user` is who the
     /// channel says answered (a Telegram or Slack user id); `None` keeps the one given at issue.
     ///
     /// Order of checks: unknown → [`Refusal::Unknown`]; issued for another ask or channel →
@@ -225,50 +195,50 @@ impl Tokens {
     ///
     /// # Errors
     /// [`RedeemError::Refused`] as above; [`RedeemError::Store`] when the store fails (the token
-    /// is spent then: the human answers on the page).
+    /// may be spent then: the human answers on the page).
     pub async fn redeem(
         &self,
-        store: &Store,
         ask: AskId,
         channel: &str,
         token: &str,
         user: Option<String>,
     ) -> Result<Choice, RedeemError> {
-        let entry = {
-            let mut map = self.lock();
-            let entry = map.get_mut(&hash(token)).ok_or(Refusal::Unknown)?;
-            if entry.ask != ask || entry.channel != channel {
-                return Err(Refusal::OtherAsk.into());
-            }
-            if entry.used {
-                return Err(Refusal::Replayed.into());
-            }
-            entry.used = true;
-            entry.clone()
+        let t = match self
+            .store
+            .spend_channel_token(&hash(token), ask, channel, Timestamp::now())
+            .await?
+        {
+            Spend::Spent(t) => t,
+            Spend::Elsewhere => return Err(Refusal::OtherAsk.into()),
+            Spend::Used => return Err(Refusal::Replayed.into()),
+            Spend::Unknown => return Err(Refusal::Unknown.into()),
         };
-        let rec = store.get(ask).await?;
+        let choice: Choice =
+            serde_json::from_str(&t.choice).map_err(|_| RedeemError::from(Refusal::Unknown))?;
+        let rec = self.store.get(ask).await?;
         if let Some(closed) = rec.closed {
             return Err(Refusal::Closed(Box::new(closed)).into());
         }
         let answer = Answers {
             answers: vec![AnswerItem::selected(
-                entry.choice.question.clone(),
-                [entry.choice.label.clone()],
+                choice.question.clone(),
+                [choice.label.clone()],
             )],
         };
         let outcome = Outcome::Answered {
             answer: serde_json::to_value(&answer).unwrap_or_default(),
             by: Responder {
                 answerer: ANSWERER.to_owned(),
-                channel: Some(entry.channel.to_owned()),
-                user: user.or(entry.user),
+                channel: Some(t.channel),
+                user: user.or(t.user),
             },
         };
-        match store
+        match self
+            .store
             .record_outcome(ask, &outcome, Timestamp::now())
             .await?
         {
-            Recorded::Won => Ok(entry.choice),
+            Recorded::Won => Ok(choice),
             Recorded::Lost(closed) => Err(Refusal::Closed(Box::new(closed)).into()),
         }
     }

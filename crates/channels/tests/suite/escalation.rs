@@ -50,16 +50,14 @@ async fn the_next_channel_is_notified_only_while_no_answer_came() {
     assert_eq!(delays, [Duration::ZERO, Duration::from_millis(1500)]);
 
     let store = Store::memory();
-    let tokens = Tokens::new();
+    let tokens = Tokens::new(store.clone());
     let addr = serve(answer_router(AnswerState {
-        store: store.clone(),
         tokens: tokens.clone(),
     }))
     .await;
     let hub = format!("http://{addr}");
     let page = hub.clone();
     let d = Dispatcher::new(
-        store.clone(),
         tokens,
         channels,
         &hub,
@@ -168,4 +166,75 @@ fn escalation_specs_and_their_errors() {
         EscalationError::Repeated("email".into()).to_string(),
         "--escalate: channel \"email\" is named twice"
     );
+}
+
+/// Two dispatchers on one SQLite store (two handles, as two hub replicas would have), and a
+/// restart: each ask is sent once, and its message updated once, by whichever is running.
+#[tokio::test]
+async fn replicas_and_restarts_send_each_message_once_and_update_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let fake = FakeNtfy::start(Some("tk_x")).await;
+    let dispatcher = |store: Store| {
+        let ntfy = Ntfy::new(NtfyConfig {
+            server: fake.url.clone(),
+            topic: "asks".into(),
+            access_token: Some("tk_x".into()),
+            allow_public_topic: false,
+        })
+        .unwrap();
+        let d = Dispatcher::new(
+            Tokens::new(store),
+            vec![Arc::new(ntfy) as Arc<dyn Channel>],
+            "http://hub",
+            Arc::new(|id| format!("http://hub/inbox#ask-{id}")),
+        );
+        tokio::spawn(d.run())
+    };
+    let open = |key: &str| {
+        NewAsk::new(
+            &Scope::HostKey(key.into()),
+            single_select("Go?", "Go", &["Yes"]),
+            Asker::default(),
+        )
+    };
+    let one = Store::open(&url).await.unwrap();
+    // Run 1 alone sends `a`; `z` after it proves `a` was fully handled (a dispatcher handles
+    // changes in order), message reference stored. Then run 1 is killed.
+    let r1 = dispatcher(one.clone());
+    let a = one.open_ask(&open("a")).await.unwrap().record().id;
+    let z = one.open_ask(&open("z")).await.unwrap().record().id;
+    ntfy_fake_wait(&fake, |p| mentions(p, a) == 1 && mentions(p, z) == 1).await;
+    r1.abort();
+    // A restarted dispatcher and a second replica, each on its own store handle.
+    let two = Store::open(&url).await.unwrap();
+    let r2 = dispatcher(two.clone());
+    let r3 = dispatcher(Store::open(&url).await.unwrap());
+    let b = two.open_ask(&open("b")).await.unwrap().record().id;
+    let c = one.open_ask(&open("c")).await.unwrap().record().id;
+    ntfy_fake_wait(&fake, |p| mentions(p, b) >= 1 && mentions(p, c) >= 1).await;
+    for id in [a, b, c] {
+        one.record_outcome(id, &Outcome::Withdrawn, Timestamp::now())
+            .await
+            .unwrap();
+    }
+    ntfy_fake_wait(&fake, |p| [a, b, c].iter().all(|id| mentions(p, *id) >= 2)).await;
+    // A later ask is a barrier for the replica that sends it; the claims in the store keep
+    // the other from duplicating anything whenever it gets there.
+    let d = two.open_ask(&open("d")).await.unwrap().record().id;
+    let got = ntfy_fake_wait(&fake, |p| mentions(p, d) >= 1).await;
+    for id in [a, b, c] {
+        assert_eq!(
+            mentions(&got, id),
+            2,
+            "ask {id}: one notification, one close update"
+        );
+    }
+    assert_eq!((mentions(&got, z), mentions(&got, d)), (1, 1));
+    r2.abort();
+    r3.abort();
+}
+
+async fn ntfy_fake_wait(fake: &FakeNtfy, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    fake.wait_for("the publishes", pred).await
 }

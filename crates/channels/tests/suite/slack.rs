@@ -38,7 +38,6 @@ async fn setup() -> Setup {
     let hub = Hub::start(vec![slack.clone() as Arc<dyn Channel>]).await;
     let addr = serve(interactivity_router(
         AnswerState {
-            store: hub.store.clone(),
             tokens: hub.tokens.clone(),
         },
         slack,

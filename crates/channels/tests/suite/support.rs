@@ -25,16 +25,14 @@ pub(crate) struct Hub {
 impl Hub {
     pub(crate) async fn start(channels: Vec<Arc<dyn Channel>>) -> Hub {
         let store = Store::memory();
-        let tokens = Tokens::new();
+        let tokens = Tokens::new(store.clone());
         let addr = serve(answer_router(AnswerState {
-            store: store.clone(),
             tokens: tokens.clone(),
         }))
         .await;
         let url = format!("http://{addr}");
         let page_base = url.clone();
         let d = Dispatcher::new(
-            store.clone(),
             tokens.clone(),
             channels,
             &format!("{url}/"),

@@ -30,7 +30,7 @@ async fn setup() -> (FakeTelegram, Hub) {
     let fake = FakeTelegram::start().await;
     let tg = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
     let hub = Hub::start(vec![tg.clone() as Arc<dyn Channel>]).await;
-    tokio::spawn(tg.poll(hub.store.clone(), hub.tokens.clone()));
+    tokio::spawn(tg.poll(hub.tokens.clone()));
     (fake, hub)
 }
 

@@ -1,4 +1,5 @@
-//! The token table on its own, against a memory store.
+//! The token table on its own, against a memory store (the store's own conformance suite runs
+//! the same token operations on SQLite and Postgres).
 
 use std::collections::HashSet;
 
@@ -34,16 +35,20 @@ fn refusal(r: Result<Choice, RedeemError>) -> Refusal {
 
 #[tokio::test]
 async fn tokens_are_128_random_bits_in_hex() {
-    let tokens = Tokens::new();
+    let store = Store::memory();
+    let tokens = Tokens::new(store.clone());
+    let a = ask(&store, "a").await;
     let mut seen = HashSet::new();
     for _ in 0..200 {
-        let t = tokens.issue(AskId(1), "ntfy", yes(), None).unwrap();
+        let t = tokens.issue(a, "ntfy", &yes(), None).await.unwrap();
         assert_eq!(t.len(), 32);
         assert!(
             t.bytes()
                 .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
             "{t}"
         );
+        // Stored hashed: the clear token is nowhere in the store.
+        assert_eq!(store.channel_token(&t).await.unwrap(), None);
         assert!(seen.insert(t));
     }
 }
@@ -51,18 +56,20 @@ async fn tokens_are_128_random_bits_in_hex() {
 #[tokio::test]
 async fn the_user_given_at_redeem_wins_over_the_one_given_at_issue() {
     let store = Store::memory();
-    let tokens = Tokens::new();
+    let tokens = Tokens::new(store.clone());
     let a = ask(&store, "a").await;
     let b = ask(&store, "b").await;
     let ta = tokens
-        .issue(a, "email", yes(), Some("me@example.org".into()))
+        .issue(a, "email", &yes(), Some("me@example.org".into()))
+        .await
         .unwrap();
     let tb = tokens
-        .issue(b, "email", yes(), Some("me@example.org".into()))
+        .issue(b, "email", &yes(), Some("me@example.org".into()))
+        .await
         .unwrap();
-    tokens.redeem(&store, a, "email", &ta, None).await.unwrap();
+    tokens.redeem(a, "email", &ta, None).await.unwrap();
     tokens
-        .redeem(&store, b, "email", &tb, Some("U123".into()))
+        .redeem(b, "email", &tb, Some("U123".into()))
         .await
         .unwrap();
     let by = |id| {
@@ -84,27 +91,33 @@ async fn the_user_given_at_redeem_wins_over_the_one_given_at_issue() {
 }
 
 #[tokio::test]
-async fn a_token_is_bound_to_its_channel() {
+async fn a_token_is_bound_to_its_channel_and_peeking_spends_nothing() {
     let store = Store::memory();
-    let tokens = Tokens::new();
+    let tokens = Tokens::new(store.clone());
     let a = ask(&store, "a").await;
-    let t = tokens.issue(a, "ntfy", yes(), None).unwrap();
+    let t = tokens.issue(a, "ntfy", &yes(), None).await.unwrap();
     assert_eq!(
-        refusal(tokens.redeem(&store, a, "email", &t, None).await),
+        refusal(tokens.redeem(a, "email", &t, None).await),
         Refusal::OtherAsk
     );
-    tokens.redeem(&store, a, "ntfy", &t, None).await.unwrap();
+    assert_eq!(tokens.peek(a, "ntfy", &t).await.unwrap(), yes());
+    assert_eq!(tokens.peek(a, "ntfy", &t).await.unwrap(), yes());
+    tokens.redeem(a, "ntfy", &t, None).await.unwrap();
+    assert!(matches!(
+        tokens.peek(a, "ntfy", &t).await,
+        Err(RedeemError::Refused(Refusal::Replayed))
+    ));
 }
 
 #[tokio::test]
 async fn two_racing_taps_on_one_token_record_one_answer() {
     let store = Store::memory();
-    let tokens = Tokens::new();
+    let tokens = Tokens::new(store.clone());
     let a = ask(&store, "a").await;
-    let t = tokens.issue(a, "ntfy", yes(), None).unwrap();
+    let t = tokens.issue(a, "ntfy", &yes(), None).await.unwrap();
     let (r1, r2) = tokio::join!(
-        tokens.redeem(&store, a, "ntfy", &t, None),
-        tokens.redeem(&store, a, "ntfy", &t, None)
+        tokens.redeem(a, "ntfy", &t, None),
+        tokens.redeem(a, "ntfy", &t, None)
     );
     let oks = [&r1, &r2].iter().filter(|r| r.is_ok()).count();
     assert_eq!(oks, 1, "{r1:?} {r2:?}");
@@ -113,17 +126,28 @@ async fn two_racing_taps_on_one_token_record_one_answer() {
 }
 
 #[tokio::test]
-async fn tokens_of_a_closed_ask_are_kept_to_say_why_then_dropped() {
+async fn a_token_of_a_closed_ask_says_why_until_the_ask_is_purged() {
     let store = Store::memory();
-    let tokens = Tokens::new();
+    let tokens = Tokens::new(store.clone());
     let a = ask(&store, "a").await;
-    let t = tokens.issue(a, "ntfy", yes(), None).unwrap();
+    let t = tokens.issue(a, "ntfy", &yes(), None).await.unwrap();
+    let t2 = tokens.issue(a, "ntfy", &yes(), None).await.unwrap();
+    let now = ask_user_store::Timestamp::now();
     store
-        .record_outcome(a, &Outcome::Withdrawn, ask_user_store::Timestamp::now())
+        .record_outcome(a, &Outcome::Withdrawn, now)
         .await
         .unwrap();
-    tokens.ask_closed(a);
-    assert_eq!(tokens.len(), 1);
-    let r = refusal(tokens.redeem(&store, a, "ntfy", &t, None).await);
+    let r = refusal(tokens.redeem(a, "ntfy", &t, None).await);
     assert_eq!(r.to_string(), "This question was withdrawn by the agent.");
+    let retention = ask_user_store::Retention {
+        keep_closed: std::time::Duration::ZERO,
+    };
+    store
+        .sweep(now.plus(std::time::Duration::from_secs(1)), retention)
+        .await
+        .unwrap();
+    assert_eq!(
+        refusal(tokens.redeem(a, "ntfy", &t2, None).await),
+        Refusal::Unknown
+    );
 }
