@@ -46,6 +46,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod channel;
 mod error;
 mod feed;
 mod memory;
@@ -58,6 +59,7 @@ mod sqlite;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use channel::{ChannelToken, Spend};
 pub use error::{Error, Result};
 pub use feed::Feed;
 pub use model::{
@@ -273,6 +275,75 @@ impl Store {
     /// The backend's errors.
     pub async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         dispatch!(self, s => s.sweep(now, retention).await)
+    }
+
+    /// Stores a channel's answer token (docs/contract.md §10); its rows go when its ask is
+    /// purged ([`Store::sweep`]).
+    ///
+    /// # Errors
+    /// The backend's errors (a hash stored before is one).
+    pub async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
+        dispatch!(self, s => s.put_channel_token(token).await)
+    }
+
+    /// The token with `hash` and whether it was spent, without spending it (a confirm page
+    /// shows what it would answer); `None` when unknown.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        dispatch!(self, s => s.channel_token(hash).await)
+    }
+
+    /// Spends the token with `hash` presented for `ask` through `channel` at `at`, atomically
+    /// across processes and replicas: [`Spend::Spent`] for exactly one caller; a token of
+    /// another ask or channel is [`Spend::Elsewhere`] and stays unused.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn spend_channel_token(
+        &self,
+        hash: &str,
+        ask: AskId,
+        channel: &str,
+        at: Timestamp,
+    ) -> Result<Spend> {
+        dispatch!(self, s => s.spend_channel_token(hash, ask, channel, at).await)
+    }
+
+    /// Claims the sending of `ask`'s message on `channel`: `true` for exactly one caller (it
+    /// sends, then [`Store::set_channel_reference`]); `false` when it was claimed before.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
+        dispatch!(self, s => s.claim_channel_send(ask, channel).await)
+    }
+
+    /// Records the reference of the message sent for `ask` on `channel` (after a claim).
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn set_channel_reference(
+        &self,
+        ask: AskId,
+        channel: &str,
+        reference: &str,
+    ) -> Result<()> {
+        dispatch!(self, s => s.set_channel_reference(ask, channel, reference).await)
+    }
+
+    /// Claims the close updates of `ask` at `at`: every (channel, reference) of a message sent
+    /// for it and not claimed before, ordered by channel. Each message is handed out once.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn claim_channel_closes(
+        &self,
+        ask: AskId,
+        at: Timestamp,
+    ) -> Result<Vec<(String, String)>> {
+        dispatch!(self, s => s.claim_channel_closes(ask, at).await)
     }
 
     /// Follows the store's changes from now on: every change made through any handle, process

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
+use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
@@ -22,6 +23,10 @@ pub(crate) struct MemoryStore {
 struct Inner {
     asks: BTreeMap<AskId, AskRecord>,
     next_id: i64,
+    /// Channel tokens by hash, with when each was spent.
+    tokens: BTreeMap<String, (ChannelToken, Option<Timestamp>)>,
+    /// (ask, channel) → (reference once sent, whether its close was claimed).
+    messages: BTreeMap<(AskId, String), (Option<String>, bool)>,
 }
 
 impl MemoryStore {
@@ -200,11 +205,100 @@ impl MemoryStore {
                 .asks
                 .retain(|_, r| r.closed.as_ref().is_none_or(|c| c.at > cutoff));
             swept.purged = (before - inner.asks.len()) as u64;
+            let Inner {
+                asks,
+                tokens,
+                messages,
+                ..
+            } = &mut *inner;
+            tokens.retain(|_, (t, _)| asks.contains_key(&t.ask));
+            messages.retain(|(a, _), _| asks.contains_key(a));
         }
         for id in &swept.withdrawn {
             self.announce(*id);
         }
         Ok(swept)
+    }
+
+    pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
+        let mut inner = self.lock();
+        if inner.tokens.contains_key(&token.hash) {
+            return Err(Error::Backend {
+                location: "memory".to_owned(),
+                detail: "channel token stored twice".to_owned(),
+            });
+        }
+        inner
+            .tokens
+            .insert(token.hash.clone(), (token.clone(), None));
+        Ok(())
+    }
+
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        Ok(self
+            .lock()
+            .tokens
+            .get(hash)
+            .map(|(t, used)| (t.clone(), used.is_some())))
+    }
+
+    pub(crate) async fn spend_channel_token(
+        &self,
+        hash: &str,
+        ask: AskId,
+        channel: &str,
+        at: Timestamp,
+    ) -> Result<Spend> {
+        let mut inner = self.lock();
+        let Some((t, used)) = inner.tokens.get_mut(hash) else {
+            return Ok(Spend::Unknown);
+        };
+        if t.ask != ask || t.channel != channel {
+            return Ok(Spend::Elsewhere);
+        }
+        if used.is_some() {
+            return Ok(Spend::Used);
+        }
+        *used = Some(at);
+        Ok(Spend::Spent(t.clone()))
+    }
+
+    pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
+        let mut inner = self.lock();
+        let key = (ask, channel.to_owned());
+        if inner.messages.contains_key(&key) {
+            return Ok(false);
+        }
+        inner.messages.insert(key, (None, false));
+        Ok(true)
+    }
+
+    pub(crate) async fn set_channel_reference(
+        &self,
+        ask: AskId,
+        channel: &str,
+        reference: &str,
+    ) -> Result<()> {
+        if let Some(m) = self.lock().messages.get_mut(&(ask, channel.to_owned())) {
+            m.0 = Some(reference.to_owned());
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn claim_channel_closes(
+        &self,
+        ask: AskId,
+        _at: Timestamp,
+    ) -> Result<Vec<(String, String)>> {
+        let mut inner = self.lock();
+        let mut out = Vec::new();
+        for ((a, ch), (reference, closed)) in inner.messages.iter_mut() {
+            if let (true, Some(r), false) = (*a == ask, reference.as_ref(), *closed) {
+                *closed = true;
+                out.push((ch.clone(), r.clone()));
+            }
+        }
+        Ok(out)
     }
 
     pub(crate) async fn subscribe(&self) -> Result<Feed> {

@@ -20,6 +20,7 @@ use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket};
 
+use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
@@ -545,11 +546,171 @@ impl PgStore {
                     .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1", &[&cutoff])
                     .await
                     .map_err(e)?;
+                tx.batch_execute(
+                    "DELETE FROM ask_user_channel_tokens WHERE ask NOT IN (SELECT id FROM ask_user_asks); \
+                     DELETE FROM ask_user_channel_messages WHERE ask NOT IN (SELECT id FROM ask_user_asks);",
+                )
+                .await
+                .map_err(e)?;
                 Ok(Swept { withdrawn, purged })
             })
             .await?;
         self.announce(&swept.withdrawn);
         Ok(swept)
+    }
+
+    pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "INSERT INTO ask_user_channel_tokens (hash, ask, channel, choice, user_id) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &token.hash,
+                    &token.ask.0,
+                    &token.channel,
+                    &token.choice,
+                    &token.user,
+                ],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let row = tx
+                .query_opt(
+                    "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
+                     WHERE hash = $1",
+                    &[&hash],
+                )
+                .await
+                .map_err(e)?;
+            let Some(row) = row else { return Ok(None) };
+            let used: Option<i64> = row.try_get(4).map_err(e)?;
+            Ok(Some((
+                ChannelToken {
+                    hash: hash.to_owned(),
+                    ask: AskId(row.try_get(0).map_err(e)?),
+                    channel: row.try_get(1).map_err(e)?,
+                    choice: row.try_get(2).map_err(e)?,
+                    user: row.try_get(3).map_err(e)?,
+                },
+                used.is_some(),
+            )))
+        })
+        .await
+    }
+
+    pub(crate) async fn spend_channel_token(
+        &self,
+        hash: &str,
+        ask: AskId,
+        channel: &str,
+        at: Timestamp,
+    ) -> Result<Spend> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let row = tx
+                .query_opt(
+                    "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
+                     WHERE hash = $1 FOR UPDATE",
+                    &[&hash],
+                )
+                .await
+                .map_err(e)?;
+            let Some(row) = row else {
+                return Ok(Spend::Unknown);
+            };
+            let a: i64 = row.try_get(0).map_err(e)?;
+            let ch: String = row.try_get(1).map_err(e)?;
+            let used: Option<i64> = row.try_get(4).map_err(e)?;
+            if a != ask.0 || ch != channel {
+                return Ok(Spend::Elsewhere);
+            }
+            if used.is_some() {
+                return Ok(Spend::Used);
+            }
+            tx.execute(
+                "UPDATE ask_user_channel_tokens SET used_at = $2 WHERE hash = $1",
+                &[&hash, &at.0],
+            )
+            .await
+            .map_err(e)?;
+            Ok(Spend::Spent(ChannelToken {
+                hash: hash.to_owned(),
+                ask: AskId(a),
+                channel: ch,
+                choice: row.try_get(2).map_err(e)?,
+                user: row.try_get(3).map_err(e)?,
+            }))
+        })
+        .await
+    }
+
+    pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "INSERT INTO ask_user_channel_messages (ask, channel) VALUES ($1, $2) \
+                 ON CONFLICT DO NOTHING",
+                &[&ask.0, &channel],
+            )
+            .await
+            .map(|n| n == 1)
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn set_channel_reference(
+        &self,
+        ask: AskId,
+        channel: &str,
+        reference: &str,
+    ) -> Result<()> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "UPDATE ask_user_channel_messages SET reference = $3 WHERE ask = $1 AND channel = $2",
+                &[&ask.0, &channel, &reference],
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn claim_channel_closes(
+        &self,
+        ask: AskId,
+        at: Timestamp,
+    ) -> Result<Vec<(String, String)>> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let rows = tx
+                .query(
+                    "UPDATE ask_user_channel_messages SET closed_at = $2 \
+                     WHERE ask = $1 AND reference IS NOT NULL AND closed_at IS NULL \
+                     RETURNING channel, reference",
+                    &[&ask.0, &at.0],
+                )
+                .await
+                .map_err(e)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                out.push((
+                    r.try_get::<_, String>(0).map_err(e)?,
+                    r.try_get::<_, String>(1).map_err(e)?,
+                ));
+            }
+            out.sort();
+            Ok(out)
+        })
+        .await
     }
 
     pub(crate) async fn subscribe(&self) -> Result<Feed> {

@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -21,7 +21,10 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2];
+
+/// The asks (docs/contract.md §8).
+const MIGRATION_1: Migration = Migration {
     version: 1,
     compatible_from: 1,
     sqlite: "
@@ -72,7 +75,51 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE UNIQUE INDEX ask_user_asks_one_open_per_key ON ask_user_asks (scope, request_hash)
             WHERE state = 'open';
     ",
-}];
+};
+
+/// Channels (docs/contract.md §10), additive: single-use answer tokens (hashed) and, per ask and
+/// channel, the claim to send its message, the message's reference and the claim to update it
+/// on close.
+const MIGRATION_2: Migration = Migration {
+    version: 2,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TABLE channel_tokens (
+            hash TEXT PRIMARY KEY,
+            ask INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            choice TEXT NOT NULL,
+            user_id TEXT,
+            used_at INTEGER
+        );
+        CREATE INDEX channel_tokens_by_ask ON channel_tokens (ask);
+        CREATE TABLE channel_messages (
+            ask INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            reference TEXT,
+            closed_at INTEGER,
+            PRIMARY KEY (ask, channel)
+        );
+    ",
+    postgres: "
+        CREATE TABLE ask_user_channel_tokens (
+            hash TEXT PRIMARY KEY,
+            ask BIGINT NOT NULL,
+            channel TEXT NOT NULL,
+            choice TEXT NOT NULL,
+            user_id TEXT,
+            used_at BIGINT
+        );
+        CREATE INDEX ask_user_channel_tokens_by_ask ON ask_user_channel_tokens (ask);
+        CREATE TABLE ask_user_channel_messages (
+            ask BIGINT NOT NULL,
+            channel TEXT NOT NULL,
+            reference TEXT,
+            closed_at BIGINT,
+            PRIMARY KEY (ask, channel)
+        );
+    ",
+};
 
 /// Checks a store's recorded versions against this binary: `Ok(true)` when migrations are to
 /// be applied, `Ok(false)` when the store is usable as is.

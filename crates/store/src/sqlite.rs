@@ -19,6 +19,7 @@ use notify::Watcher;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{Notify, broadcast};
 
+use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
@@ -649,6 +650,11 @@ impl SqliteStore {
                 let purged = tx
                     .execute("DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1", [cutoff])
                     .map_err(err)?;
+                tx.execute_batch(
+                    "DELETE FROM channel_tokens WHERE ask NOT IN (SELECT id FROM asks); \
+                     DELETE FROM channel_messages WHERE ask NOT IN (SELECT id FROM asks);",
+                )
+                .map_err(err)?;
                 tx.commit().map_err(err)?;
                 Ok(Swept { withdrawn, purged: purged as u64 })
             })
@@ -657,6 +663,156 @@ impl SqliteStore {
             self.announce(&swept.withdrawn);
         }
         Ok(swept)
+    }
+
+    pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
+        let t = token.clone();
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "INSERT INTO channel_tokens (hash, ask, channel, choice, user_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![t.hash, t.ask.0, t.channel, t.choice, t.user],
+            )
+            .map(|_| ())
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
+        let hash = hash.to_owned();
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
+                [&hash],
+                |r| {
+                    Ok((
+                        ChannelToken {
+                            hash: hash.clone(),
+                            ask: AskId(r.get(0)?),
+                            channel: r.get(1)?,
+                            choice: r.get(2)?,
+                            user: r.get(3)?,
+                        },
+                        r.get::<_, Option<i64>>(4)?.is_some(),
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn spend_channel_token(
+        &self,
+        hash: &str,
+        ask: AskId,
+        channel: &str,
+        at: Timestamp,
+    ) -> Result<Spend> {
+        let (hash, channel) = (hash.to_owned(), channel.to_owned());
+        self.with_conn(move |conn, shown| {
+            let err = |e| map_err(shown, e);
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(err)?;
+            let row = tx
+                .query_row(
+                    "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
+                    [&hash],
+                    |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<i64>>(4)?,
+                        ))
+                    },
+                )
+                .optional()
+                .map_err(err)?;
+            let spend = match row {
+                None => Spend::Unknown,
+                Some((a, ch, _, _, _)) if a != ask.0 || ch != channel => Spend::Elsewhere,
+                Some((_, _, _, _, Some(_))) => Spend::Used,
+                Some((a, ch, choice, user, None)) => {
+                    tx.execute(
+                        "UPDATE channel_tokens SET used_at = ?2 WHERE hash = ?1 AND used_at IS NULL",
+                        params![hash, at.0],
+                    )
+                    .map_err(err)?;
+                    Spend::Spent(ChannelToken {
+                        hash: hash.clone(),
+                        ask: AskId(a),
+                        channel: ch,
+                        choice,
+                        user,
+                    })
+                }
+            };
+            tx.commit().map_err(err)?;
+            Ok(spend)
+        })
+        .await
+    }
+
+    pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
+        let channel = channel.to_owned();
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "INSERT INTO channel_messages (ask, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![ask.0, channel],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn set_channel_reference(
+        &self,
+        ask: AskId,
+        channel: &str,
+        reference: &str,
+    ) -> Result<()> {
+        let (channel, reference) = (channel.to_owned(), reference.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "UPDATE channel_messages SET reference = ?3 WHERE ask = ?1 AND channel = ?2",
+                params![ask.0, channel, reference],
+            )
+            .map(|_| ())
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn claim_channel_closes(
+        &self,
+        ask: AskId,
+        at: Timestamp,
+    ) -> Result<Vec<(String, String)>> {
+        self.with_conn(move |conn, shown| {
+            let err = |e| map_err(shown, e);
+            let mut stmt = conn
+                .prepare(
+                    "UPDATE channel_messages SET closed_at = ?2 \
+                     WHERE ask = ?1 AND reference IS NOT NULL AND closed_at IS NULL \
+                     RETURNING channel, reference",
+                )
+                .map_err(err)?;
+            let rows = stmt
+                .query_map(params![ask.0, at.0], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(err)?;
+            let mut out: Vec<(String, String)> = Vec::new();
+            for r in rows {
+                out.push(r.map_err(err)?);
+            }
+            out.sort();
+            Ok(out)
+        })
+        .await
     }
 
     pub(crate) async fn subscribe(&self) -> Result<Feed> {

@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use ask_user_store::{
-    AskId, Asker, Change, Closed, HistoryCursor, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Responder, Retention, Scope, Store, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, Opened,
+    Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
+    UNKEYED_REDELIVERY_WINDOW,
 };
 use pretty_assertions::assert_eq;
 
@@ -91,6 +92,10 @@ conformance!(
     feed_announces_changes_from_another_handle,
     missing_ask_is_not_found,
     list_open_is_newest_first_and_excludes_closed,
+    channel_token_is_spent_once_and_bound_to_its_ask_and_channel,
+    concurrent_spends_of_one_token_have_one_winner,
+    channel_messages_are_claimed_once_to_send_and_once_to_close,
+    sweep_purges_the_channel_rows_of_purged_asks,
 );
 
 async fn created_ask_is_stored_open_and_attached(f: Fixture) {
@@ -543,4 +548,132 @@ async fn list_open_is_newest_first_and_excludes_closed(f: Fixture) {
         .map(|r| r.id)
         .collect();
     assert_eq!(open, vec![c.id, a.id], "detached asks stay listed");
+}
+
+fn token(hash: &str, ask: AskId, channel: &str) -> ChannelToken {
+    ChannelToken {
+        hash: hash.into(),
+        ask,
+        channel: channel.into(),
+        choice: r#"{"question":"q1","label":"Yes"}"#.into(),
+        user: Some("me@example.org".into()),
+    }
+}
+
+async fn channel_token_is_spent_once_and_bound_to_its_ask_and_channel(f: Fixture) {
+    let a = created(&f.store, &keyed("a", T0)).await.id;
+    let b = created(&f.store, &keyed("b", T0)).await.id;
+    let t = token("h1", a, "email");
+    f.store.put_channel_token(&t).await.unwrap();
+    let other = f.second().await;
+    let spend = |ask, ch: &'static str| {
+        let other = other.clone();
+        async move { other.spend_channel_token("h1", ask, ch, T0).await.unwrap() }
+    };
+    assert_eq!(
+        other.channel_token("h1").await.unwrap(),
+        Some((t.clone(), false))
+    );
+    assert_eq!(other.channel_token("nope").await.unwrap(), None);
+    assert_eq!(spend(b, "email").await, Spend::Elsewhere);
+    assert_eq!(spend(a, "ntfy").await, Spend::Elsewhere);
+    assert_eq!(
+        f.store
+            .spend_channel_token("nope", a, "email", T0)
+            .await
+            .unwrap(),
+        Spend::Unknown
+    );
+    assert_eq!(spend(a, "email").await, Spend::Spent(t.clone()));
+    assert_eq!(spend(a, "email").await, Spend::Used);
+    assert_eq!(f.store.channel_token("h1").await.unwrap(), Some((t, true)));
+    assert!(
+        f.store
+            .put_channel_token(&token("h1", b, "ntfy"))
+            .await
+            .is_err()
+    );
+}
+
+async fn concurrent_spends_of_one_token_have_one_winner(f: Fixture) {
+    let a = created(&f.store, &keyed("a", T0)).await.id;
+    f.store
+        .put_channel_token(&token("h", a, "ntfy"))
+        .await
+        .unwrap();
+    let mut handles = Vec::new();
+    for _ in 0..8 {
+        let s = f.second().await;
+        handles.push(tokio::spawn(async move {
+            s.spend_channel_token("h", a, "ntfy", T0).await.unwrap()
+        }));
+    }
+    let mut spent = 0;
+    for h in handles {
+        match h.await.unwrap() {
+            Spend::Spent(_) => spent += 1,
+            Spend::Used => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(spent, 1);
+}
+
+async fn channel_messages_are_claimed_once_to_send_and_once_to_close(f: Fixture) {
+    let a = created(&f.store, &keyed("a", T0)).await.id;
+    let other = f.second().await;
+    assert!(f.store.claim_channel_send(a, "ntfy").await.unwrap());
+    assert!(!other.claim_channel_send(a, "ntfy").await.unwrap());
+    assert!(other.claim_channel_send(a, "email").await.unwrap());
+    assert!(f.store.claim_channel_send(a, "slack").await.unwrap());
+    f.store
+        .set_channel_reference(a, "ntfy", "msg1")
+        .await
+        .unwrap();
+    other
+        .set_channel_reference(a, "email", "<id@x>")
+        .await
+        .unwrap();
+    // slack claimed but never sent: nothing to update.
+    assert_eq!(
+        other.claim_channel_closes(a, T0).await.unwrap(),
+        [
+            ("email".to_owned(), "<id@x>".to_owned()),
+            ("ntfy".to_owned(), "msg1".to_owned())
+        ]
+    );
+    assert_eq!(f.store.claim_channel_closes(a, T0).await.unwrap(), []);
+}
+
+async fn sweep_purges_the_channel_rows_of_purged_asks(f: Fixture) {
+    let old = created(&f.store, &keyed("old", T0)).await.id;
+    let young = created(&f.store, &keyed("young", T0)).await.id;
+    for (ask, h) in [(old, "ho"), (young, "hy")] {
+        f.store
+            .put_channel_token(&token(h, ask, "ntfy"))
+            .await
+            .unwrap();
+        assert!(f.store.claim_channel_send(ask, "ntfy").await.unwrap());
+    }
+    f.store
+        .record_outcome(old, &Outcome::Withdrawn, T0)
+        .await
+        .unwrap();
+    let retention = Retention { keep_closed: HOUR };
+    f.store.sweep(T0.plus(2 * HOUR), retention).await.unwrap();
+    assert_eq!(
+        f.store
+            .spend_channel_token("ho", old, "ntfy", T0)
+            .await
+            .unwrap(),
+        Spend::Unknown
+    );
+    assert!(matches!(
+        f.store
+            .spend_channel_token("hy", young, "ntfy", T0)
+            .await
+            .unwrap(),
+        Spend::Spent(_)
+    ));
+    assert!(!f.store.claim_channel_send(young, "ntfy").await.unwrap());
 }

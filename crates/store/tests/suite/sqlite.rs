@@ -178,6 +178,42 @@ fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
 }
 
 #[tokio::test]
+async fn a_version_1_store_gains_the_channel_tables_and_keeps_its_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    let store = Store::open(&url).await.unwrap();
+    let ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("k".into()),
+        "{}",
+        ask_user_store::Asker::default(),
+    );
+    let id = store.open_ask(&ask).await.unwrap().record().id;
+    drop(store);
+    // Make it the store a version-1 binary left behind.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE channel_tokens; DROP TABLE channel_messages; \
+         UPDATE meta SET value = 1 WHERE key = 'schema_version';",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&url).await.unwrap();
+    assert!(store.get(id).await.unwrap().is_open());
+    assert!(store.claim_channel_send(id, "ntfy").await.unwrap());
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, ask_user_store::SCHEMA_VERSION);
+}
+
+#[tokio::test]
 async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.sqlite3");
@@ -197,7 +233,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
         .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
-    set(2, 1);
+    set(3, 1);
     let store = Store::open(&url).await.unwrap();
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
@@ -209,7 +245,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v, 3);
     drop(conn);
     // A newer binary made a change this one cannot follow.
     set(7, 3);
@@ -217,7 +253,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
     assert_eq!(
         e.to_string(),
         format!(
-            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 1; upgrade ask-user or pick another store with --store",
+            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 2; upgrade ask-user or pick another store with --store",
             path.display()
         )
     );

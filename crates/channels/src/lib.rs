@@ -1,0 +1,64 @@
+//! Reaching the human where they are (docs/contract.md §10): channels that push an open ask to
+//! a phone or a chat, and answer endpoints that take the tap back.
+//!
+//! # Overview
+//!
+//! - [`Channel`] is the seam: [`Channel::notify`] when an ask opens (returns a [`MessageRef`]),
+//!   [`Channel::closed`] when it closes, so the message no longer invites an answer.
+//! - [`Dispatcher`] follows a [`ask_user_store::Store`]'s change feed and calls every channel:
+//!   each open ask once, each sent message updated on close.
+//! - [`Tokens`] issues the single-use answer tokens every button carries (128 random bits,
+//!   stored hashed, bound to one ask, one channel and one choice); [`answer_router`] is the
+//!   axum router a hub mounts to redeem them into the store, first outcome wins.
+//! - Channels: [`ntfy::Ntfy`]. Email, Telegram and Slack follow (see the README).
+//!
+//! Model text is untrusted: each channel escapes it for its own markup (ntfy: plain text, no
+//! Markdown flag; email: HTML-escaped; Telegram: no parse mode; Slack: `plain_text` blocks and
+//! escaped mrkdwn).
+//!
+//! # Example: what a hub wires up
+//!
+//! ```no_run
+//! # async fn hub() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use ask_user_channels::ntfy::{Ntfy, NtfyConfig};
+//! use ask_user_channels::{AnswerState, Channel, Dispatcher, Tokens, answer_router};
+//! use ask_user_store::Store;
+//!
+//! let store = Store::open("sqlite:/var/lib/ask-user/store.sqlite3").await?;
+//! let tokens = Tokens::new(store.clone());
+//! let ntfy = Ntfy::new(NtfyConfig {
+//!     server: "https://ntfy.example.org".into(),
+//!     topic: "asks".into(),
+//!     access_token: Some(std::env::var("NTFY_TOKEN")?),
+//!     allow_public_topic: false,
+//! })?;
+//! let public = "https://hub.example.org";
+//! let dispatcher = Dispatcher::new(
+//!     tokens.clone(),
+//!     vec![Arc::new(ntfy) as Arc<dyn Channel>],
+//!     public,
+//!     Arc::new(move |id| format!("{public}/inbox#ask-{id}")),
+//! );
+//! tokio::spawn(dispatcher.run());
+//! // Merge into the hub's own router, behind its public URL.
+//! let _routes: axum::Router = answer_router(AnswerState { tokens });
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod channel;
+mod dispatch;
+pub mod email;
+pub mod ntfy;
+mod router;
+pub mod slack;
+pub mod telegram;
+pub mod text;
+mod token;
+
+pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
+pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
+pub use router::{AnswerState, answer_router, refusal_status};
+pub use token::{ANSWERER, Choice, RedeemError, Refusal, Tokens, answer_summary, closed_text};

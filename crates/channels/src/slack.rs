@@ -1,0 +1,373 @@
+//! Slack (docs/contract.md §10): Web API messages with Block Kit buttons, answered through the
+//! interactivity endpoint, whose request signature is checked.
+//!
+//! Documented API used (<https://api.slack.com/>): `chat.postMessage` and `chat.update`
+//! (bearer bot token; HTTP 200 with `{"ok":false,"error":…}` on failure); Block Kit `section`
+//! (text ≤ 3000 characters) and `actions` with `button`s (`text` plain_text ≤ 75 characters,
+//! `value` ≤ 2000, `url` buttons open a page); interactivity: `POST` of a form with one field
+//! `payload` (JSON, `type: "block_actions"`), signed with `X-Slack-Signature: v0=` +
+//! hex(HMAC-SHA256(signing secret, `v0:{X-Slack-Request-Timestamp}:{body}`)), to be refused
+//! when the timestamp is more than five minutes off, and acknowledged with HTTP 200 within
+//! three seconds; `response_url` takes an ephemeral reply to the user who clicked.
+//!
+//! Model text: the message's blocks carry it as `plain_text` (no formatting, no mention, no
+//! link can come out of it); the top-level `text` (the notification's fallback, read as
+//! mrkdwn) has `&`, `<` and `>` escaped, so `<!channel>` or `<https://x|label>` stay literal.
+//! A multi-select, or several questions, get the Open button only (answered on the page).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ask_user_store::{AskId, Closed};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use hmac::{KeyInit, Mac};
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+
+use crate::channel::{Channel, ChannelError, MessageRef, Notice};
+use crate::router::AnswerState;
+use crate::text;
+use crate::token::RedeemError;
+
+const NAME: &str = "slack";
+
+/// How far a request's timestamp may be from now (Slack's documented five minutes).
+pub const MAX_SKEW_SECS: i64 = 5 * 60;
+
+/// What a user outside the allow-list is told.
+pub const NOT_ALLOWED: &str = "You may not answer this question.";
+
+/// How Slack is reached.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SlackConfig {
+    /// The Web API base URL (`https://slack.com/api`).
+    pub api_base: String,
+    /// The bot token (`xoxb-…`); never logged.
+    pub bot_token: String,
+    /// The app's signing secret; never logged.
+    pub signing_secret: String,
+    /// The channel id the questions go to.
+    pub channel: String,
+    /// The user ids whose clicks count (required, not empty).
+    pub allowed_users: Vec<String>,
+}
+
+impl std::fmt::Debug for SlackConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlackConfig")
+            .field("api_base", &self.api_base)
+            .field("bot_token", &"<redacted>")
+            .field("signing_secret", &"<redacted>")
+            .field("channel", &self.channel)
+            .field("allowed_users", &self.allowed_users)
+            .finish()
+    }
+}
+
+/// Why a Slack configuration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SlackConfigError {
+    /// No user may answer.
+    #[error("slack: list the user ids allowed to answer (allowed_users is empty)")]
+    NoAllowedUsers,
+}
+
+/// Why an interactivity request was refused (HTTP 401, body [`SIGNATURE_REFUSED`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureError {
+    /// A header is missing or unreadable.
+    #[error("missing or unreadable signature headers")]
+    Missing,
+    /// The timestamp is more than [`MAX_SKEW_SECS`] from now (a replay, or a wrong clock).
+    #[error("timestamp outside the five-minute window")]
+    Stale,
+    /// The signature does not match.
+    #[error("signature mismatch")]
+    Mismatch,
+}
+
+/// The body of the 401 reply to a request whose signature is refused.
+pub const SIGNATURE_REFUSED: &str = "Slack request signature refused.";
+
+/// The signature Slack sends for `body` at `timestamp`: `v0=` + lower-case hex of
+/// HMAC-SHA256(`secret`, `v0:{timestamp}:{body}`).
+#[must_use]
+pub fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
+    let mut mac = match hmac::Hmac::<sha2_011::Sha256>::new_from_slice(secret.as_bytes()) {
+        Ok(m) => m,
+        // HMAC takes keys of any length.
+        Err(_) => return String::new(),
+    };
+    mac.update(b"v0:");
+    mac.update(timestamp.as_bytes());
+    mac.update(b":");
+    mac.update(body);
+    let out = mac.finalize().into_bytes();
+    let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
+    format!("v0={hex}")
+}
+
+/// Checks a request's `X-Slack-Request-Timestamp` and `X-Slack-Signature` against `body` at
+/// `now` (seconds since the epoch), comparing in constant time.
+///
+/// # Errors
+/// [`SignatureError`] as documented on its variants.
+pub fn verify(
+    secret: &str,
+    timestamp: Option<&str>,
+    sig: Option<&str>,
+    body: &[u8],
+    now: i64,
+) -> Result<(), SignatureError> {
+    let (Some(ts), Some(sig)) = (timestamp, sig) else {
+        return Err(SignatureError::Missing);
+    };
+    let t: i64 = ts.parse().map_err(|_| SignatureError::Missing)?;
+    if (now - t).abs() > MAX_SKEW_SECS {
+        return Err(SignatureError::Stale);
+    }
+    let want = signature(secret, ts, body);
+    if want.is_empty() || !bool::from(want.as_bytes().ct_eq(sig.as_bytes())) {
+        return Err(SignatureError::Mismatch);
+    }
+    Ok(())
+}
+
+/// `s` with `&`, `<` and `>` escaped as Slack's mrkdwn requires (so no mention, link or
+/// command can be written).
+#[must_use]
+pub fn escape_mrkdwn(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn cut_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('\u{2026}');
+    t
+}
+
+/// The Slack channel.
+#[derive(Debug, Clone)]
+pub struct Slack {
+    config: SlackConfig,
+    http: reqwest::Client,
+}
+
+impl Slack {
+    /// A channel with `config`.
+    ///
+    /// # Errors
+    /// [`SlackConfigError::NoAllowedUsers`].
+    pub fn new(config: SlackConfig) -> Result<Slack, SlackConfigError> {
+        if config.allowed_users.is_empty() {
+            return Err(SlackConfigError::NoAllowedUsers);
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .build()
+            .unwrap_or_default();
+        Ok(Slack { config, http })
+    }
+
+    /// The `chat.postMessage` body for an open ask.
+    #[must_use]
+    pub fn open_message(&self, notice: &Notice) -> Value {
+        let full = format!("{}\n\n{}", text::title(notice), text::body(notice));
+        let mut buttons: Vec<Value> = notice
+            .choices
+            .iter()
+            .take(24)
+            .enumerate()
+            .map(|(i, c)| {
+                json!({
+                    "type": "button",
+                    "action_id": format!("answer-{i}"),
+                    "text": {"type": "plain_text", "text": cut_chars(&c.label, 75), "emoji": false},
+                    "value": format!("{}:{}", notice.ask, c.token),
+                })
+            })
+            .collect();
+        buttons.push(json!({
+            "type": "button",
+            "action_id": "open",
+            "text": {"type": "plain_text", "text": "Open", "emoji": false},
+            "url": notice.page_url,
+        }));
+        json!({
+            "channel": self.config.channel,
+            "text": escape_mrkdwn(&cut_chars(&text::title(notice), 3000)),
+            "blocks": [
+                {"type": "section", "text": {"type": "plain_text", "text": cut_chars(&full, 3000), "emoji": false}},
+                {"type": "actions", "block_id": "ask-user", "elements": buttons},
+            ],
+        })
+    }
+
+    async fn call(&self, method: &str, body: &Value) -> Result<Value, ChannelError> {
+        let url = format!("{}/{method}", self.config.api_base.trim_end_matches('/'));
+        let resp = self
+            .http
+            .post(url)
+            .bearer_auth(&self.config.bot_token)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| ChannelError::Unreachable {
+                channel: NAME,
+                detail: e.without_url().to_string(),
+            })?;
+        let status = resp.status().as_u16();
+        let reply: Value = resp.json().await.map_err(|e| ChannelError::BadReply {
+            channel: NAME,
+            detail: e.without_url().to_string(),
+        })?;
+        if reply["ok"] != json!(true) {
+            return Err(ChannelError::Refused {
+                channel: NAME,
+                status,
+                detail: format!(
+                    "{method}: {}",
+                    text::truncate(reply["error"].as_str().unwrap_or("no error given"), 200)
+                ),
+            });
+        }
+        Ok(reply)
+    }
+}
+
+impl Channel for Slack {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn notify<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, Result<MessageRef, ChannelError>> {
+        async move {
+            let reply = self
+                .call("chat.postMessage", &self.open_message(notice))
+                .await?;
+            match (reply["channel"].as_str(), reply["ts"].as_str()) {
+                (Some(c), Some(ts)) => Ok(MessageRef(format!("{c} {ts}"))),
+                _ => Err(ChannelError::BadReply {
+                    channel: NAME,
+                    detail: "chat.postMessage returned no channel and ts".to_owned(),
+                }),
+            }
+        }
+        .boxed()
+    }
+
+    fn closed<'a>(
+        &'a self,
+        notice: &'a Notice,
+        closed: &'a Closed,
+        reference: &'a MessageRef,
+    ) -> BoxFuture<'a, Result<(), ChannelError>> {
+        async move {
+            let Some((channel, ts)) = reference.0.split_once(' ') else {
+                return Ok(());
+            };
+            let line = crate::ntfy::closed_line(closed);
+            let full = format!("{line}\n\n{}\n\n{}", text::title(notice), text::body(notice));
+            let body = json!({
+                "channel": channel,
+                "ts": ts,
+                "text": escape_mrkdwn(&line),
+                "blocks": [{"type": "section", "text": {"type": "plain_text", "text": cut_chars(&full, 3000), "emoji": false}}],
+            });
+            self.call("chat.update", &body).await.map(|_| ())
+        }
+        .boxed()
+    }
+}
+
+#[derive(Clone)]
+struct Interactivity {
+    answers: AnswerState,
+    slack: Arc<Slack>,
+}
+
+/// The interactivity endpoint, to be merged into the hub's router:
+/// `POST /channels/slack/interactivity` (the app's Request URL). A request whose signature is
+/// refused gets 401 [`SIGNATURE_REFUSED`] and changes nothing; a signed one gets 200 at once
+/// and the clicking user an ephemeral reply (through `response_url`) saying what happened.
+pub fn interactivity_router(answers: AnswerState, slack: Arc<Slack>) -> Router {
+    Router::new()
+        .route("/channels/slack/interactivity", post(interact))
+        .with_state(Interactivity { answers, slack })
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+async fn interact(State(s): State<Interactivity>, headers: HeaderMap, body: Bytes) -> Response {
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    if let Err(e) = verify(
+        &s.slack.config.signing_secret,
+        header("x-slack-request-timestamp"),
+        header("x-slack-signature"),
+        &body,
+        now_secs(),
+    ) {
+        tracing::warn!(reason = %e, "slack: interactivity request refused");
+        return (StatusCode::UNAUTHORIZED, SIGNATURE_REFUSED).into_response();
+    }
+    let payload: Option<Value> = form_urlencoded::parse(&body)
+        .find(|(k, _)| k == "payload")
+        .and_then(|(_, v)| serde_json::from_str(&v).ok());
+    let Some(p) = payload else {
+        return (StatusCode::BAD_REQUEST, "No payload.").into_response();
+    };
+    let value = p["actions"][0]["value"].as_str().map(str::to_owned);
+    let (Some(value), Some(response_url)) = (value, p["response_url"].as_str()) else {
+        // The Open button (a URL button) is reported too: nothing to do.
+        return StatusCode::OK.into_response();
+    };
+    let user = p["user"]["id"].as_str().unwrap_or("").to_owned();
+    let response_url = response_url.to_owned();
+    // Acknowledge at once (Slack's three seconds); the answer and the reply follow.
+    tokio::spawn(async move {
+        let text = if !s.slack.config.allowed_users.contains(&user) {
+            NOT_ALLOWED.to_owned()
+        } else {
+            match value
+                .split_once(':')
+                .and_then(|(a, t)| Some((AskId(a.parse().ok()?), t)))
+            {
+                None => crate::Refusal::Unknown.to_string(),
+                Some((ask, token)) => {
+                    match s.answers.tokens.redeem(ask, NAME, token, Some(user)).await {
+                        Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
+                        Err(RedeemError::Refused(r)) => r.to_string(),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "slack: the answer could not be stored");
+                            "The answer could not be stored. Try again, or answer on the page."
+                                .to_owned()
+                        }
+                    }
+                }
+            }
+        };
+        let reply = json!({"response_type": "ephemeral", "replace_original": false, "text": escape_mrkdwn(&text)});
+        if let Err(e) = s.slack.http.post(&response_url).json(&reply).send().await {
+            tracing::warn!(error = %e.without_url(), "slack: the reply could not be posted");
+        }
+    });
+    StatusCode::OK.into_response()
+}

@@ -1,0 +1,76 @@
+//! The plain text every channel starts from: who asks, the heading, the question and its
+//! options (docs/contract.md §9 "Who asks", §10). Plain text only; a channel with markup
+//! escapes these strings itself.
+
+use ask_user_core::Question;
+use ask_user_store::Asker;
+
+use crate::channel::Notice;
+
+/// Who asks, one line: the agent's name, then the project and host when known
+/// (`claude-code · ~/src/app · laptop`); `An agent` when nothing is known.
+#[must_use]
+pub fn who(asker: &Asker) -> String {
+    let parts: Vec<&str> = [&asker.agent, &asker.project, &asker.host]
+        .into_iter()
+        .filter_map(|p| p.as_deref())
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    if parts.is_empty() {
+        "An agent".to_owned()
+    } else {
+        parts.join(" \u{b7} ")
+    }
+}
+
+/// The title: who asks, and the first question's header when it has one
+/// (`claude-code asks: Deploy`); without a header, `claude-code asks`.
+#[must_use]
+pub fn title(notice: &Notice) -> String {
+    let who = who(&notice.asker);
+    match notice.questions.first().and_then(|q| q.header.as_deref()) {
+        Some(h) if !h.trim().is_empty() => format!("{who} asks: {h}"),
+        _ => format!("{who} asks"),
+    }
+}
+
+/// The body: each question, then its options one a line (`1. label — description`), and
+/// `(choose one or more)` for a multi-select. Questions are separated by a blank line.
+#[must_use]
+pub fn body(notice: &Notice) -> String {
+    notice
+        .questions
+        .iter()
+        .map(question_text)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn question_text(q: &Question) -> String {
+    let mut s = q.question.clone();
+    if q.multi_select && !q.options.is_empty() {
+        s.push_str(" (choose one or more)");
+    }
+    for (i, o) in q.options.iter().enumerate() {
+        s.push_str(&format!("\n{}. {}", i + 1, o.label));
+        if let Some(d) = o.description.as_deref().filter(|d| !d.trim().is_empty()) {
+            s.push_str(" \u{2014} ");
+            s.push_str(d);
+        }
+    }
+    s
+}
+
+/// `s` cut to at most `max` bytes at a character boundary, ending with `…` when cut.
+#[must_use]
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let ell = "\u{2026}";
+    let mut end = max.saturating_sub(ell.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ell}", &s[..end])
+}

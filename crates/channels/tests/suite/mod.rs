@@ -1,0 +1,10 @@
+mod email;
+mod escalation;
+mod fake_ntfy;
+mod fake_slack;
+mod fake_telegram;
+mod ntfy;
+mod slack;
+mod support;
+mod telegram;
+mod tokens;

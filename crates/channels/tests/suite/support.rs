@@ -1,0 +1,71 @@
+//! Shared test plumbing: loopback servers, asks in a memory store, the dispatcher running.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ask_user_channels::{AnswerState, Channel, Dispatcher, Tokens, answer_router};
+use ask_user_store::{AskId, Asker, NewAsk, Opened, Scope, Store};
+
+/// Serves `app` on a fresh loopback port, in the background.
+pub(crate) async fn serve(app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+/// A store, the token table, the answer endpoints on loopback, and a dispatcher running with
+/// `channels`.
+pub(crate) struct Hub {
+    pub(crate) store: Store,
+    pub(crate) tokens: Tokens,
+    pub(crate) url: String,
+}
+
+impl Hub {
+    pub(crate) async fn start(channels: Vec<Arc<dyn Channel>>) -> Hub {
+        let store = Store::memory();
+        let tokens = Tokens::new(store.clone());
+        let addr = serve(answer_router(AnswerState {
+            tokens: tokens.clone(),
+        }))
+        .await;
+        let url = format!("http://{addr}");
+        let page_base = url.clone();
+        let d = Dispatcher::new(
+            tokens.clone(),
+            channels,
+            &format!("{url}/"),
+            Arc::new(move |id: AskId| format!("{page_base}/inbox#ask-{id}")),
+        );
+        tokio::spawn(d.run());
+        Hub { store, tokens, url }
+    }
+
+    /// Opens an ask of `request` (canonical JSON) in its own scope `key`, asked by `agent`.
+    pub(crate) async fn ask(&self, key: &str, request: &str) -> AskId {
+        let asker = Asker {
+            agent: Some("claude-code".into()),
+            project: Some("~/src/app".into()),
+            ..Asker::default()
+        };
+        let ask = NewAsk::new(&Scope::HostKey(key.into()), request, asker);
+        match self.store.open_ask(&ask).await.unwrap() {
+            Opened::Created(r) => r.id,
+            other => panic!("expected a new ask, got {other:?}"),
+        }
+    }
+}
+
+/// A one-question single-select request with these option labels.
+pub(crate) fn single_select(question: &str, header: &str, labels: &[&str]) -> String {
+    let options: Vec<_> = labels
+        .iter()
+        .map(|l| serde_json::json!({"label": l}))
+        .collect();
+    serde_json::json!({"questions": [{
+        "id": "q1", "question": question, "header": header,
+        "options": options, "multi_select": false,
+    }]})
+    .to_string()
+}
