@@ -50,13 +50,13 @@ type Ended = Option<Result<Answers, AskError>>;
 /// The asks being shown by this server's fallback answerers, by store id (shared by every
 /// session of the server).
 #[derive(Debug, Clone, Default)]
-pub struct Showing {
+pub(crate) struct Showing {
     running: Arc<Mutex<HashMap<AskId, watch::Receiver<Ended>>>>,
 }
 
 impl Showing {
     /// `inner` (the fallback answerers) behind this registry for the call linked by `durable`.
-    pub fn wrap(
+    pub(crate) fn wrap(
         &self,
         inner: Arc<dyn UserInteraction>,
         durable: Durable,
@@ -66,11 +66,6 @@ impl Showing {
             inner,
             durable,
         })
-    }
-
-    /// How many asks are being shown right now.
-    pub fn len(&self) -> usize {
-        self.lock().len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<AskId, watch::Receiver<Ended>>> {
