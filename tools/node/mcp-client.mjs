@@ -30,7 +30,8 @@
 //   call started, answers "No" on the page (`web_status`, `web_body`); then calls again with
 //   the same arguments (on a new session, a new client of the same name, with
 //   --retry-new-session; --retry-delay MS after the answer): `retry` is that result,
-//   `retry_ms` how long it took.
+//   `retry_ms` how long it took. With --answer-after-retry MS instead of --answer-at, the
+//   retry starts at once (re-attaching to the open ask) and the page is answered MS later.
 
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -248,14 +249,23 @@ if (opts.cancel) {
   out.first_ms = Date.now() - started_at;
   const batch = await pendingBatch(opts.webUrl);
   out.pending_after_timeout = batch !== undefined;
-  await sleep(Math.max(0, Number(opts.answerAt) - (Date.now() - started_at)));
-  const response = await fetch(opts.webUrl + "answer", {
-    method: "POST",
-    headers: { "content-type": "application/json", origin },
-    body: JSON.stringify({ batch, answers: [{ id: "go", selected: ["No"] }] }),
-  });
-  out.web_status = response.status;
-  out.web_body = await response.text();
+  const answerOnPage = async () => {
+    const response = await fetch(opts.webUrl + "answer", {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ batch, answers: [{ id: "go", selected: ["No"] }] }),
+    });
+    out.web_status = response.status;
+    out.web_body = await response.text();
+  };
+  let answered = Promise.resolve();
+  if (opts.answerAfterRetry) {
+    // The retry re-attaches to the still open ask; the human answers MS after it started.
+    answered = sleep(Number(opts.answerAfterRetry)).then(answerOnPage);
+  } else {
+    await sleep(Math.max(0, Number(opts.answerAt) - (Date.now() - started_at)));
+    await answerOnPage();
+  }
   await sleep(Number(opts.retryDelay ?? 0));
   let again = client;
   if (opts.retryNewSession) {
@@ -274,6 +284,7 @@ if (opts.cancel) {
     out.retry_error = String(error?.message ?? error);
   }
   out.retry_ms = Date.now() - retried_at;
+  await answered;
 } else {
   await call;
 }

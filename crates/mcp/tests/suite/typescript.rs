@@ -397,3 +397,67 @@ async fn a_call_retried_after_the_clients_timeout_gets_the_answer_given_meanwhil
         assert_eq!(web.state().pending(), 0, "{sdk}");
     }
 }
+
+/// Issue 13: a call retried while its ask is still open (the client's 5 s timeout fired, nobody
+/// answered yet) re-attaches to it: the page keeps one question, not two, and the answer given
+/// there afterwards is the retry's result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_retried_while_its_ask_is_open_waits_on_the_same_question() {
+    let web = ask_user_web::WebAnswerer::start(ask_user_web::WebConfig::default())
+        .await
+        .unwrap();
+    let url = web.url().to_owned();
+    let store = ask_user_store::Store::memory();
+    let http = http_server(Routing {
+        fallback: vec![std::sync::Arc::new(web.clone())],
+        store: Some(store.clone()),
+        ..Routing::default()
+    })
+    .await;
+    let args = [
+        "--arguments",
+        DEPLOY,
+        "--reply",
+        "none",
+        "--web-url",
+        &url,
+        "--retry",
+        "--timeout",
+        "5000",
+        "--answer-after-retry",
+        "4000",
+        "--retry-delay",
+        "1000",
+    ];
+    let target = Target::Http(http.url.clone());
+    let run = client("latest", &target, &args);
+    // Detached when the timeout fires, attached again by the retry: then the page still holds
+    // exactly one question.
+    let watch = async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut detached = false;
+        loop {
+            let open = store.list_open().await.unwrap();
+            assert!(open.len() <= 1, "{open:?}");
+            match open.first() {
+                Some(rec) if !rec.attached => detached = true,
+                Some(_) if detached => break,
+                _ => {}
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never re-attached");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(web.state().pending(), 1);
+    };
+    let (out, ()) = tokio::join!(run, watch);
+    assert!(
+        out["error"].as_str().unwrap().contains("timed out"),
+        "{out}"
+    );
+    assert_eq!(out["web_status"], 200, "{out}");
+    assert_eq!(
+        out["retry"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{out}"
+    );
+    assert_eq!(web.state().pending(), 0);
+}
