@@ -450,3 +450,65 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
         "{stderr}"
     );
 }
+
+/// Issue 13 over stdio with a SQLite file: the client goes away (stdio closed) while its
+/// question is on the web page, so the ask is detached, not withdrawn; the human answers it
+/// elsewhere (the test records the outcome in the store as `ask-user inbox` does, standing in
+/// for the human at the inbox); the host starts a new server process and retries the same call
+/// (same client name, new session): the answer comes at once, and is then delivered.
+#[test]
+fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
+    use ask_user_store::{Outcome, Responder, Store, Timestamp};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let args = [
+        "--via",
+        "web",
+        "--no-open",
+        "--web-addr",
+        "127.0.0.1:0",
+        "--store",
+        &url,
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(Store::open(&url)).unwrap();
+    let open = || runtime.block_on(store.list_open()).unwrap();
+
+    let mut first = Server::start(&args);
+    first.call(2);
+    wait_until("the ask is stored", || !open().is_empty());
+    drop(first.stdin.take());
+    let _ = first.child.wait();
+    let asks = open();
+    assert_eq!(asks.len(), 1, "{asks:?}");
+    assert!(!asks[0].attached, "{asks:?}");
+    let id = asks[0].id;
+
+    let answer = json!({"answers":[{"id":"go","selected":["No"]}]});
+    let by = Responder {
+        answerer: "the inbox".to_owned(),
+        ..Responder::default()
+    };
+    runtime
+        .block_on(store.record_outcome(id, &Outcome::Answered { answer, by }, Timestamp::now()))
+        .unwrap();
+
+    let mut second = Server::start(&args);
+    second.call(2);
+    let reply = second.receive();
+    assert_eq!(
+        reply["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{reply}"
+    );
+    wait_until("the answer is marked delivered", || {
+        runtime
+            .block_on(store.get(id))
+            .unwrap()
+            .delivered_at
+            .is_some()
+    });
+    assert!(open().is_empty());
+}
