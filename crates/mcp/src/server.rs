@@ -277,8 +277,7 @@ impl AskUserServer {
         // request's result (which the client drops) leaves the outcome undelivered, so the
         // retry gets it.
         if let Some(durable) = &durable
-            && !context.ct.is_cancelled()
-            && !cancel.is_cancelled()
+            && deliverable(&context.ct, &cancel)
         {
             durable.mark_delivered().await;
         }
@@ -336,6 +335,14 @@ impl AskUserServer {
             }
         }
     }
+}
+
+/// Whether a call's result counts as delivered (docs/contract.md §8): neither the request
+/// (`notifications/cancelled`, the client's own timeout) nor the call (the session ended) was
+/// cancelled while it ran. An answer that settled the race just as the cancellation came still
+/// is the call's outcome, but the client dropped the result: it stays undelivered.
+fn deliverable(request: &CancellationToken, cancel: &CancellationToken) -> bool {
+    !request.is_cancelled() && !cancel.is_cancelled()
 }
 
 /// Waits for `call`, sending a progress notification every `interval` while it runs when the
@@ -467,5 +474,51 @@ impl ServerHandler for AskUserServer {
         self.calls
             .track_future(self.raw_call(request, context))
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ask_user_core::{AnswerItem, Answers};
+
+    use super::*;
+
+    fn answered() -> Outcome {
+        Outcome::Answered(Answers {
+            answers: vec![AnswerItem::selected("go", ["No"])],
+        })
+    }
+
+    /// An answer that stands although the request was cancelled while it was being decided
+    /// (the core keeps a decision in flight) is the call's outcome, but not delivered.
+    #[tokio::test]
+    async fn a_result_for_a_cancelled_request_is_not_deliverable() {
+        let (request, cancel) = (CancellationToken::new(), CancellationToken::new());
+        let in_flight = {
+            let cancel = cancel.clone();
+            async move {
+                cancel.cancelled().await;
+                answered()
+            }
+        };
+        request.cancel();
+        let outcome = wait(in_flight, &request, &cancel, None, PROGRESS_INTERVAL).await;
+        assert!(matches!(outcome, Outcome::Answered(_)));
+        assert!(!deliverable(&request, &cancel));
+    }
+
+    #[tokio::test]
+    async fn a_result_for_a_live_request_is_deliverable() {
+        let (request, cancel) = (CancellationToken::new(), CancellationToken::new());
+        let outcome = wait(
+            async { answered() },
+            &request,
+            &cancel,
+            None,
+            PROGRESS_INTERVAL,
+        )
+        .await;
+        assert!(matches!(outcome, Outcome::Answered(_)));
+        assert!(deliverable(&request, &cancel));
     }
 }
