@@ -24,6 +24,14 @@
 // --web-url URL --delete: once the question is pending on the web page, end the session
 //   (HTTP DELETE), then post an answer to the page; `web_status` is the page's status.
 // --check-only JSON: only check that elicitation/create message and print {"problems"}.
+// --web-url URL --retry --timeout MS --answer-at MS [--retry-new-session]: the call times out
+//   after MS with no progress reset (the SDK sends notifications/cancelled); the question
+//   must still be pending on the page (`pending_after_timeout`); at --answer-at ms after the
+//   call started, answers "No" on the page (`web_status`, `web_body`); then calls again with
+//   the same arguments (on a new session, a new client of the same name, with
+//   --retry-new-session; --retry-delay MS after the answer): `retry` is that result,
+//   `retry_ms` how long it took. With --answer-after-retry MS instead of --answer-at, the
+//   retry starts at once (re-attaching to the open ask) and the page is answered MS later.
 
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -32,7 +40,10 @@ const opts = { reply: "none", sdk: "latest" };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--command") { opts.command = argv.slice(i + 1); break; }
-  if (a === "--cancel" || a === "--progress" || a === "--delete") { opts[a.slice(2)] = true; continue; }
+  if (["--cancel", "--progress", "--delete", "--retry", "--retry-new-session"].includes(a)) {
+    opts[a.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = true;
+    continue;
+  }
   opts[a.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = argv[++i];
 }
 
@@ -169,9 +180,10 @@ if (elicit) {
   });
 }
 
-const transport = opts.url
+const newTransport = () => opts.url
   ? new StreamableHTTPClientTransport(new URL(opts.url))
   : new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: "inherit" });
+const transport = newTransport();
 
 // Record raw messages before the SDK parses (and, in zod 4, strips) them.
 const started = transport.start.bind(transport);
@@ -192,6 +204,7 @@ await client.connect(transport);
 const tools = await client.listTools();
 out.tools = tools.tools.map((t) => t.name);
 
+const started_at = Date.now();
 const controller = new AbortController();
 const callOptions = { signal: controller.signal };
 if (opts.timeout) {
@@ -230,6 +243,48 @@ if (opts.cancel) {
   });
   out.web_status = response.status;
   out.web_body = await response.text();
+} else if (opts.webUrl && opts.retry) {
+  const origin = new URL(opts.webUrl).origin;
+  await call;
+  out.first_ms = Date.now() - started_at;
+  const batch = await pendingBatch(opts.webUrl);
+  out.pending_after_timeout = batch !== undefined;
+  const answerOnPage = async () => {
+    const response = await fetch(opts.webUrl + "answer", {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ batch, answers: [{ id: "go", selected: ["No"] }] }),
+    });
+    out.web_status = response.status;
+    out.web_body = await response.text();
+  };
+  let answered = Promise.resolve();
+  if (opts.answerAfterRetry) {
+    // The retry re-attaches to the still open ask; the human answers MS after it started.
+    answered = sleep(Number(opts.answerAfterRetry)).then(answerOnPage);
+  } else {
+    await sleep(Math.max(0, Number(opts.answerAt) - (Date.now() - started_at)));
+    await answerOnPage();
+  }
+  await sleep(Number(opts.retryDelay ?? 0));
+  let again = client;
+  if (opts.retryNewSession) {
+    await client.close().catch(() => {});
+    again = new Client({ name: "ask-user-ts-test", version: "0" }, { capabilities: {} });
+    await again.connect(newTransport());
+  }
+  const retried_at = Date.now();
+  try {
+    out.retry = await again.callTool(
+      { name: "ask_user_question", arguments: JSON.parse(opts.arguments ?? "{}") },
+      types.CallToolResultSchema,
+      { timeout: 60_000 },
+    );
+  } catch (error) {
+    out.retry_error = String(error?.message ?? error);
+  }
+  out.retry_ms = Date.now() - retried_at;
+  await answered;
 } else {
   await call;
 }

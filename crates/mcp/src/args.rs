@@ -59,6 +59,16 @@ pub struct McpArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
     pub progress_interval: Duration,
 
+    /// Where asks are kept: sqlite:PATH, postgres://…, or memory. A call the client cancels
+    /// leaves its ask open there (detached) for a retry of the same call, the web page and
+    /// `ask-user inbox`.
+    ///
+    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
+    /// that cannot be opened, a warning and a memory store. A store named here that cannot be
+    /// used is fatal, before the server starts. Not used with --answers.
+    #[arg(long, value_name = "URL", env = ask_user_host::durable::STORE_ENV)]
+    pub store: Option<String>,
+
     /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
     /// command), as `ask-user ask` has them.
     #[command(flatten)]
@@ -79,6 +89,10 @@ pub enum RunError {
     /// The `--journal` file cannot be written.
     #[error(transparent)]
     Journal(#[from] ask_user_host::JournalError),
+    /// The store named with `--store`/`ASK_USER_STORE` cannot be used (a usage error: exit 2,
+    /// before serving).
+    #[error("{0}")]
+    Store(String),
 }
 
 impl McpArgs {
@@ -93,11 +107,26 @@ impl McpArgs {
                 ask_user_via::build(&self.via, &options)?
             }
         };
+        let journal = self.host.open_journal()?.map(Arc::new);
+        // Scripted answers (`--answers`) involve no human and keep nothing: no store.
+        let store = match &self.answers {
+            Some(_) => None,
+            None => Some(
+                ask_user_host::durable::StoreArgs {
+                    store: self.store.clone(),
+                    key: None,
+                }
+                .open()
+                .await
+                .map_err(RunError::Store)?,
+            ),
+        };
         Ok(Routing {
             elicitation: !self.no_elicitation,
+            store,
             fallback,
             timeout: self.host.timeout,
-            journal: self.host.open_journal()?.map(Arc::new),
+            journal,
             notify: self.host.notify.clone(),
             progress_interval: self.progress_interval,
             ..Routing::default()

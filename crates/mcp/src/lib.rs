@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod durable;
 mod fallback;
 mod input_required;
 mod or_else;
@@ -29,6 +30,7 @@ mod stdio;
 mod tool;
 
 pub use args::{McpArgs, RunError, run};
+pub use durable::caller_scope;
 pub use input_required::INPUT_KEY;
 pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, PROGRESS_INTERVAL, PROGRESS_MESSAGE, Routing};

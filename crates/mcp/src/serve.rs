@@ -51,8 +51,9 @@ pub const FOREIGN_HOST_TEXT: &str = "Forbidden: Host header is not allowed";
 /// client (legacy sessions for 2025-11-25 and earlier, stateless requests for 2026-07-28),
 /// `Host` checked by `hosts`, the same policy as the web page's (a foreign `Host` gets 403
 /// [`FOREIGN_HOST_TEXT`]). Cancelling `shutdown` ends every session (and so every pending
-/// question). A `DELETE` withdraws the session's questions before it is answered; the server's
-/// own requests are numbered from 1.
+/// question). A `DELETE` ends the session's calls before it is answered (withdrawing their
+/// questions, or with a store detaching their asks); the server's own requests are numbered
+/// from 1.
 pub fn http_router(
     server: AskUserServer,
     hosts: HostPolicy,

@@ -8,7 +8,9 @@ use ask_user_core::{
     AskUserQuestionTool, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction,
 };
 use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
+use ask_user_host::durable::{Durable, local_asker};
 use ask_user_host::{Journal, Notify};
+use ask_user_store::Store;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -20,6 +22,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::durable::{Showing, caller_scope};
 use crate::input_required;
 use crate::or_else::OrElse;
 use crate::session::SessionLink;
@@ -53,6 +56,10 @@ pub struct Routing {
     /// notification goes out this often (hosts that reset their timeout on progress keep
     /// waiting); default [`PROGRESS_INTERVAL`].
     pub progress_interval: Duration,
+    /// Where asks are kept (docs/contract.md §8): with a store, a call that goes away leaves
+    /// its ask detached (still answerable on the page and in `ask-user inbox`) and an
+    /// identical later call re-attaches. `None`: asks live only as long as their call.
+    pub store: Option<Store>,
 }
 
 impl std::fmt::Debug for Routing {
@@ -65,6 +72,7 @@ impl std::fmt::Debug for Routing {
             .field("journal", &self.journal.as_ref().map(|j| j.path()))
             .field("notify", &self.notify)
             .field("progress_interval", &self.progress_interval)
+            .field("store", &self.store.as_ref().map(Store::location))
             .finish()
     }
 }
@@ -79,6 +87,7 @@ impl Default for Routing {
             journal: None,
             notify: None,
             progress_interval: PROGRESS_INTERVAL,
+            store: None,
         }
     }
 }
@@ -98,12 +107,16 @@ impl Default for Routing {
 ///   answerers, the question kept open.
 /// - While the question is open and the request carries a `progressToken`, a progress
 ///   notification goes out every [`Routing::progress_interval`].
-/// - The call's cancellation (`notifications/cancelled`, the session ending) cancels the ask
-///   and withdraws the question from every UI before the call returns.
+/// - The call's cancellation (`notifications/cancelled`, the session ending) ends the call
+///   and withdraws its elicitation form. Without a store the question is withdrawn from every
+///   UI before the call returns; with one ([`Routing::store`]) the ask is only **detached**:
+///   the web page keeps it answerable, and an identical later call (same client name, any
+///   session) re-attaches to it or gets the answer given meanwhile (docs/contract.md §8).
 #[derive(Clone, Debug, Default)]
 pub struct AskUserServer {
     routing: Arc<Routing>,
     calls: TaskTracker,
+    showing: Showing,
 }
 
 impl AskUserServer {
@@ -112,6 +125,7 @@ impl AskUserServer {
         Self {
             routing: Arc::new(routing),
             calls: TaskTracker::new(),
+            showing: Showing::default(),
         }
     }
 
@@ -125,6 +139,32 @@ impl AskUserServer {
 
     fn fallback(&self) -> FirstAnswer {
         FirstAnswer::new(self.routing.fallback.clone())
+    }
+
+    /// The fallback answerers for one call: with a store, shown through [`Showing`] (one
+    /// question per ask, kept on the page when the call goes away).
+    fn fallback_for(&self, durable: Option<&Durable>) -> Arc<dyn UserInteraction> {
+        let fallback: Arc<dyn UserInteraction> = Arc::new(self.fallback());
+        match durable {
+            Some(durable) => self.showing.wrap(fallback, durable.clone()),
+            None => fallback,
+        }
+    }
+
+    /// The call's link to the store, when there is one; the scope is the client's name (see
+    /// [`caller_scope`]).
+    fn durable(&self, context: &RequestContext<RoleServer>) -> Option<Durable> {
+        let store = self.routing.store.clone()?;
+        let name = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .unwrap_or_default();
+        Some(Durable::new(
+            store,
+            caller_scope(&name),
+            local_asker(Some(name)),
+        ))
     }
 
     fn tool_with(&self, answerer: Arc<dyn UserInteraction>) -> AskUserQuestionTool {
@@ -163,30 +203,39 @@ impl AskUserServer {
                 return Ok(response);
             }
             // The client could not show the form: the fallback asks within this call.
-            let answerer: Arc<dyn UserInteraction> = Arc::new(self.fallback());
-            return Ok(self.ask(answerer, arguments, &context, link).await);
+            let durable = self.durable(&context);
+            let answerer = self.fallback_for(durable.as_ref());
+            return Ok(self.ask(answerer, arguments, &context, link, durable).await);
         }
+        let durable = self.durable(&context);
         let answerer: Arc<dyn UserInteraction> = if self.elicits(&context) {
             let capabilities = context.client_capabilities();
             let style = FormStyle::for_version(context.protocol_version().as_ref());
             let form =
                 ElicitAnswerer::new(context.peer.clone(), capabilities.as_ref()).with_style(style);
-            Arc::new(OrElse::new(Arc::new(form), Arc::new(self.fallback())))
+            Arc::new(OrElse::new(
+                Arc::new(form),
+                self.fallback_for(durable.as_ref()),
+            ))
         } else {
-            Arc::new(self.fallback())
+            self.fallback_for(durable.as_ref())
         };
-        Ok(self.ask(answerer, arguments, &context, link).await)
+        Ok(self.ask(answerer, arguments, &context, link, durable).await)
     }
 
     /// Asks `answerer` (with the attention command) and waits, sending progress while the
     /// question is open; the call ends early when the request is cancelled or the session
     /// ends (the answerer's token fires, it withdraws the question, then the call returns).
+    /// With a store (`durable`), the ask goes through it: stored before it is shown, its
+    /// outcome stored before the client reads it, detached when the call is cancelled, and
+    /// marked delivered when the result goes to a request that was not cancelled.
     async fn ask(
         &self,
         answerer: Arc<dyn UserInteraction>,
         arguments: Value,
         context: &RequestContext<RoleServer>,
         link: Option<SessionLink>,
+        durable: Option<Durable>,
     ) -> CallToolResponse {
         let answerer: Arc<dyn UserInteraction> = match &self.routing.notify {
             Some(command) => Arc::new(Notify::new(answerer, command.clone())),
@@ -199,7 +248,12 @@ impl AskUserServer {
             Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
             _ => CancellationToken::new(),
         };
-        let tool = self.tool_with(answerer);
+        let tool = match &durable {
+            Some(durable) => self
+                .tool_with(durable.wrap(answerer))
+                .with_recorder(durable.recorder()),
+            None => self.tool_with(answerer),
+        };
         let call = ask_user_host::call(
             self.routing.journal.as_deref(),
             &tool,
@@ -219,6 +273,14 @@ impl AskUserServer {
         )
         .await;
         log_outcome(&outcome);
+        // Delivered (§8): the result goes to a request that was not cancelled. A cancelled
+        // request's result (which the client drops) leaves the outcome undelivered, so the
+        // retry gets it.
+        if let Some(durable) = &durable
+            && deliverable(&context.ct, &cancel)
+        {
+            durable.mark_delivered().await;
+        }
         call_result(&outcome).into()
     }
 
@@ -273,6 +335,14 @@ impl AskUserServer {
             }
         }
     }
+}
+
+/// Whether a call's result counts as delivered (docs/contract.md §8): neither the request
+/// (`notifications/cancelled`, the client's own timeout) nor the call (the session ended) was
+/// cancelled while it ran. An answer that settled the race just as the cancellation came still
+/// is the call's outcome, but the client dropped the result: it stays undelivered.
+fn deliverable(request: &CancellationToken, cancel: &CancellationToken) -> bool {
+    !request.is_cancelled() && !cancel.is_cancelled()
 }
 
 /// Waits for `call`, sending a progress notification every `interval` while it runs when the
@@ -404,5 +474,51 @@ impl ServerHandler for AskUserServer {
         self.calls
             .track_future(self.raw_call(request, context))
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ask_user_core::{AnswerItem, Answers};
+
+    use super::*;
+
+    fn answered() -> Outcome {
+        Outcome::Answered(Answers {
+            answers: vec![AnswerItem::selected("go", ["No"])],
+        })
+    }
+
+    /// An answer that stands although the request was cancelled while it was being decided
+    /// (the core keeps a decision in flight) is the call's outcome, but not delivered.
+    #[tokio::test]
+    async fn a_result_for_a_cancelled_request_is_not_deliverable() {
+        let (request, cancel) = (CancellationToken::new(), CancellationToken::new());
+        let in_flight = {
+            let cancel = cancel.clone();
+            async move {
+                cancel.cancelled().await;
+                answered()
+            }
+        };
+        request.cancel();
+        let outcome = wait(in_flight, &request, &cancel, None, PROGRESS_INTERVAL).await;
+        assert!(matches!(outcome, Outcome::Answered(_)));
+        assert!(!deliverable(&request, &cancel));
+    }
+
+    #[tokio::test]
+    async fn a_result_for_a_live_request_is_deliverable() {
+        let (request, cancel) = (CancellationToken::new(), CancellationToken::new());
+        let outcome = wait(
+            async { answered() },
+            &request,
+            &cancel,
+            None,
+            PROGRESS_INTERVAL,
+        )
+        .await;
+        assert!(matches!(outcome, Outcome::Answered(_)));
+        assert!(deliverable(&request, &cancel));
     }
 }

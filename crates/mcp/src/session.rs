@@ -13,8 +13,10 @@
 //!   calls to withdraw their questions before it answers, so a late answer on the page gets
 //!   409, never "200 ok".
 //!
-//! The seam for re-attaching (§8) is here: a host that wants an ended session to detach its
-//! asks instead of withdrawing them changes what the calls do when `gone` fires, not this file.
+//! With a store (§8) the calls only *detach* their asks when `gone` fires (see the crate's
+//! `durable` module): the page keeps the question, so a late answer there is taken and kept
+//! for the retry; the "withdrawn before `DELETE` is answered" rule holds for store-less
+//! servers.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

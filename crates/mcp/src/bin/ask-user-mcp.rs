@@ -27,7 +27,7 @@ async fn main() -> std::process::ExitCode {
         .init();
     match ask_user_mcp::run(Cli::parse().args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error @ ask_user_mcp::RunError::Usage(_)) => {
+        Err(error @ (ask_user_mcp::RunError::Usage(_) | ask_user_mcp::RunError::Store(_))) => {
             eprintln!("ask-user-mcp: {error}");
             std::process::ExitCode::from(2)
         }

@@ -31,6 +31,7 @@ impl Server {
     pub(super) fn start(args: &[&str]) -> Self {
         let mut child = Command::new(server_bin())
             .args(args)
+            .env("ASK_USER_STORE", "memory")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -391,4 +392,123 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A store named with `--store` (or `ASK_USER_STORE`) that cannot be used is fatal before the
+/// server serves anything: exit 2, the store's reason named (docs/contract.md §8).
+#[test]
+fn an_explicit_store_that_cannot_be_used_is_fatal_before_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().display().to_string();
+    let out = Command::new(server_bin())
+        .args(["--via", "none", "--store", &format!("sqlite:{path}")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "ask-user-mcp: --store sqlite:{path}: cannot use this store: store {path}: is a directory, not a store file\n"
+        )
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// The default store that cannot be opened (a state directory that is a file): one warning,
+/// then the server runs with a memory store and answers the handshake.
+#[test]
+fn the_default_store_unopenable_warns_once_and_the_server_runs() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
+    let state = home.path().join("state").display().to_string();
+    let mut child = Command::new(server_bin())
+        .args(["--via", "none"])
+        .env_remove("ASK_USER_STORE")
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hello = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},
+        "clientInfo":{"name":"t","version":"0"}}});
+    writeln!(child.stdin.take().unwrap(), "{hello}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(r#""serverInfo""#), "{stdout}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
+        )) && warnings[0]
+            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
+        "{stderr}"
+    );
+}
+
+/// Issue 13 over stdio with a SQLite file: the client goes away (stdio closed) while its
+/// question is on the web page, so the ask is detached, not withdrawn; the human answers it
+/// elsewhere (the test records the outcome in the store as `ask-user inbox` does, standing in
+/// for the human at the inbox); the host starts a new server process and retries the same call
+/// (same client name, new session): the answer comes at once, and is then delivered.
+#[test]
+fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
+    use ask_user_store::{Outcome, Responder, Store, Timestamp};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let args = [
+        "--via",
+        "web",
+        "--no-open",
+        "--web-addr",
+        "127.0.0.1:0",
+        "--store",
+        &url,
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(Store::open(&url)).unwrap();
+    let open = || runtime.block_on(store.list_open()).unwrap();
+
+    let mut first = Server::start(&args);
+    first.call(2);
+    wait_until("the ask is stored", || !open().is_empty());
+    drop(first.stdin.take());
+    let _ = first.child.wait();
+    let asks = open();
+    assert_eq!(asks.len(), 1, "{asks:?}");
+    assert!(!asks[0].attached, "{asks:?}");
+    let id = asks[0].id;
+
+    let answer = json!({"answers":[{"id":"go","selected":["No"]}]});
+    let by = Responder {
+        answerer: "the inbox".to_owned(),
+        ..Responder::default()
+    };
+    runtime
+        .block_on(store.record_outcome(id, &Outcome::Answered { answer, by }, Timestamp::now()))
+        .unwrap();
+
+    let mut second = Server::start(&args);
+    second.call(2);
+    let reply = second.receive();
+    assert_eq!(
+        reply["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{reply}"
+    );
+    wait_until("the answer is marked delivered", || {
+        runtime
+            .block_on(store.get(id))
+            .unwrap()
+            .delivered_at
+            .is_some()
+    });
+    assert!(open().is_empty());
 }

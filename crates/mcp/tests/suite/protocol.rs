@@ -73,6 +73,7 @@ fn calls_sent_before_the_client_closes_stdin_still_get_their_results() {
     std::fs::write(&input, text).unwrap();
     let output = std::process::Command::new(super::support::server_bin())
         .args(["--via", "none"])
+        .env("ASK_USER_STORE", "memory")
         .stdin(std::fs::File::open(&input).unwrap())
         .output()
         .unwrap();

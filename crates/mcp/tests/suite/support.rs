@@ -103,6 +103,8 @@ pub async fn client(target: &Target, mode: &str, extra: &[&str]) -> Value {
         Target::Stdio(flags) => {
             args.push("--command".into());
             args.push(server_bin());
+            // Each server keeps its asks in memory: tests never share the user's store.
+            args.extend(["--store".to_owned(), "memory".to_owned()]);
             args.extend(flags.iter().cloned());
         }
     }

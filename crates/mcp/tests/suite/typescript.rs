@@ -58,6 +58,8 @@ async fn client(sdk: &str, target: &Target, extra: &[&str]) -> Value {
         Target::Stdio(flags) => {
             args.push("--command".into());
             args.push(server_bin());
+            // Each server keeps its asks in memory: tests never share the user's store.
+            args.extend(["--store".to_owned(), "memory".to_owned()]);
             args.extend(flags.iter().cloned());
         }
     }
@@ -317,4 +319,145 @@ async fn after_delete_a_late_answer_on_the_page_gets_409() {
         assert_eq!(out["web_status"], 409, "{sdk}: {out}");
         assert_eq!(web.state().pending(), 0);
     }
+}
+
+/// Issue 13 (docs/contract.md §8): a client whose own 5 s request timeout fires (no progress
+/// reset; the SDK sends `notifications/cancelled`) leaves the ask detached, not withdrawn: the
+/// page keeps the question, the human answers it at ~8 s, the answer is stored but not
+/// delivered (the cancelled request's result went nowhere), and the same call retried — on
+/// the same session, or on a new session of a client with the same name — gets that answer at
+/// once, without a second question; then it is delivered.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_retried_after_the_clients_timeout_gets_the_answer_given_meanwhile() {
+    let web = ask_user_web::WebAnswerer::start(ask_user_web::WebConfig::default())
+        .await
+        .unwrap();
+    let url = web.url().to_owned();
+    let store = ask_user_store::Store::memory();
+    let http = http_server(Routing {
+        fallback: vec![std::sync::Arc::new(web.clone())],
+        store: Some(store.clone()),
+        ..Routing::default()
+    })
+    .await;
+    for (sdk, new_session) in [("latest", false), ("1.17", true)] {
+        let mut args = vec![
+            "--arguments",
+            DEPLOY,
+            "--reply",
+            "none",
+            "--web-url",
+            &url,
+            "--retry",
+            "--timeout",
+            "5000",
+            "--answer-at",
+            "8000",
+            "--retry-delay",
+            "3000",
+        ];
+        if new_session {
+            args.push("--retry-new-session");
+        }
+        let target = Target::Http(http.url.clone());
+        let run = client(sdk, &target, &args);
+        // Meanwhile, in the store: the ask is detached when the client's timeout fires, and
+        // once the human answered it is closed but not delivered until the retry collects it.
+        let watch = async {
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+            let id = loop {
+                let open = store.list_open().await.unwrap();
+                if let Some(rec) = open.first()
+                    && !rec.attached
+                {
+                    break rec.id;
+                }
+                assert!(tokio::time::Instant::now() < deadline, "never detached");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            };
+            let closed = store.wait_outcome(id).await.unwrap();
+            assert_eq!(closed.delivered_at, None, "{sdk}: {closed:?}");
+            id
+        };
+        let (out, id) = tokio::join!(run, watch);
+        assert!(
+            out["error"].as_str().unwrap().contains("timed out"),
+            "{sdk}: {out}"
+        );
+        assert_eq!(out["pending_after_timeout"], true, "{sdk}: {out}");
+        assert_eq!(out["web_status"], 200, "{sdk}: {out}");
+        assert_eq!(out.get("retry_error"), None, "{sdk}: {out}");
+        assert_eq!(
+            out["retry"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+            "{sdk}: {out}"
+        );
+        // Nobody answers a second question, so that answer can only be the stored one.
+        let rec = store.get(id).await.unwrap();
+        assert!(rec.delivered_at.is_some(), "{sdk}: {rec:?}");
+        assert_eq!(web.state().pending(), 0, "{sdk}");
+    }
+}
+
+/// Issue 13: a call retried while its ask is still open (the client's 5 s timeout fired, nobody
+/// answered yet) re-attaches to it: the page keeps one question, not two, and the answer given
+/// there afterwards is the retry's result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_retried_while_its_ask_is_open_waits_on_the_same_question() {
+    let web = ask_user_web::WebAnswerer::start(ask_user_web::WebConfig::default())
+        .await
+        .unwrap();
+    let url = web.url().to_owned();
+    let store = ask_user_store::Store::memory();
+    let http = http_server(Routing {
+        fallback: vec![std::sync::Arc::new(web.clone())],
+        store: Some(store.clone()),
+        ..Routing::default()
+    })
+    .await;
+    let args = [
+        "--arguments",
+        DEPLOY,
+        "--reply",
+        "none",
+        "--web-url",
+        &url,
+        "--retry",
+        "--timeout",
+        "5000",
+        "--answer-after-retry",
+        "4000",
+        "--retry-delay",
+        "1000",
+    ];
+    let target = Target::Http(http.url.clone());
+    let run = client("latest", &target, &args);
+    // Detached when the timeout fires, attached again by the retry: then the page still holds
+    // exactly one question.
+    let watch = async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut detached = false;
+        loop {
+            let open = store.list_open().await.unwrap();
+            assert!(open.len() <= 1, "{open:?}");
+            match open.first() {
+                Some(rec) if !rec.attached => detached = true,
+                Some(_) if detached => break,
+                _ => {}
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never re-attached");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(web.state().pending(), 1);
+    };
+    let (out, ()) = tokio::join!(run, watch);
+    assert!(
+        out["error"].as_str().unwrap().contains("timed out"),
+        "{out}"
+    );
+    assert_eq!(out["web_status"], 200, "{out}");
+    assert_eq!(
+        out["retry"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{out}"
+    );
+    assert_eq!(web.state().pending(), 0);
 }

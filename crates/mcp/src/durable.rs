@@ -1,0 +1,185 @@
+//! Durable asks in the MCP server (docs/contract.md §7, §8): a call that goes away leaves its
+//! ask **detached**, not withdrawn, and a later identical call re-attaches.
+//!
+//! - **Scope.** MCP clients give no call key, so the scope is the caller's identity: the
+//!   client's name from its handshake (`clientInfo.name`), `ASK_USER_SESSION` of the server's
+//!   environment when set, and the server's working directory ([`caller_scope`]). The MCP
+//!   session id is deliberately **not** part of it: a client whose own timeout fired may retry
+//!   the call over a new session (or a new server process), and must find its ask again.
+//! - **One question on screen.** The fallback answerers (web page, terminal) show an ask in a
+//!   task of their own, [`Showing`], keyed by the store's ask id and detached from any call: the
+//!   call's cancellation (`notifications/cancelled`, `DELETE`, stdio closing) ends the call
+//!   and marks the ask detached in the store, while the page keeps the question answerable. An
+//!   answer given there is stored (first outcome wins) and settles whichever call is attached,
+//!   now or later. A re-attached call does not show the question again; it waits on the store.
+//!   The shower ends when the store holds an outcome from anywhere (the inbox, the grace
+//!   period's withdrawal, the call's own `--timeout`).
+//! - The client's own elicitation form belongs to its session: it is withdrawn with the call
+//!   (the ask stays open in the store for the page of a retry and for `ask-user inbox`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
+};
+use ask_user_host::durable::{Durable, SESSION_ENV};
+use ask_user_store::{AskId, Scope};
+use tokio::sync::watch;
+
+/// How long a shower whose ask was closed elsewhere may take to withdraw its question.
+const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
+
+/// The scope of an MCP caller (see the module doc): the client's name, `ASK_USER_SESSION`
+/// when set, and the working directory; never the MCP session id.
+pub fn caller_scope(client_name: &str) -> Scope {
+    let session = std::env::var(SESSION_ENV).unwrap_or_default();
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    Scope::Caller(format!(
+        "mcp-client={client_name}\nsession={session}\ncwd={cwd}"
+    ))
+}
+
+/// What a running shower ended with, once it did (`None` while it runs).
+type Ended = Option<Result<Answers, AskError>>;
+
+/// The asks being shown by this server's fallback answerers, by store id (shared by every
+/// session of the server).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Showing {
+    running: Arc<Mutex<HashMap<AskId, watch::Receiver<Ended>>>>,
+}
+
+impl Showing {
+    /// `inner` (the fallback answerers) behind this registry for the call linked by `durable`.
+    pub(crate) fn wrap(
+        &self,
+        inner: Arc<dyn UserInteraction>,
+        durable: Durable,
+    ) -> Arc<dyn UserInteraction> {
+        Arc::new(Shown {
+            showing: self.clone(),
+            inner,
+            durable,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<AskId, watch::Receiver<Ended>>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The shower of ask `id`: the running one, else a new one started for `request`.
+    fn follow(
+        &self,
+        id: AskId,
+        request: &AskUserQuestionRequest,
+        inner: &Arc<dyn UserInteraction>,
+        durable: &Durable,
+    ) -> watch::Receiver<Ended> {
+        let mut running = self.lock();
+        if let Some(rx) = running.get(&id) {
+            return rx.clone();
+        }
+        let (tx, rx) = watch::channel(None);
+        running.insert(id, rx.clone());
+        drop(running);
+        let showing = self.clone();
+        let inner = inner.clone();
+        let durable = durable.clone();
+        let request = request.clone();
+        tokio::spawn(async move {
+            // The shower's own race: an answer on the page is stored (first outcome wins)
+            // before the page says "taken".
+            let decide = Decide::with_recorder(&request, Some(durable.recorder()));
+            let stop = CancellationToken::new();
+            let shown = inner.ask_decided(&request, stop.clone(), decide);
+            tokio::pin!(shown);
+            let store = durable.store().clone();
+            let closed = async {
+                loop {
+                    match store.wait_outcome(id).await {
+                        Ok(rec) if rec.closed.is_some() => return,
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!("cannot follow ask {id} in the store: {e}");
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                }
+            };
+            let ended = tokio::select! {
+                result = &mut shown => result,
+                () = closed => {
+                    stop.cancel();
+                    let _ = tokio::time::timeout(WITHDRAW_GRACE, &mut shown).await;
+                    Err(AskError::Cancelled)
+                }
+            };
+            showing.lock().remove(&id);
+            let _ = tx.send(Some(ended));
+        });
+        rx
+    }
+}
+
+/// The fallback answerers of one call, shown through [`Showing`].
+struct Shown {
+    showing: Showing,
+    inner: Arc<dyn UserInteraction>,
+    durable: Durable,
+}
+
+impl UserInteraction for Shown {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.ask_decided(request, cancel, Decide::new(request))
+    }
+
+    /// Starts (or follows) the ask's shower and waits for what it ends with; the call's
+    /// `cancel` only stops the waiting. The call's own race hears the outcome through the
+    /// store (the durable link adopts it), so `decide` is not passed on.
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        let Some(id) = self.durable.ask_id() else {
+            return self.inner.ask_decided(request, cancel, decide);
+        };
+        let mut ended = self.showing.follow(id, request, &self.inner, &self.durable);
+        Box::pin(async move {
+            let result = tokio::select! {
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+                result = ended.wait_for(Option::is_some) => match result {
+                    Ok(ended) => ended.clone(),
+                    Err(_) => None,
+                },
+            };
+            match result {
+                // Withdrawn because the store holds an outcome from elsewhere: the durable
+                // link adopts that outcome; nothing to say here.
+                Some(Err(AskError::Cancelled)) | None => {
+                    cancel.cancelled().await;
+                    Err(AskError::Cancelled)
+                }
+                Some(result) => result,
+            }
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.inner.name()
+    }
+
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+}
