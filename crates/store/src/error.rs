@@ -1,0 +1,95 @@
+//! The store's errors. Each text names the store (file or server) and says what to do; every
+//! text a user can trigger is pinned by a test (`tests/errors.rs`).
+
+use crate::model::AskId;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The URL given to [`crate::Store::open`] names no backend.
+    #[error("store URL `{url}` is not understood: use sqlite:PATH, postgres://… or memory")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+    },
+    /// Neither `XDG_STATE_HOME` nor `HOME` is set, so there is no default store path.
+    #[error(
+        "no default store location: neither XDG_STATE_HOME nor HOME is set; pick one with --store"
+    )]
+    NoStateDir,
+    /// The store path is a directory.
+    #[error("store {path}: is a directory, not a store file")]
+    IsDirectory {
+        /// The path.
+        path: String,
+    },
+    /// The file exists but is not a SQLite database, or is damaged.
+    #[error("store {path}: not a usable store: the file is corrupt or not SQLite ({detail})")]
+    Corrupt {
+        /// The path.
+        path: String,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// The store cannot be created or written: a read-only location or missing permission.
+    #[error("store {path}: cannot write there: {detail}")]
+    ReadOnly {
+        /// The path.
+        path: String,
+        /// What the system said.
+        detail: String,
+    },
+    /// The disk holding the store is full.
+    #[error("store {path}: the disk is full; free some space or pick another store with --store")]
+    DiskFull {
+        /// The path.
+        path: String,
+    },
+    /// The store was written by a newer ask-user whose schema this binary cannot use.
+    #[error(
+        "store {location}: schema version {found} needs ask-user schema {needs} or newer, and this ask-user knows up to {known}; upgrade ask-user or pick another store with --store"
+    )]
+    TooNew {
+        /// The file path or server.
+        location: String,
+        /// The store's schema version.
+        found: i64,
+        /// The oldest schema version a binary must know to use it.
+        needs: i64,
+        /// The newest schema version this binary knows.
+        known: i64,
+    },
+    /// The Postgres server cannot be reached or refused the connection.
+    #[error("store {location}: cannot connect to Postgres: {detail}")]
+    Unreachable {
+        /// The server, without credentials.
+        location: String,
+        /// What the client said.
+        detail: String,
+    },
+    /// No ask with this id is in the store.
+    #[error("ask {0} is not in the store")]
+    NotFound(AskId),
+    /// A stored value could not be read back (written by something other than ask-user).
+    #[error("store {location}: ask {id} holds a value this ask-user cannot read: {detail}")]
+    BadRecord {
+        /// The file path or server.
+        location: String,
+        /// The ask.
+        id: AskId,
+        /// What failed.
+        detail: String,
+    },
+    /// Any other failure of the backend.
+    #[error("store {location}: {detail}")]
+    Backend {
+        /// The file path or server.
+        location: String,
+        /// What the backend said.
+        detail: String,
+    },
+}
+
+/// The store's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,310 @@
+//! Durable asks for ask-user (docs/contract.md §8): a question outlives the call and the
+//! process that asked it.
+//!
+//! # Overview
+//!
+//! A [`Store`] keeps asks ([`AskRecord`]): the canonical request, its [`CallKey`] (scope +
+//! request hash), who asks ([`Asker`]), whether a caller is attached, and, once closed, the
+//! [`Outcome`] that counted and whether it was delivered to the model. Three backends share one
+//! contract, checked by one conformance suite (`tests/conformance.rs`):
+//!
+//! - **SQLite** (`sqlite:PATH`, the embedded default at [`default_sqlite_path`]): one file in WAL
+//!   mode with full sync, mode 0600. Writers serialise on SQLite's write lock (`BEGIN
+//!   IMMEDIATE` with a generous busy timeout, so many processes share one file). Other processes
+//!   learn of a change through a sidecar file (`PATH-notify`) each writer touches after commit,
+//!   watched with inotify/kqueue (the `notify` crate): no busy polling.
+//! - **Postgres** (`postgres://…`): the hub's scale-out backend; changes travel by
+//!   LISTEN/NOTIFY, and every reconnect of the listener yields [`Change::Rescan`].
+//! - **memory** (`memory`): tests and embedders.
+//!
+//! The calls a host makes, in order:
+//!
+//! 1. [`Store::open_ask`] before any answerer shows the question: it creates the ask, or
+//!    re-attaches to the open ask with the same key, or hands back an answer that was never
+//!    delivered ([`Opened`]).
+//! 2. [`Store::wait_outcome`] (or [`Store::subscribe`]) while the human decides; an answerer
+//!    elsewhere (the inbox, the hub) calls [`Store::record_outcome`], which is first outcome
+//!    wins: [`Recorded::Won`] or [`Recorded::Lost`] with the outcome that counted.
+//! 3. [`Store::set_attached`]`(false)` when the caller goes away; [`Store::mark_delivered`]
+//!    once the model can have read the outcome.
+//!
+//! [`Store::sweep`] withdraws detached asks whose grace ran out and purges old closed asks.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use ask_user_store::{Asker, NewAsk, Outcome, Opened, Recorded, Responder, Scope, Store, Timestamp};
+//!
+//! let store = Store::open("memory").await?;
+//! let ask = NewAsk::new(&Scope::HostKey("call-1".into()), r#"{"questions":[]}"#, Asker::default());
+//! let Opened::Created(rec) = store.open_ask(&ask).await? else { unreachable!() };
+//! let answer = Outcome::Answered { answer: serde_json::json!({"q": "yes"}), by: Responder::default() };
+//! assert_eq!(store.record_outcome(rec.id, &answer, Timestamp::now()).await?, Recorded::Won);
+//! let done = store.wait_outcome(rec.id).await?;
+//! assert_eq!(done.closed.map(|c| c.outcome), Some(answer));
+//! # Ok::<(), ask_user_store::Error>(())
+//! # }).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod feed;
+mod memory;
+mod model;
+mod postgres;
+mod row;
+mod schema;
+mod sqlite;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use error::{Error, Result};
+pub use feed::Feed;
+pub use model::{
+    AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
+    HistoryCursor, HistoryPage, NewAsk, Opened, Outcome, Recorded, Responder, Retention, Scope,
+    Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+};
+pub use schema::SCHEMA_VERSION;
+
+/// A store of asks: one of the backends, chosen by URL ([`Store::open`]) or in code.
+#[derive(Debug, Clone)]
+pub struct Store {
+    backend: Backend,
+}
+
+#[derive(Debug, Clone)]
+enum Backend {
+    Memory(memory::MemoryStore),
+    Sqlite(sqlite::SqliteStore),
+    Postgres(postgres::PgStore),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $s:ident => $e:expr) => {
+        match &$self.backend {
+            Backend::Memory($s) => $e,
+            Backend::Sqlite($s) => $e,
+            Backend::Postgres($s) => $e,
+        }
+    };
+}
+
+/// The embedded default store file: `$XDG_STATE_HOME/ask-user/store.sqlite3`, falling back to
+/// `~/.local/state/ask-user/store.sqlite3` (an empty or relative `XDG_STATE_HOME` is ignored,
+/// as the XDG spec says).
+///
+/// # Errors
+/// [`Error::NoStateDir`] when neither variable gives an absolute directory.
+pub fn default_sqlite_path() -> Result<PathBuf> {
+    default_sqlite_path_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_sqlite_path`] from given variable values (testable without touching the
+/// environment).
+///
+/// # Errors
+/// [`Error::NoStateDir`] when neither value gives an absolute directory.
+pub fn default_sqlite_path_from(
+    xdg_state_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf> {
+    let absolute = |v: Option<std::ffi::OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    let state = match absolute(xdg_state_home) {
+        Some(s) => s,
+        None => absolute(home)
+            .ok_or(Error::NoStateDir)?
+            .join(".local/state"),
+    };
+    Ok(state.join("ask-user").join("store.sqlite3"))
+}
+
+impl Store {
+    /// Opens the store a URL names: `sqlite:PATH` (created with its directory when missing),
+    /// `postgres://…` or `postgresql://…`, or `memory` (a new, empty store). Migrates an older
+    /// schema; refuses a store too new for this binary ([`Error::TooNew`]).
+    ///
+    /// # Errors
+    /// [`Error::BadUrl`] for any other text; otherwise the backend's open errors.
+    pub async fn open(url: &str) -> Result<Store> {
+        if url == "memory" {
+            return Ok(Store::memory());
+        }
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err(Error::BadUrl {
+                    url: url.to_owned(),
+                });
+            }
+            return Store::open_sqlite(Path::new(path)).await;
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pg = postgres::PgStore::open(url).await?;
+            return Ok(Store {
+                backend: Backend::Postgres(pg),
+            });
+        }
+        Err(Error::BadUrl {
+            url: url.to_owned(),
+        })
+    }
+
+    /// A new, empty memory store.
+    #[must_use]
+    pub fn memory() -> Store {
+        Store {
+            backend: Backend::Memory(memory::MemoryStore::new()),
+        }
+    }
+
+    /// Opens (creating when missing) the SQLite store at `path`.
+    ///
+    /// # Errors
+    /// [`Error::IsDirectory`], [`Error::Corrupt`], [`Error::ReadOnly`], [`Error::DiskFull`],
+    /// [`Error::TooNew`], or [`Error::Backend`] for anything else SQLite reports.
+    pub async fn open_sqlite(path: &Path) -> Result<Store> {
+        let s = sqlite::SqliteStore::open(path.to_path_buf()).await?;
+        Ok(Store {
+            backend: Backend::Sqlite(s),
+        })
+    }
+
+    /// Where the store lives, for messages: the file path, the Postgres server (without
+    /// credentials), or `memory`.
+    #[must_use]
+    pub fn location(&self) -> String {
+        match &self.backend {
+            Backend::Memory(_) => "memory".to_owned(),
+            Backend::Sqlite(s) => s.location().to_owned(),
+            Backend::Postgres(s) => s.location().to_owned(),
+        }
+    }
+
+    /// Opens an ask, before any answerer shows it (docs/contract.md §8 "Call key and
+    /// re-attach"). Atomically, for the newest ask with the same key:
+    /// - none, or its outcome was delivered, or it timed out / was withdrawn, or its undelivered
+    ///   outcome is older than the redelivery window → a new open, attached ask
+    ///   ([`Opened::Created`]);
+    /// - open → it is marked attached and returned ([`Opened::Reattached`]);
+    /// - answered or dismissed, never delivered, closed less than the window ago (the ask's
+    ///   grace with a host key, [`UNKEYED_REDELIVERY_WINDOW`] without), measured at
+    ///   `ask.created_at` → [`Opened::Undelivered`].
+    ///
+    /// # Errors
+    /// The backend's write errors; nothing is stored then.
+    pub async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+        dispatch!(self, s => s.open_ask(ask).await)
+    }
+
+    /// Records how the ask closed, first outcome wins (compare-and-set across processes and
+    /// machines): [`Recorded::Won`] when the ask was open and now holds `outcome`, else
+    /// [`Recorded::Lost`] with the outcome that counted. When this returns, the outcome is
+    /// durable (SQLite: synced; Postgres: committed).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when no such ask exists (e.g. purged); the backend's errors.
+    pub async fn record_outcome(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<Recorded> {
+        dispatch!(self, s => s.record_outcome(id, outcome, at).await)
+    }
+
+    /// Marks an open ask attached (a caller waits for it) or detached at `at` (the caller went
+    /// away: it stays open for the human for its grace period). No effect on a closed ask.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn set_attached(&self, id: AskId, attached: bool, at: Timestamp) -> Result<()> {
+        dispatch!(self, s => s.set_attached(id, attached, at).await)
+    }
+
+    /// Marks a closed ask's outcome delivered at `at` (the model can have read it); the first
+    /// delivery time is kept. No effect on an open ask.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        dispatch!(self, s => s.mark_delivered(id, at).await)
+    }
+
+    /// The ask as stored now.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn get(&self, id: AskId) -> Result<AskRecord> {
+        dispatch!(self, s => s.get(id).await)
+    }
+
+    /// Every open ask (attached or detached), newest first.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn list_open(&self) -> Result<Vec<AskRecord>> {
+        dispatch!(self, s => s.list_open().await)
+    }
+
+    /// One page of closed asks, newest close first (ties: higher id first).
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
+        dispatch!(self, s => s.history(page).await)
+    }
+
+    /// Retention at `now`: withdraws each detached ask whose grace ran out (its
+    /// `detached_at + grace <= now`) and purges closed asks closed at or before
+    /// `now - retention.keep_closed`.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
+        dispatch!(self, s => s.sweep(now, retention).await)
+    }
+
+    /// Follows the store's changes from now on: every change made through any handle, process
+    /// or replica is eventually announced as [`Change::Ask`] or covered by a [`Change::Rescan`].
+    /// A follower subscribes first, then reads, then re-reads on each change.
+    ///
+    /// # Errors
+    /// The backend's errors (SQLite: the file watch cannot be set up).
+    pub async fn subscribe(&self) -> Result<Feed> {
+        dispatch!(self, s => s.subscribe().await)
+    }
+
+    /// Waits until the ask is closed and returns it. Cancel-safe: dropping the future stops
+    /// waiting and changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn wait_outcome(&self, id: AskId) -> Result<AskRecord> {
+        let mut feed = self.subscribe().await?;
+        let recheck = self.safety_recheck();
+        loop {
+            let rec = self.get(id).await?;
+            if !rec.is_open() {
+                return Ok(rec);
+            }
+            loop {
+                match tokio::time::timeout(recheck, feed.next()).await {
+                    Ok(Some(Change::Ask(other))) if other != id => {}
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    /// How often a waiter re-reads its ask although no change was announced: a safety net
+    /// against a lost file event (SQLite on a network file system) — not the way answers
+    /// normally arrive.
+    fn safety_recheck(&self) -> Duration {
+        match &self.backend {
+            Backend::Memory(_) => Duration::from_secs(3600),
+            Backend::Sqlite(_) => Duration::from_secs(5),
+            Backend::Postgres(_) => Duration::from_secs(60),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The memory backend: tests and embedders. Same contract as the others, nothing durable.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::broadcast;
+
+use crate::error::{Error, Result};
+use crate::feed::{FEED_CAPACITY, Feed};
+use crate::model::{
+    AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
+    Reuse, Swept, Timestamp, duration_ms, reuse_of,
+};
+
+#[derive(Debug, Clone)]
+pub(crate) struct MemoryStore {
+    inner: Arc<Mutex<Inner>>,
+    tx: broadcast::Sender<Change>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    asks: BTreeMap<AskId, AskRecord>,
+    next_id: i64,
+}
+
+impl MemoryStore {
+    pub(crate) fn new() -> MemoryStore {
+        let (tx, _) = broadcast::channel(FEED_CAPACITY);
+        MemoryStore {
+            inner: Arc::new(Mutex::new(Inner::default())),
+            tx,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves the map consistent (each write is one
+        // assignment), so a poisoned lock is still usable.
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn announce(&self, id: AskId) {
+        let _ = self.tx.send(Change::Ask(id));
+    }
+
+    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+        let opened = {
+            let mut inner = self.lock();
+            let latest = inner
+                .asks
+                .values()
+                .rev()
+                .find(|r| r.key == ask.key)
+                .cloned();
+            match reuse_of(latest.as_ref(), ask.created_at) {
+                Reuse::Reattach => {
+                    let Some(mut rec) = latest else {
+                        return Err(Error::NotFound(AskId(0)));
+                    };
+                    rec.attached = true;
+                    rec.detached_at = None;
+                    inner.asks.insert(rec.id, rec.clone());
+                    Opened::Reattached(rec)
+                }
+                Reuse::Undelivered => match latest {
+                    Some(rec) => return Ok(Opened::Undelivered(rec)),
+                    None => return Err(Error::NotFound(AskId(0))),
+                },
+                Reuse::New => {
+                    inner.next_id += 1;
+                    let rec = AskRecord {
+                        id: AskId(inner.next_id),
+                        key: ask.key.clone(),
+                        request: ask.request.clone(),
+                        asker: ask.asker.clone(),
+                        created_at: ask.created_at,
+                        grace: ask.grace,
+                        attached: true,
+                        detached_at: None,
+                        closed: None,
+                        delivered_at: None,
+                    };
+                    inner.asks.insert(rec.id, rec.clone());
+                    Opened::Created(rec)
+                }
+            }
+        };
+        self.announce(opened.record().id);
+        Ok(opened)
+    }
+
+    pub(crate) async fn record_outcome(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<Recorded> {
+        let recorded = {
+            let mut inner = self.lock();
+            let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
+            match &rec.closed {
+                Some(c) => return Ok(Recorded::Lost(c.clone())),
+                None => {
+                    rec.closed = Some(Closed {
+                        outcome: outcome.clone(),
+                        at,
+                    });
+                    Recorded::Won
+                }
+            }
+        };
+        self.announce(id);
+        Ok(recorded)
+    }
+
+    pub(crate) async fn set_attached(
+        &self,
+        id: AskId,
+        attached: bool,
+        at: Timestamp,
+    ) -> Result<()> {
+        {
+            let mut inner = self.lock();
+            let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
+            if !rec.is_open() {
+                return Ok(());
+            }
+            rec.attached = attached;
+            rec.detached_at = if attached { None } else { Some(at) };
+        }
+        self.announce(id);
+        Ok(())
+    }
+
+    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        {
+            let mut inner = self.lock();
+            let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
+            if rec.is_open() || rec.delivered_at.is_some() {
+                return Ok(());
+            }
+            rec.delivered_at = Some(at);
+        }
+        self.announce(id);
+        Ok(())
+    }
+
+    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
+        self.lock()
+            .asks
+            .get(&id)
+            .cloned()
+            .ok_or(Error::NotFound(id))
+    }
+
+    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
+        Ok(self
+            .lock()
+            .asks
+            .values()
+            .rev()
+            .filter(|r| r.is_open())
+            .cloned()
+            .collect())
+    }
+
+    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
+        let inner = self.lock();
+        let mut closed: Vec<&AskRecord> = inner
+            .asks
+            .values()
+            .filter(|r| match (&r.closed, page.after) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(c), Some(cur)) => (c.at, r.id) < (cur.closed_at, cur.id),
+            })
+            .collect();
+        closed.sort_by_key(|r| std::cmp::Reverse((r.closed.as_ref().map(|c| c.at), r.id)));
+        Ok(closed
+            .into_iter()
+            .take(page.limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
+        let mut swept = Swept::default();
+        {
+            let mut inner = self.lock();
+            for rec in inner.asks.values_mut() {
+                if let (true, false, Some(d)) = (rec.is_open(), rec.attached, rec.detached_at)
+                    && d.plus(rec.grace) <= now
+                {
+                    rec.closed = Some(Closed {
+                        outcome: Outcome::Withdrawn,
+                        at: now,
+                    });
+                    swept.withdrawn.push(rec.id);
+                }
+            }
+            let cutoff = Timestamp(now.0.saturating_sub(duration_ms(retention.keep_closed)));
+            let before = inner.asks.len();
+            inner
+                .asks
+                .retain(|_, r| r.closed.as_ref().is_none_or(|c| c.at > cutoff));
+            swept.purged = (before - inner.asks.len()) as u64;
+        }
+        for id in &swept.withdrawn {
+            self.announce(*id);
+        }
+        Ok(swept)
+    }
+
+    pub(crate) async fn subscribe(&self) -> Result<Feed> {
+        Ok(Feed::new(self.tx.subscribe()))
+    }
+}

@@ -1,0 +1,402 @@
+//! The records a store keeps: asks, their call keys, who asked and their outcomes
+//! (docs/contract.md §8). Plain data with no I/O; every backend stores exactly these.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// How long an answered ask that was never delivered is handed to a retry that carries no host
+/// key (docs/contract.md §8: "within 10 minutes otherwise").
+pub const UNKEYED_REDELIVERY_WINDOW: Duration = Duration::from_secs(10 * 60);
+
+/// The default grace period: a detached ask stays answerable this long, then is withdrawn
+/// (docs/contract.md §8).
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The default time a closed ask is kept for audit before it is purged (docs/contract.md §8).
+pub const DEFAULT_KEEP_CLOSED: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// The store's identity of one ask: unique within its store, never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AskId(pub i64);
+
+impl std::fmt::Display for AskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A point in time, in whole milliseconds since the Unix epoch (what every backend stores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The current wall-clock time (a clock before 1970 reads as the epoch).
+    #[must_use]
+    pub fn now() -> Timestamp {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Timestamp(ms)
+    }
+
+    /// This time plus `d`, saturating.
+    #[must_use]
+    pub fn plus(self, d: Duration) -> Timestamp {
+        Timestamp(self.0.saturating_add(duration_ms(d)))
+    }
+}
+
+/// A duration in whole milliseconds, saturating at `i64::MAX`.
+pub(crate) fn duration_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Whose ask this is: the scope half of a call key (docs/contract.md §8 "Call key and re-attach").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The host gave a key (`--key`, env `ASK_USER_CALL_ID`): an undelivered answer is handed
+    /// to a retry for the whole grace period.
+    HostKey(String),
+    /// No host key: the caller's identity (CLI: session, working directory and user; MCP: the
+    /// client's session and name; hub: the agent's token). An undelivered answer is handed to a
+    /// retry for [`UNKEYED_REDELIVERY_WINDOW`] only.
+    Caller(String),
+}
+
+/// The call key: scope + the hash of the canonical request. A key given with a different
+/// request is a different ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallKey {
+    scope: String,
+    request_hash: String,
+    host_keyed: bool,
+}
+
+impl CallKey {
+    /// The key of `request` (the canonical request JSON, hashed byte for byte as given: the
+    /// caller canonicalises) asked in `scope`.
+    #[must_use]
+    pub fn new(scope: &Scope, request: &str) -> CallKey {
+        let (scope, host_keyed) = match scope {
+            Scope::HostKey(k) => (format!("key:{k}"), true),
+            Scope::Caller(c) => (format!("caller:{c}"), false),
+        };
+        let digest = Sha256::digest(request.as_bytes());
+        let request_hash = digest.iter().map(|b| format!("{b:02x}")).collect();
+        CallKey {
+            scope,
+            request_hash,
+            host_keyed,
+        }
+    }
+
+    /// Rebuilds a key from its stored parts.
+    pub(crate) fn from_parts(scope: String, request_hash: String, host_keyed: bool) -> CallKey {
+        CallKey {
+            scope,
+            request_hash,
+            host_keyed,
+        }
+    }
+
+    /// The scope as stored: `key:…` for a host key, `caller:…` for a caller identity.
+    #[must_use]
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// The SHA-256 of the canonical request, lower-case hex.
+    #[must_use]
+    pub fn request_hash(&self) -> &str {
+        &self.request_hash
+    }
+
+    /// Whether the host gave the key (it widens the redelivery window to the grace period).
+    #[must_use]
+    pub fn is_host_keyed(&self) -> bool {
+        self.host_keyed
+    }
+}
+
+/// Who asks, as shown to the human (docs/contract.md §9 "Who asks"). Every field is optional
+/// so that a newer binary may add fields an older one ignores.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Asker {
+    /// The agent's name (the hub: from its token; locally: the host, e.g. `claude-code`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The project or working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The machine's host name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The session title, when the caller has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The operating-system process id of the asking process, when local.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// What a caller gives to open (or re-attach to) an ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAsk {
+    /// The call key, derived from the scope and `request`.
+    pub key: CallKey,
+    /// The canonical request JSON the answerers show.
+    pub request: String,
+    /// Who asks.
+    pub asker: Asker,
+    /// When the ask was made; also "now" for the re-attach decision.
+    pub created_at: Timestamp,
+    /// How long the ask stays answerable once detached (and, with a host key, how long an
+    /// undelivered answer is handed to a retry).
+    pub grace: Duration,
+}
+
+impl NewAsk {
+    /// An ask of `request` (canonical JSON) in `scope`, made now, with the default grace.
+    #[must_use]
+    pub fn new(scope: &Scope, request: impl Into<String>, asker: Asker) -> NewAsk {
+        let request = request.into();
+        NewAsk {
+            key: CallKey::new(scope, &request),
+            request,
+            asker,
+            created_at: Timestamp::now(),
+            grace: DEFAULT_GRACE,
+        }
+    }
+}
+
+/// Who gave an outcome: the answerer, the channel it came through and the user, as known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Responder {
+    /// The answerer (`terminal`, `web`, `inbox`, `hub`, …).
+    pub answerer: String,
+    /// The channel, when the answer came through one (`slack`, `telegram`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// The human, when known (a channel's user, the hub's signed-in user).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+/// How an ask closed (docs/contract.md §8 "States").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The human answered: the answer JSON as the host will render it for the model.
+    Answered {
+        /// The answer, opaque to the store.
+        answer: serde_json::Value,
+        /// Who answered.
+        by: Responder,
+    },
+    /// The human dismissed the question.
+    Dismissed {
+        /// Who dismissed.
+        by: Responder,
+    },
+    /// The caller's own `--timeout` elapsed.
+    TimedOut,
+    /// The caller withdrew the ask, or its grace period ran out while detached.
+    Withdrawn,
+}
+
+impl Outcome {
+    /// The state name stored beside the outcome: `answered`, `dismissed`, `timed_out` or
+    /// `withdrawn`.
+    #[must_use]
+    pub fn state_name(&self) -> &'static str {
+        match self {
+            Outcome::Answered { .. } => "answered",
+            Outcome::Dismissed { .. } => "dismissed",
+            Outcome::TimedOut => "timed_out",
+            Outcome::Withdrawn => "withdrawn",
+        }
+    }
+
+    /// Whether a retry of the same call is handed this outcome when it was never delivered:
+    /// only the human's decisions (answered, dismissed) are; a timed-out or withdrawn ask is
+    /// asked anew.
+    #[must_use]
+    pub fn is_human_decision(&self) -> bool {
+        matches!(self, Outcome::Answered { .. } | Outcome::Dismissed { .. })
+    }
+}
+
+/// An outcome and when it was stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    /// The outcome that counted.
+    pub outcome: Outcome,
+    /// When it was stored.
+    pub at: Timestamp,
+}
+
+/// One ask as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskRecord {
+    /// The store's id.
+    pub id: AskId,
+    /// The call key.
+    pub key: CallKey,
+    /// The canonical request JSON.
+    pub request: String,
+    /// Who asks.
+    pub asker: Asker,
+    /// When it was asked.
+    pub created_at: Timestamp,
+    /// Its grace period.
+    pub grace: Duration,
+    /// Whether a caller is waiting for it (false: detached, "the agent stopped waiting").
+    pub attached: bool,
+    /// When it was last detached, while detached.
+    pub detached_at: Option<Timestamp>,
+    /// Its outcome, once closed.
+    pub closed: Option<Closed>,
+    /// When its outcome was delivered to the model (docs/contract.md §8 "Delivered").
+    pub delivered_at: Option<Timestamp>,
+}
+
+impl AskRecord {
+    /// Whether the ask is still open (attached or detached).
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        self.closed.is_none()
+    }
+}
+
+/// What [`crate::Store::open_ask`] found for the call key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// No usable ask had this key: a new open, attached ask.
+    Created(AskRecord),
+    /// An open ask had this key: the caller re-attaches to it (now marked attached); the human
+    /// sees one question, not two.
+    Reattached(AskRecord),
+    /// An ask with this key was answered (or dismissed) but never delivered, within the
+    /// redelivery window: the caller returns its outcome at once and shows nothing.
+    Undelivered(AskRecord),
+}
+
+impl Opened {
+    /// The record, whichever case.
+    #[must_use]
+    pub fn record(&self) -> &AskRecord {
+        match self {
+            Opened::Created(r) | Opened::Reattached(r) | Opened::Undelivered(r) => r,
+        }
+    }
+}
+
+/// What the re-attach rule decides for the newest ask with a key (pure; every backend uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// Create a new ask.
+    New,
+    /// Re-attach to the open ask.
+    Reattach,
+    /// Hand the undelivered outcome over.
+    Undelivered,
+}
+
+/// The re-attach rule of docs/contract.md §8 applied to the newest ask with the key, at `now`.
+pub(crate) fn reuse_of(latest: Option<&AskRecord>, now: Timestamp) -> Reuse {
+    let Some(rec) = latest else { return Reuse::New };
+    let Some(closed) = &rec.closed else {
+        return Reuse::Reattach;
+    };
+    if rec.delivered_at.is_some() || !closed.outcome.is_human_decision() {
+        return Reuse::New;
+    }
+    let window = if rec.key.is_host_keyed() {
+        rec.grace
+    } else {
+        UNKEYED_REDELIVERY_WINDOW
+    };
+    if now < closed.at.plus(window) {
+        Reuse::Undelivered
+    } else {
+        Reuse::New
+    }
+}
+
+/// The result of [`crate::Store::record_outcome`]: first outcome wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// This outcome was the first: it is stored and counts.
+    Won,
+    /// Another outcome was stored first; this one is discarded. Carries the one that counted,
+    /// to show the human.
+    Lost(Closed),
+}
+
+/// One page of history: closed asks, newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryPage {
+    /// Continue after this ask (the last of the previous page); `None` starts at the newest.
+    pub after: Option<HistoryCursor>,
+    /// At most this many asks.
+    pub limit: u32,
+}
+
+/// Where a history page ends: the last ask's close time and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryCursor {
+    /// The close time of the last ask listed.
+    pub closed_at: Timestamp,
+    /// Its id.
+    pub id: AskId,
+}
+
+impl HistoryCursor {
+    /// The cursor after `rec`; `None` when `rec` is open.
+    #[must_use]
+    pub fn after(rec: &AskRecord) -> Option<HistoryCursor> {
+        rec.closed.as_ref().map(|c| HistoryCursor {
+            closed_at: c.at,
+            id: rec.id,
+        })
+    }
+}
+
+/// How long closed asks are kept (docs/contract.md §8); the grace of detached asks is per ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Closed asks older than this (by close time) are purged.
+    pub keep_closed: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention {
+            keep_closed: DEFAULT_KEEP_CLOSED,
+        }
+    }
+}
+
+/// What one [`crate::Store::sweep`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Detached asks whose grace ran out, now withdrawn.
+    pub withdrawn: Vec<AskId>,
+    /// How many closed asks were purged.
+    pub purged: u64,
+}
+
+/// One entry of the change feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// This ask changed (opened, re-attached, detached, closed, delivered): read it again.
+    Ask(AskId),
+    /// Changes may have been missed (a reconnect, a lagging reader): re-read everything the
+    /// follower cares about.
+    Rescan,
+}

@@ -1,0 +1,633 @@
+//! The Postgres backend: the hub's scale-out store (docs/contract.md §9 "Scale-out").
+//!
+//! First outcome wins by a guarded `UPDATE … WHERE state = 'open'` (Postgres re-checks the guard
+//! after waiting for a concurrent writer's row lock, so exactly one writer matches). Opening an
+//! ask takes a transaction-scoped advisory lock on its call key, so two replicas opening the same
+//! key at once agree on one ask. Every write sends `NOTIFY ask_user_changes, '<id>'` in its
+//! transaction (delivered at commit); a follower's listener connection reconnects with backoff
+//! and yields [`Change::Rescan`] after every reconnect, so nothing is missed.
+//!
+//! One process talks to the server over one query connection (operations queue on it) plus one
+//! listening connection, opened at the first [`crate::Store::subscribe`]. Connections are plain
+//! TCP or a Unix socket (no TLS yet).
+
+use std::future::poll_fn;
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket};
+
+use crate::error::{Error, Result};
+use crate::feed::{FEED_CAPACITY, Feed};
+use crate::model::{
+    AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, duration_ms, reuse_of,
+};
+use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
+use crate::schema;
+
+/// The NOTIFY channel.
+const CHANNEL: &str = "ask_user_changes";
+
+/// The advisory lock key that serialises migrations ("askuser" in ASCII).
+const MIGRATION_LOCK: i64 = 0x61_736b_7573_6572;
+
+/// The longest pause between two reconnect attempts of the listener.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
+
+#[derive(Debug, Clone)]
+pub(crate) struct PgStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    url: String,
+    shown: String,
+    client: Mutex<Option<Client>>,
+    tx: broadcast::Sender<Change>,
+    listener: OnceLock<()>,
+    listener_init: Mutex<()>,
+    shutdown: Arc<Notify>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("server", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shutdown.notify_one();
+    }
+}
+
+/// The server a URL names, without user or password: `postgres://HOST:PORT/DB`.
+fn shown_of(url: &str) -> String {
+    let Ok(cfg) = Config::from_str(url) else {
+        return "postgres (an unreadable URL)".to_owned();
+    };
+    let host = match cfg.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = cfg.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{host}:{port}/{}",
+        cfg.get_dbname().unwrap_or("")
+    )
+}
+
+/// The server's words for an error (tokio-postgres's own text is only "db error").
+fn detail(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgres::Error> {
+    Ok(RawAsk {
+        id: r.try_get(0)?,
+        scope: r.try_get(1)?,
+        request_hash: r.try_get(2)?,
+        host_keyed: r.try_get(3)?,
+        request: r.try_get(4)?,
+        asker: r.try_get(5)?,
+        created_at: r.try_get(6)?,
+        grace_ms: r.try_get(7)?,
+        attached: r.try_get(8)?,
+        detached_at: r.try_get(9)?,
+        outcome: r.try_get(10)?,
+        closed_at: r.try_get(11)?,
+        delivered_at: r.try_get(12)?,
+    })
+}
+
+async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
+    tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(|e| Error::Unreachable {
+            location: shown.to_owned(),
+            detail: detail(&e),
+        })
+}
+
+/// A connection that has run `LISTEN`, the connection still to be driven by the caller.
+async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
+    let (client, mut conn) = connect(url, shown).await?;
+    let unreachable = |detail: String| Error::Unreachable {
+        location: shown.to_owned(),
+        detail,
+    };
+    {
+        let sql = format!("LISTEN {CHANNEL}");
+        let listen = client.batch_execute(&sql);
+        tokio::pin!(listen);
+        loop {
+            tokio::select! {
+                r = &mut listen => { r.map_err(|e| unreachable(detail(&e)))?; break; }
+                m = poll_fn(|cx| conn.poll_message(cx)) => match m {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(unreachable(detail(&e))),
+                    None => return Err(unreachable("the server closed the connection".to_owned())),
+                }
+            }
+        }
+    }
+    Ok((client, conn))
+}
+
+async fn migrate(client: &mut Client, shown: &str) -> Result<()> {
+    let err = |e: tokio_postgres::Error| Error::Backend {
+        location: shown.to_owned(),
+        detail: detail(&e),
+    };
+    let tx = client.transaction().await.map_err(err)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(err)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS ask_user_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+    )
+    .await
+    .map_err(err)?;
+    let meta = |key: &'static str| {
+        let tx = &tx;
+        async move {
+            tx.query_opt("SELECT value FROM ask_user_meta WHERE key = $1", &[&key])
+                .await
+                .map(|r| r.map_or(0, |r| r.get::<_, i64>(0)))
+        }
+    };
+    let found = meta("schema_version").await.map_err(err)?;
+    let compat = meta("compatible_from").await.map_err(err)?;
+    if schema::check(shown, found, compat)? {
+        for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
+            tx.batch_execute(m.postgres).await.map_err(err)?;
+            tx.execute(
+                "INSERT INTO ask_user_meta (key, value) VALUES ('schema_version', $1), ('compatible_from', $2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&m.version, &m.compatible_from.max(compat)],
+            )
+            .await
+            .map_err(err)?;
+        }
+    }
+    tx.commit().await.map_err(err)
+}
+
+async fn notify_ids(
+    c: &impl GenericClient,
+    ids: &[AskId],
+) -> std::result::Result<(), tokio_postgres::Error> {
+    for id in ids {
+        c.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id.0.to_string()])
+            .await?;
+    }
+    Ok(())
+}
+
+async fn get_raw(
+    c: &impl GenericClient,
+    id: AskId,
+) -> std::result::Result<Option<RawAsk>, tokio_postgres::Error> {
+    match c
+        .query_opt(
+            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
+            &[&id.0],
+        )
+        .await?
+    {
+        Some(r) => Ok(Some(read_row(&r)?)),
+        None => Ok(None),
+    }
+}
+
+impl PgStore {
+    pub(crate) async fn open(url: &str) -> Result<PgStore> {
+        let shown = shown_of(url);
+        let (mut client, conn) = connect(url, &shown).await?;
+        tokio::spawn(conn);
+        migrate(&mut client, &shown).await?;
+        let (tx, _) = broadcast::channel(FEED_CAPACITY);
+        Ok(PgStore {
+            inner: Arc::new(Inner {
+                url: url.to_owned(),
+                shown,
+                client: Mutex::new(Some(client)),
+                tx,
+                listener: OnceLock::new(),
+                listener_init: Mutex::new(()),
+                shutdown: Arc::new(Notify::new()),
+            }),
+        })
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.inner.shown
+    }
+
+    fn err(&self, e: &tokio_postgres::Error) -> Error {
+        Error::Backend {
+            location: self.inner.shown.clone(),
+            detail: detail(e),
+        }
+    }
+
+    /// The query connection, reconnecting when the last one closed.
+    async fn client(&self) -> Result<MutexGuard<'_, Option<Client>>> {
+        let mut guard = self.inner.client.lock().await;
+        if guard.as_ref().is_none_or(Client::is_closed) {
+            let (client, conn) = connect(&self.inner.url, &self.inner.shown).await?;
+            tokio::spawn(conn);
+            *guard = Some(client);
+        }
+        Ok(guard)
+    }
+
+    /// Runs `f` in a transaction on the query connection.
+    async fn in_tx<T>(
+        &self,
+        f: impl AsyncFnOnce(&tokio_postgres::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut guard = self.client().await?;
+        let client = guard.as_mut().ok_or_else(|| Error::Backend {
+            location: self.inner.shown.clone(),
+            detail: "no connection".to_owned(),
+        })?;
+        let tx = client.transaction().await.map_err(|e| self.err(&e))?;
+        let out = f(&tx).await?;
+        tx.commit().await.map_err(|e| self.err(&e))?;
+        Ok(out)
+    }
+
+    fn announce(&self, ids: &[AskId]) {
+        // This process's followers hear it from the listener too; telling them at once saves
+        // a round trip.
+        for id in ids {
+            let _ = self.inner.tx.send(Change::Ask(*id));
+        }
+    }
+
+    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+        let shown = self.inner.shown.clone();
+        let opened = self
+            .in_tx(async |tx| {
+                let e = |e: tokio_postgres::Error| self.err(&e);
+                let lock_key = format!("{}\n{}", ask.key.scope(), ask.key.request_hash());
+                tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
+                    .await
+                    .map_err(e)?;
+                let latest = match tx
+                    .query_opt(
+                        &format!(
+                            "SELECT {COLUMNS} FROM ask_user_asks WHERE scope = $1 AND request_hash = $2 \
+                             ORDER BY id DESC LIMIT 1"
+                        ),
+                        &[&ask.key.scope(), &ask.key.request_hash()],
+                    )
+                    .await
+                    .map_err(e)?
+                {
+                    Some(r) => Some(read_row(&r).map_err(e)?.into_record(&shown)?),
+                    None => None,
+                };
+                match (reuse_of(latest.as_ref(), ask.created_at), latest) {
+                    (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
+                    (Reuse::Reattach, Some(mut rec)) => {
+                        tx.execute(
+                            "UPDATE ask_user_asks SET attached = TRUE, detached_at = NULL WHERE id = $1",
+                            &[&rec.id.0],
+                        )
+                        .await
+                        .map_err(e)?;
+                        notify_ids(tx, &[rec.id]).await.map_err(e)?;
+                        rec.attached = true;
+                        rec.detached_at = None;
+                        Ok(Opened::Reattached(rec))
+                    }
+                    _ => {
+                        let row = tx
+                            .query_one(
+                                "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
+                                 created_at, grace_ms, attached) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE) \
+                                 RETURNING id",
+                                &[
+                                    &ask.key.scope(),
+                                    &ask.key.request_hash(),
+                                    &ask.key.is_host_keyed(),
+                                    &ask.request,
+                                    &encode_asker(&ask.asker),
+                                    &ask.created_at.0,
+                                    &duration_ms(ask.grace),
+                                ],
+                            )
+                            .await
+                            .map_err(e)?;
+                        let id = AskId(row.try_get(0).map_err(e)?);
+                        notify_ids(tx, &[id]).await.map_err(e)?;
+                        Ok(Opened::Created(AskRecord {
+                            id,
+                            key: ask.key.clone(),
+                            request: ask.request.clone(),
+                            asker: ask.asker.clone(),
+                            created_at: ask.created_at,
+                            grace: ask.grace,
+                            attached: true,
+                            detached_at: None,
+                            closed: None,
+                            delivered_at: None,
+                        }))
+                    }
+                }
+            })
+            .await?;
+        if !matches!(opened, Opened::Undelivered(_)) {
+            self.announce(&[opened.record().id]);
+        }
+        Ok(opened)
+    }
+
+    pub(crate) async fn record_outcome(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<Recorded> {
+        let shown = self.inner.shown.clone();
+        let state = outcome.state_name();
+        let encoded = encode_outcome(outcome);
+        let recorded = self
+            .in_tx(async |tx| {
+                let e = |e: tokio_postgres::Error| self.err(&e);
+                let n = tx
+                    .execute(
+                        "UPDATE ask_user_asks SET state = $2, outcome = $3, closed_at = $4 \
+                         WHERE id = $1 AND state = 'open'",
+                        &[&id.0, &state, &encoded, &at.0],
+                    )
+                    .await
+                    .map_err(e)?;
+                if n == 1 {
+                    notify_ids(tx, &[id]).await.map_err(e)?;
+                    return Ok(Recorded::Won);
+                }
+                let rec = get_raw(tx, id)
+                    .await
+                    .map_err(e)?
+                    .ok_or(Error::NotFound(id))?
+                    .into_record(&shown)?;
+                rec.closed.map(Recorded::Lost).ok_or(Error::NotFound(id))
+            })
+            .await?;
+        if recorded == Recorded::Won {
+            self.announce(&[id]);
+        }
+        Ok(recorded)
+    }
+
+    /// One guarded update and its notification; [`Error::NotFound`] when the ask is missing.
+    async fn guarded_update(&self, id: AskId, sql: &'static str, v: Option<i64>) -> Result<()> {
+        let changed = self
+            .in_tx(async |tx| {
+                let e = |e: tokio_postgres::Error| self.err(&e);
+                let n = tx.execute(sql, &[&id.0, &v]).await.map_err(e)?;
+                if n == 0 {
+                    return match get_raw(tx, id).await.map_err(e)? {
+                        Some(_) => Ok(false),
+                        None => Err(Error::NotFound(id)),
+                    };
+                }
+                notify_ids(tx, &[id]).await.map_err(e)?;
+                Ok(true)
+            })
+            .await?;
+        if changed {
+            self.announce(&[id]);
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn set_attached(
+        &self,
+        id: AskId,
+        attached: bool,
+        at: Timestamp,
+    ) -> Result<()> {
+        if attached {
+            self.guarded_update(
+                id,
+                "UPDATE ask_user_asks SET attached = TRUE, detached_at = $2 WHERE id = $1 AND state = 'open'",
+                None,
+            )
+            .await
+        } else {
+            self.guarded_update(
+                id,
+                "UPDATE ask_user_asks SET attached = FALSE, detached_at = $2 WHERE id = $1 AND state = 'open'",
+                Some(at.0),
+            )
+            .await
+        }
+    }
+
+    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        self.guarded_update(
+            id,
+            "UPDATE ask_user_asks SET delivered_at = $2 \
+             WHERE id = $1 AND state <> 'open' AND delivered_at IS NULL",
+            Some(at.0),
+        )
+        .await
+    }
+
+    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
+        let guard = self.client().await?;
+        let client = guard.as_ref().ok_or(Error::NotFound(id))?;
+        get_raw(client, id)
+            .await
+            .map_err(|e| self.err(&e))?
+            .ok_or(Error::NotFound(id))?
+            .into_record(&self.inner.shown)
+    }
+
+    async fn query_records(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<AskRecord>> {
+        let guard = self.client().await?;
+        let Some(client) = guard.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let rows = client.query(sql, params).await.map_err(|e| self.err(&e))?;
+        rows.iter()
+            .map(|r| {
+                read_row(r)
+                    .map_err(|e| self.err(&e))?
+                    .into_record(&self.inner.shown)
+            })
+            .collect()
+    }
+
+    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
+        self.query_records(
+            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' ORDER BY id DESC"),
+            &[],
+        )
+        .await
+    }
+
+    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
+        let limit = i64::from(page.limit);
+        match page.after {
+            None => {
+                self.query_records(
+                    &format!(
+                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
+                         ORDER BY closed_at DESC, id DESC LIMIT $1"
+                    ),
+                    &[&limit],
+                )
+                .await
+            }
+            Some(cur) => {
+                self.query_records(
+                    &format!(
+                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
+                         AND (closed_at, id) < ($1, $2) ORDER BY closed_at DESC, id DESC LIMIT $3"
+                    ),
+                    &[&cur.closed_at.0, &cur.id.0, &limit],
+                )
+                .await
+            }
+        }
+    }
+
+    pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
+        let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
+        let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
+        let swept = self
+            .in_tx(async |tx| {
+                let e = |e: tokio_postgres::Error| self.err(&e);
+                let rows = tx
+                    .query(
+                        "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $2, closed_at = $1 \
+                         WHERE state = 'open' AND NOT attached AND detached_at + grace_ms <= $1 RETURNING id",
+                        &[&now.0, &withdrawn_json],
+                    )
+                    .await
+                    .map_err(e)?;
+                let mut withdrawn = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    withdrawn.push(AskId(r.try_get(0).map_err(e)?));
+                }
+                notify_ids(tx, &withdrawn).await.map_err(e)?;
+                let purged = tx
+                    .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1", &[&cutoff])
+                    .await
+                    .map_err(e)?;
+                Ok(Swept { withdrawn, purged })
+            })
+            .await?;
+        self.announce(&swept.withdrawn);
+        Ok(swept)
+    }
+
+    pub(crate) async fn subscribe(&self) -> Result<Feed> {
+        let rx = self.inner.tx.subscribe();
+        if self.inner.listener.get().is_none() {
+            let _guard = self.inner.listener_init.lock().await;
+            if self.inner.listener.get().is_none() {
+                // LISTEN is in place before subscribe returns: a change committed after it is
+                // announced.
+                let (client, conn) = listen_connect(&self.inner.url, &self.inner.shown).await?;
+                tokio::spawn(listen_loop(
+                    Arc::downgrade(&self.inner),
+                    self.inner.shutdown.clone(),
+                    self.inner.url.clone(),
+                    self.inner.shown.clone(),
+                    client,
+                    conn,
+                ));
+                let _ = self.inner.listener.set(());
+            }
+        }
+        Ok(Feed::new(rx))
+    }
+}
+
+/// Forwards notifications to the feed; reconnects with backoff after a lost connection and
+/// then announces [`Change::Rescan`]. Ends when the store is dropped.
+async fn listen_loop(
+    weak: Weak<Inner>,
+    shutdown: Arc<Notify>,
+    url: String,
+    shown: String,
+    mut client: Client,
+    mut conn: PgConnection,
+) {
+    loop {
+        loop {
+            let msg = tokio::select! {
+                m = poll_fn(|cx| conn.poll_message(cx)) => m,
+                () = shutdown.notified() => return,
+            };
+            let Some(inner) = weak.upgrade() else { return };
+            match msg {
+                Some(Ok(AsyncMessage::Notification(n))) => {
+                    let change = n
+                        .payload()
+                        .parse()
+                        .map_or(Change::Rescan, |id| Change::Ask(AskId(id)));
+                    let _ = inner.tx.send(change);
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            }
+        }
+        drop(client);
+        let mut delay = Duration::from_millis(50);
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = shutdown.notified() => return,
+            }
+            if weak.strong_count() == 0 {
+                return;
+            }
+            match listen_connect(&url, &shown).await {
+                Ok((c, k)) => {
+                    client = c;
+                    conn = k;
+                    if let Some(inner) = weak.upgrade() {
+                        let _ = inner.tx.send(Change::Rescan);
+                    }
+                    break;
+                }
+                Err(e) => {
+                    tracing::debug!(%e, "store listener reconnect failed");
+                    delay = (delay * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Versioned, additive schema migrations (docs/contract.md §8 "States": schema changes are
+//! additive so a running older binary keeps working beside a newer one).
+//!
+//! The `meta` table holds `schema_version` (the newest migration applied) and
+//! `compatible_from` (the oldest schema a binary must know to use this store). A newer binary
+//! applies its missing migrations; an older binary opens the store as long as it knows
+//! `compatible_from`, and is refused with [`crate::Error::TooNew`] otherwise. A migration that
+//! only adds tables, columns or indexes leaves `compatible_from` alone.
+
+use crate::error::Error;
+
+/// The newest schema version this binary knows.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// One migration: its SQL for each backend and the `compatible_from` it sets.
+pub(crate) struct Migration {
+    pub(crate) version: i64,
+    pub(crate) compatible_from: i64,
+    pub(crate) sqlite: &'static str,
+    pub(crate) postgres: &'static str,
+}
+
+/// Every migration, oldest first.
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TABLE asks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            host_keyed INTEGER NOT NULL,
+            request TEXT NOT NULL,
+            asker TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            grace_ms INTEGER NOT NULL,
+            attached INTEGER NOT NULL,
+            detached_at INTEGER,
+            state TEXT NOT NULL DEFAULT 'open',
+            outcome TEXT,
+            closed_at INTEGER,
+            delivered_at INTEGER,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX asks_by_key ON asks (scope, request_hash, id);
+        CREATE INDEX asks_open ON asks (id) WHERE state = 'open';
+        CREATE INDEX asks_history ON asks (closed_at, id) WHERE state <> 'open';
+        CREATE INDEX asks_by_seq ON asks (seq);
+        CREATE UNIQUE INDEX asks_one_open_per_key ON asks (scope, request_hash) WHERE state = 'open';
+        INSERT INTO meta (key, value) VALUES ('seq', 0);
+    ",
+    postgres: "
+        CREATE TABLE ask_user_asks (
+            id BIGSERIAL PRIMARY KEY,
+            scope TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            host_keyed BOOLEAN NOT NULL,
+            request TEXT NOT NULL,
+            asker TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            grace_ms BIGINT NOT NULL,
+            attached BOOLEAN NOT NULL,
+            detached_at BIGINT,
+            state TEXT NOT NULL DEFAULT 'open',
+            outcome TEXT,
+            closed_at BIGINT,
+            delivered_at BIGINT
+        );
+        CREATE INDEX ask_user_asks_by_key ON ask_user_asks (scope, request_hash, id);
+        CREATE INDEX ask_user_asks_open ON ask_user_asks (id) WHERE state = 'open';
+        CREATE INDEX ask_user_asks_history ON ask_user_asks (closed_at, id) WHERE state <> 'open';
+        CREATE UNIQUE INDEX ask_user_asks_one_open_per_key ON ask_user_asks (scope, request_hash)
+            WHERE state = 'open';
+    ",
+}];
+
+/// Checks a store's recorded versions against this binary: `Ok(true)` when migrations are to
+/// be applied, `Ok(false)` when the store is usable as is.
+pub(crate) fn check(location: &str, found: i64, compatible_from: i64) -> Result<bool, Error> {
+    if compatible_from > SCHEMA_VERSION {
+        return Err(Error::TooNew {
+            location: location.to_owned(),
+            found,
+            needs: compatible_from,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(found < SCHEMA_VERSION)
+}

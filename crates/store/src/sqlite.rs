@@ -1,0 +1,751 @@
+//! The SQLite backend: the embedded default (docs/contract.md §8 "Store", "Crash safety").
+//!
+//! One file in WAL mode with `synchronous=FULL`, created with mode 0600 in a 0700 directory.
+//! Every write is one `BEGIN IMMEDIATE` transaction, so writers queue on SQLite's write lock
+//! (busy timeout [`BUSY_TIMEOUT`]) instead of failing with "database is locked" on a lock
+//! upgrade. Each write bumps a counter (`meta.seq`) and stamps the ask with it, then touches the
+//! sidecar file `PATH-notify`; a process that follows the feed watches that file (the `notify`
+//! crate: inotify on Linux) and reads the asks whose `seq` passed the last one it saw. A waiting
+//! process therefore sleeps in the kernel until a writer commits.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use notify::Watcher;
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::{Notify, broadcast};
+
+use crate::error::{Error, Result};
+use crate::feed::{FEED_CAPACITY, Feed};
+use crate::model::{
+    AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, duration_ms, reuse_of,
+};
+use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
+use crate::schema;
+
+/// How long a writer waits for another process's write lock before failing.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub(crate) struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    shown: String,
+    conn: Mutex<Connection>,
+    notify_file: Option<File>,
+    tx: broadcast::Sender<Change>,
+    last_seq: AtomicI64,
+    watch: OnceLock<Watch>,
+    watch_init: tokio::sync::Mutex<()>,
+}
+
+struct Watch {
+    /// `None` when the file watch could not be set up: followers then rely on the safety
+    /// re-check of [`crate::Store::wait_outcome`].
+    _watcher: Option<notify::RecommendedWatcher>,
+    wake: Arc<Notify>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(w) = self.watch.get() {
+            // Lets the scanning task see the store is gone and end.
+            w.wake.notify_one();
+        }
+    }
+}
+
+/// The sidecar file a writer touches after each commit.
+fn notify_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push("-notify");
+    PathBuf::from(s)
+}
+
+/// Whether the file system holding `shown` has (almost) no space left: SQLite reports a full
+/// disk met while growing its shared-memory file or syncing as a generic I/O error.
+fn disk_is_full(shown: &str) -> bool {
+    let path = Path::new(shown);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    rustix::fs::statvfs(dir).is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < 64 * 1024)
+}
+
+/// Maps a SQLite error to the store's error for the file `shown`.
+fn map_err(shown: &str, e: rusqlite::Error) -> Error {
+    let detail = e.to_string();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Error::Corrupt {
+            path: shown.to_owned(),
+            detail,
+        },
+        Some(ErrorCode::DiskFull) => Error::DiskFull {
+            path: shown.to_owned(),
+        },
+        Some(ErrorCode::SystemIoFailure) if disk_is_full(shown) => Error::DiskFull {
+            path: shown.to_owned(),
+        },
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            Error::ReadOnly {
+                path: shown.to_owned(),
+                detail,
+            }
+        }
+        _ => Error::Backend {
+            location: shown.to_owned(),
+            detail,
+        },
+    }
+}
+
+/// Maps an I/O error while creating the store's file or directory.
+fn map_io(shown: &str, e: &std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(28) => Error::DiskFull {
+            path: shown.to_owned(),
+        },
+        _ if matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ) =>
+        {
+            Error::ReadOnly {
+                path: shown.to_owned(),
+                detail: e.to_string(),
+            }
+        }
+        _ => Error::Backend {
+            location: shown.to_owned(),
+            detail: e.to_string(),
+        },
+    }
+}
+
+/// Opens the connection, sets WAL and full sync, and migrates.
+fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(Error::IsDirectory {
+                path: shown.to_owned(),
+            });
+        }
+        Ok(_) => {
+            // SQLite would open a file it cannot write read-only and fail later with a vaguer
+            // message ("unable to open database file").
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| map_io(shown, &e))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| map_io(shown, &e))?;
+            }
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(map_io(shown, &e)),
+            }
+        }
+        Err(e) => return Err(map_io(shown, &e)),
+    }
+    let mut conn = Connection::open(path).map_err(|e| map_err(shown, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| map_err(shown, e))?;
+    set_wal(&conn, shown)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| map_err(shown, e))?;
+    migrate(&mut conn, shown)?;
+    Ok(conn)
+}
+
+/// Switches to WAL. The switch takes an exclusive lock for which SQLite may not call the busy
+/// handler, so a busy answer is retried until [`BUSY_TIMEOUT`].
+fn set_wal(conn: &Connection, shown: &str) -> Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let r: rusqlite::Result<String> =
+            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0));
+        match r {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(Error::Backend {
+                    location: shown.to_owned(),
+                    detail: format!("cannot switch the journal to WAL (it stays {mode})"),
+                });
+            }
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(map_err(shown, e)),
+        }
+    }
+}
+
+fn meta_value(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+}
+
+fn migrate(conn: &mut Connection, shown: &str) -> Result<()> {
+    let err = |e| map_err(shown, e);
+    // A read first: an up-to-date store needs no write lock.
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(err)?
+        > 0;
+    if has_meta {
+        let found = meta_value(conn, "schema_version")
+            .map_err(err)?
+            .unwrap_or(0);
+        let compat = meta_value(conn, "compatible_from")
+            .map_err(err)?
+            .unwrap_or(0);
+        if !schema::check(shown, found, compat)? {
+            return Ok(());
+        }
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err)?;
+    let conn_tx: &Connection = &tx;
+    conn_tx
+        .execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+        )
+        .map_err(err)?;
+    let found = meta_value(conn_tx, "schema_version")
+        .map_err(err)?
+        .unwrap_or(0);
+    let compat = meta_value(conn_tx, "compatible_from")
+        .map_err(err)?
+        .unwrap_or(0);
+    if schema::check(shown, found, compat)? {
+        for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
+            conn_tx.execute_batch(m.sqlite).map_err(err)?;
+            conn_tx
+                .execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1), ('compatible_from', ?2) \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![m.version, m.compatible_from.max(compat)],
+                )
+                .map_err(err)?;
+        }
+    }
+    tx.commit().map_err(err)
+}
+
+fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
+    Ok(RawAsk {
+        id: r.get(0)?,
+        scope: r.get(1)?,
+        request_hash: r.get(2)?,
+        host_keyed: r.get(3)?,
+        request: r.get(4)?,
+        asker: r.get(5)?,
+        created_at: r.get(6)?,
+        grace_ms: r.get(7)?,
+        attached: r.get(8)?,
+        detached_at: r.get(9)?,
+        outcome: r.get(10)?,
+        closed_at: r.get(11)?,
+        delivered_at: r.get(12)?,
+    })
+}
+
+/// Bumps and returns the change counter (inside a write transaction).
+fn next_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "UPDATE meta SET value = value + 1 WHERE key = 'seq' RETURNING value",
+        [],
+        |r| r.get(0),
+    )
+}
+
+fn get_raw(conn: &Connection, id: AskId) -> rusqlite::Result<Option<RawAsk>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM asks WHERE id = ?1"),
+        [id.0],
+        read_row,
+    )
+    .optional()
+}
+
+impl SqliteStore {
+    pub(crate) async fn open(path: PathBuf) -> Result<SqliteStore> {
+        let shown = path.display().to_string();
+        let (conn, notify_file) = tokio::task::spawn_blocking({
+            let path = path.clone();
+            let shown = shown.clone();
+            move || -> Result<(Connection, Option<File>)> {
+                let conn = open_connection(&path, &shown)?;
+                // The sidecar is a wake-up hint only: without it (e.g. a directory that lost
+                // write permission after the store was made) followers fall back to the
+                // safety re-check.
+                let notify_file = OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(notify_path(&path))
+                    .ok();
+                Ok((conn, notify_file))
+            }
+        })
+        .await
+        .map_err(|e| Error::Backend {
+            location: shown.clone(),
+            detail: e.to_string(),
+        })??;
+        let (tx, _) = broadcast::channel(FEED_CAPACITY);
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                path,
+                shown,
+                conn: Mutex::new(conn),
+                notify_file,
+                tx,
+                last_seq: AtomicI64::new(0),
+                watch: OnceLock::new(),
+                watch_init: tokio::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.inner.shown
+    }
+
+    /// Runs `f` on the connection in a blocking thread.
+    async fn with_conn<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection, &str) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = lock(&inner.conn);
+            f(&mut conn, &inner.shown)
+        })
+        .await
+        .map_err(|e| Error::Backend {
+            location: self.inner.shown.clone(),
+            detail: e.to_string(),
+        })?
+    }
+
+    /// After a commit: wakes other processes and this process's followers.
+    fn announce(&self, ids: &[AskId]) {
+        if let Some(f) = &self.inner.notify_file {
+            // A hint only: a failed touch leaves other processes to their safety re-check.
+            let _ = f.write_at(b"1", 0);
+        }
+        for id in ids {
+            let _ = self.inner.tx.send(Change::Ask(*id));
+        }
+    }
+
+    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+        let ask = ask.clone();
+        let opened = self
+            .with_conn(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+                let latest = tx
+                    .query_row(
+                        &format!(
+                            "SELECT {COLUMNS} FROM asks WHERE scope = ?1 AND request_hash = ?2 \
+                             ORDER BY id DESC LIMIT 1"
+                        ),
+                        params![ask.key.scope(), ask.key.request_hash()],
+                        read_row,
+                    )
+                    .optional()
+                    .map_err(err)?
+                    .map(|r| r.into_record(shown))
+                    .transpose()?;
+                let opened = match (reuse_of(latest.as_ref(), ask.created_at), latest) {
+                    (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
+                    (Reuse::Reattach, Some(mut rec)) => {
+                        let seq = next_seq(&tx).map_err(err)?;
+                        tx.execute(
+                            "UPDATE asks SET attached = 1, detached_at = NULL, seq = ?2 WHERE id = ?1",
+                            params![rec.id.0, seq],
+                        )
+                        .map_err(err)?;
+                        rec.attached = true;
+                        rec.detached_at = None;
+                        Opened::Reattached(rec)
+                    }
+                    _ => {
+                        let seq = next_seq(&tx).map_err(err)?;
+                        tx.execute(
+                            "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
+                             grace_ms, attached, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
+                            params![
+                                ask.key.scope(),
+                                ask.key.request_hash(),
+                                ask.key.is_host_keyed(),
+                                ask.request,
+                                encode_asker(&ask.asker),
+                                ask.created_at.0,
+                                duration_ms(ask.grace),
+                                seq
+                            ],
+                        )
+                        .map_err(err)?;
+                        let id = AskId(tx.last_insert_rowid());
+                        Opened::Created(AskRecord {
+                            id,
+                            key: ask.key,
+                            request: ask.request,
+                            asker: ask.asker,
+                            created_at: ask.created_at,
+                            grace: ask.grace,
+                            attached: true,
+                            detached_at: None,
+                            closed: None,
+                            delivered_at: None,
+                        })
+                    }
+                };
+                tx.commit().map_err(err)?;
+                Ok(opened)
+            })
+            .await?;
+        if !matches!(opened, Opened::Undelivered(_)) {
+            self.announce(&[opened.record().id]);
+        }
+        Ok(opened)
+    }
+
+    pub(crate) async fn record_outcome(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<Recorded> {
+        let state = outcome.state_name();
+        let encoded = encode_outcome(outcome);
+        let recorded = self
+            .with_conn(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(err)?;
+                let seq = next_seq(&tx).map_err(err)?;
+                let n = tx
+                    .execute(
+                        "UPDATE asks SET state = ?2, outcome = ?3, closed_at = ?4, seq = ?5 \
+                         WHERE id = ?1 AND state = 'open'",
+                        params![id.0, state, encoded, at.0, seq],
+                    )
+                    .map_err(err)?;
+                let recorded = if n == 1 {
+                    Recorded::Won
+                } else {
+                    let rec = get_raw(&tx, id)
+                        .map_err(err)?
+                        .ok_or(Error::NotFound(id))?
+                        .into_record(shown)?;
+                    match rec.closed {
+                        Some(c) => Recorded::Lost(c),
+                        None => return Err(Error::NotFound(id)),
+                    }
+                };
+                // A lost race wrote nothing; its commit only ends the transaction.
+                tx.commit().map_err(err)?;
+                Ok(recorded)
+            })
+            .await?;
+        if recorded == Recorded::Won {
+            self.announce(&[id]);
+        }
+        Ok(recorded)
+    }
+
+    /// Runs one guarded update: `Ok(true)` when it changed the ask, `Ok(false)` when the ask
+    /// exists but the guard excluded it, [`Error::NotFound`] when it does not exist.
+    async fn guarded_update(
+        &self,
+        id: AskId,
+        sql: &'static str,
+        a: Option<i64>,
+        b: i64,
+    ) -> Result<bool> {
+        let changed = self
+            .with_conn(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(err)?;
+                let seq = next_seq(&tx).map_err(err)?;
+                let n = tx.execute(sql, params![id.0, a, b, seq]).map_err(err)?;
+                if n == 0 {
+                    let exists = get_raw(&tx, id).map_err(err)?.is_some();
+                    tx.rollback().map_err(err)?;
+                    return if exists {
+                        Ok(false)
+                    } else {
+                        Err(Error::NotFound(id))
+                    };
+                }
+                tx.commit().map_err(err)?;
+                Ok(true)
+            })
+            .await?;
+        if changed {
+            self.announce(&[id]);
+        }
+        Ok(changed)
+    }
+
+    pub(crate) async fn set_attached(
+        &self,
+        id: AskId,
+        attached: bool,
+        at: Timestamp,
+    ) -> Result<()> {
+        let detached_at = if attached { None } else { Some(at.0) };
+        self.guarded_update(
+            id,
+            "UPDATE asks SET detached_at = ?2, attached = ?3, seq = ?4 WHERE id = ?1 AND state = 'open'",
+            detached_at,
+            i64::from(attached),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        self.guarded_update(
+            id,
+            "UPDATE asks SET delivered_at = ?3, seq = ?4 \
+             WHERE id = ?1 AND state <> 'open' AND delivered_at IS NULL AND ?2 IS NULL",
+            None,
+            at.0,
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
+        self.with_conn(move |conn, shown| {
+            get_raw(conn, id)
+                .map_err(|e| map_err(shown, e))?
+                .ok_or(Error::NotFound(id))?
+                .into_record(shown)
+        })
+        .await
+    }
+
+    fn query_records(
+        conn: &Connection,
+        shown: &str,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<AskRecord>> {
+        let err = |e| map_err(shown, e);
+        let mut stmt = conn.prepare_cached(sql).map_err(err)?;
+        let rows = stmt.query_map(params, read_row).map_err(err)?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(r.map_err(err)?.into_record(shown)?);
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
+        self.with_conn(|conn, shown| {
+            Self::query_records(
+                conn,
+                shown,
+                &format!("SELECT {COLUMNS} FROM asks WHERE state = 'open' ORDER BY id DESC"),
+                [],
+            )
+        })
+        .await
+    }
+
+    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
+        self.with_conn(move |conn, shown| match page.after {
+            None => Self::query_records(
+                conn,
+                shown,
+                &format!(
+                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' \
+                     ORDER BY closed_at DESC, id DESC LIMIT ?1"
+                ),
+                params![page.limit],
+            ),
+            Some(cur) => Self::query_records(
+                conn,
+                shown,
+                &format!(
+                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' AND (closed_at, id) < (?1, ?2) \
+                     ORDER BY closed_at DESC, id DESC LIMIT ?3"
+                ),
+                params![cur.closed_at.0, cur.id.0, page.limit],
+            ),
+        })
+        .await
+    }
+
+    pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
+        let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
+        let swept = self
+            .with_conn(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+                let seq = next_seq(&tx).map_err(err)?;
+                let mut withdrawn = Vec::new();
+                {
+                    let mut stmt = tx
+                        .prepare(
+                            "UPDATE asks SET state = 'withdrawn', outcome = ?2, closed_at = ?1, seq = ?3 \
+                             WHERE state = 'open' AND attached = 0 AND detached_at + grace_ms <= ?1 \
+                             RETURNING id",
+                        )
+                        .map_err(err)?;
+                    let rows = stmt.query_map(params![now.0, withdrawn_json, seq], |r| r.get(0)).map_err(err)?;
+                    for r in rows {
+                        withdrawn.push(AskId(r.map_err(err)?));
+                    }
+                }
+                let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
+                let purged = tx
+                    .execute("DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1", [cutoff])
+                    .map_err(err)?;
+                tx.commit().map_err(err)?;
+                Ok(Swept { withdrawn, purged: purged as u64 })
+            })
+            .await?;
+        if !swept.withdrawn.is_empty() {
+            self.announce(&swept.withdrawn);
+        }
+        Ok(swept)
+    }
+
+    pub(crate) async fn subscribe(&self) -> Result<Feed> {
+        let rx = self.inner.tx.subscribe();
+        if self.inner.watch.get().is_none() {
+            let _guard = self.inner.watch_init.lock().await;
+            if self.inner.watch.get().is_none() {
+                self.start_watch().await?;
+            }
+        }
+        Ok(Feed::new(rx))
+    }
+
+    /// Starts following other processes' writes: a file watch on the sidecar and a task that
+    /// announces the asks whose `seq` passed the last one seen.
+    async fn start_watch(&self) -> Result<()> {
+        let shown = self.inner.shown.clone();
+        let start = self
+            .with_conn(|conn, shown| meta_value(conn, "seq").map_err(|e| map_err(shown, e)))
+            .await?
+            .unwrap_or(0);
+        self.inner.last_seq.store(start, Ordering::SeqCst);
+        let wake = Arc::new(Notify::new());
+        let target = notify_path(&self.inner.path);
+        let watcher = {
+            let wake = wake.clone();
+            notify::recommended_watcher(move |ev: notify::Result<notify::Event>| match ev {
+                Ok(ev) if ev.kind.is_access() => {}
+                _ => wake.notify_one(),
+            })
+        }
+        .and_then(|mut w| {
+            w.watch(&target, notify::RecursiveMode::NonRecursive)
+                .map(|()| w)
+        });
+        let watcher = match watcher {
+            Ok(w) => Some(w),
+            Err(e) => {
+                // Degraded, not failed: waiters still learn of outcomes by the safety re-check.
+                tracing::warn!(store = %shown, "cannot watch {} for changes: {e}", target.display());
+                None
+            }
+        };
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(scan_loop(weak, wake.clone()));
+        let _ = self.inner.watch.set(Watch {
+            _watcher: watcher,
+            wake,
+        });
+        Ok(())
+    }
+}
+
+/// Announces other processes' changes each time the sidecar is touched; ends with the store.
+async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let Some(inner) = weak.upgrade() else { return };
+        let scanned = tokio::task::spawn_blocking({
+            let inner = inner.clone();
+            move || -> rusqlite::Result<Vec<(i64, i64)>> {
+                let conn = lock(&inner.conn);
+                let mut stmt =
+                    conn.prepare_cached("SELECT id, seq FROM asks WHERE seq > ?1 ORDER BY seq")?;
+                let rows = stmt.query_map([inner.last_seq.load(Ordering::SeqCst)], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+                rows.collect()
+            }
+        })
+        .await;
+        match scanned {
+            Ok(Ok(rows)) => {
+                for (id, seq) in rows {
+                    inner.last_seq.fetch_max(seq, Ordering::SeqCst);
+                    let _ = inner.tx.send(Change::Ask(AskId(id)));
+                }
+            }
+            _ => {
+                let _ = inner.tx.send(Change::Rescan);
+            }
+        }
+    }
+}
+
+fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // The connection holds no state of ours that a panic could leave half-written: each
+    // operation is one transaction, rolled back when its guard drops.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

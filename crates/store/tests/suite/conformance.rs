@@ -1,0 +1,546 @@
+//! The conformance suite: every case runs against every backend (memory, SQLite, Postgres),
+//! through the public `Store` API only. `conformance!` expands each case into one test per
+//! backend (`conformance::sqlite::first_outcome_wins`, …).
+
+use std::time::Duration;
+
+use ask_user_store::{
+    AskId, Asker, Change, Closed, HistoryCursor, HistoryPage, NewAsk, Opened, Outcome, Recorded,
+    Responder, Retention, Scope, Store, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+};
+use pretty_assertions::assert_eq;
+
+use super::common::{DEADLINE, Fixture};
+
+const T0: Timestamp = Timestamp(1_800_000_000_000);
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn ask_at(scope: Scope, request: &str, at: Timestamp) -> NewAsk {
+    let mut ask = NewAsk::new(
+        &scope,
+        request,
+        Asker {
+            agent: Some("claude-code".into()),
+            project: Some("/src/app".into()),
+            host: Some("laptop".into()),
+            session: Some("fix the build".into()),
+            pid: Some(4242),
+        },
+    );
+    ask.created_at = at;
+    ask
+}
+
+fn keyed(key: &str, at: Timestamp) -> NewAsk {
+    ask_at(
+        Scope::HostKey(key.into()),
+        r#"{"questions":[{"question":"Which?"}]}"#,
+        at,
+    )
+}
+
+fn answered(v: serde_json::Value) -> Outcome {
+    Outcome::Answered {
+        answer: v,
+        by: Responder {
+            answerer: "terminal".into(),
+            channel: Some("slack".into()),
+            user: Some("ana".into()),
+        },
+    }
+}
+
+async fn created(store: &Store, ask: &NewAsk) -> ask_user_store::AskRecord {
+    match store.open_ask(ask).await.unwrap() {
+        Opened::Created(r) => r,
+        other => panic!("expected a new ask, got {other:?}"),
+    }
+}
+
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::memory().await).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::postgres().await).await })*
+        }
+    };
+}
+
+conformance!(
+    created_ask_is_stored_open_and_attached,
+    same_key_reattaches_instead_of_asking_twice,
+    different_request_or_scope_is_a_different_ask,
+    first_outcome_wins,
+    concurrent_outcomes_have_exactly_one_winner,
+    concurrent_opens_of_one_key_make_one_ask,
+    undelivered_answer_is_handed_to_a_keyed_retry_within_grace,
+    undelivered_answer_is_handed_to_an_unkeyed_retry_within_ten_minutes,
+    delivered_or_non_human_outcomes_are_asked_anew,
+    detach_then_reattach,
+    sweep_withdraws_detached_asks_after_grace_and_purges_old_closed,
+    history_pages_newest_first,
+    waiter_hears_outcome_recorded_through_another_handle,
+    feed_announces_changes_from_another_handle,
+    missing_ask_is_not_found,
+    list_open_is_newest_first_and_excludes_closed,
+);
+
+async fn created_ask_is_stored_open_and_attached(f: Fixture) {
+    let ask = keyed("k1", T0);
+    let rec = created(&f.store, &ask).await;
+    assert_eq!(rec.key, ask.key);
+    assert_eq!(rec.request, ask.request);
+    assert_eq!(rec.asker, ask.asker);
+    assert_eq!(
+        (rec.created_at, rec.grace, rec.attached, rec.detached_at),
+        (T0, ask.grace, true, None)
+    );
+    assert_eq!((rec.closed.clone(), rec.delivered_at), (None, None));
+    // Read back through another handle: what was stored, not what was returned.
+    assert_eq!(f.second().await.get(rec.id).await.unwrap(), rec);
+}
+
+async fn same_key_reattaches_instead_of_asking_twice(f: Fixture) {
+    let first = created(&f.store, &keyed("k1", T0)).await;
+    let again = f
+        .second()
+        .await
+        .open_ask(&keyed("k1", T0.plus(HOUR)))
+        .await
+        .unwrap();
+    assert_eq!(again, Opened::Reattached(first.clone()));
+    assert_eq!(f.store.list_open().await.unwrap(), vec![first]);
+}
+
+async fn different_request_or_scope_is_a_different_ask(f: Fixture) {
+    let a = created(&f.store, &keyed("k1", T0)).await;
+    let other_request = ask_at(
+        Scope::HostKey("k1".into()),
+        r#"{"questions":[{"question":"Else?"}]}"#,
+        T0,
+    );
+    let b = created(&f.store, &other_request).await;
+    let other_scope = ask_at(Scope::Caller("k1".into()), &a.request, T0);
+    let c = created(&f.store, &other_scope).await;
+    assert_ne!(a.id, b.id);
+    assert_ne!(b.id, c.id);
+    assert!(a.key.is_host_keyed() && !c.key.is_host_keyed());
+    assert_eq!(f.store.list_open().await.unwrap().len(), 3);
+}
+
+async fn first_outcome_wins(f: Fixture) {
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    let first = answered(serde_json::json!({"Which?": "A"}));
+    assert_eq!(
+        f.store
+            .record_outcome(rec.id, &first, T0.plus(HOUR))
+            .await
+            .unwrap(),
+        Recorded::Won
+    );
+    let won = Closed {
+        outcome: first.clone(),
+        at: T0.plus(HOUR),
+    };
+    let other = f.second().await;
+    let dismissed = Outcome::Dismissed {
+        by: Responder {
+            answerer: "web".into(),
+            ..Responder::default()
+        },
+    };
+    for late in [
+        dismissed,
+        Outcome::TimedOut,
+        Outcome::Withdrawn,
+        answered(serde_json::json!({"Which?": "B"})),
+    ] {
+        assert_eq!(
+            other
+                .record_outcome(rec.id, &late, T0.plus(HOUR * 2))
+                .await
+                .unwrap(),
+            Recorded::Lost(won.clone())
+        );
+    }
+    let stored = f.store.get(rec.id).await.unwrap();
+    assert_eq!(stored.closed, Some(won));
+    assert!(!stored.is_open());
+}
+
+async fn concurrent_outcomes_have_exactly_one_winner(f: Fixture) {
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    let handles = [f.store.clone(), f.second().await, f.second().await];
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let store = handles[i % handles.len()].clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .record_outcome(
+                    rec.id,
+                    &answered(serde_json::json!({ "i": i })),
+                    Timestamp::now(),
+                )
+                .await
+                .unwrap()
+        }));
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    assert_eq!(
+        results.iter().filter(|r| **r == Recorded::Won).count(),
+        1,
+        "{results:?}"
+    );
+    let stored = f.store.get(rec.id).await.unwrap().closed.unwrap();
+    for r in results {
+        if let Recorded::Lost(c) = r {
+            assert_eq!(c, stored, "every loser is told the outcome that counted");
+        }
+    }
+}
+
+async fn concurrent_opens_of_one_key_make_one_ask(f: Fixture) {
+    let handles = [f.store.clone(), f.second().await, f.second().await];
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let store = handles[i % handles.len()].clone();
+        tasks.push(tokio::spawn(async move {
+            store.open_ask(&keyed("same", T0)).await.unwrap()
+        }));
+    }
+    let mut opened = Vec::new();
+    for t in tasks {
+        opened.push(t.await.unwrap());
+    }
+    assert_eq!(
+        opened
+            .iter()
+            .filter(|o| matches!(o, Opened::Created(_)))
+            .count(),
+        1,
+        "{opened:?}"
+    );
+    let id = opened[0].record().id;
+    assert!(opened.iter().all(|o| o.record().id == id));
+    assert_eq!(f.store.list_open().await.unwrap().len(), 1);
+}
+
+async fn undelivered_answer_is_handed_to_a_keyed_retry_within_grace(f: Fixture) {
+    let mut ask = keyed("k1", T0);
+    ask.grace = HOUR * 2;
+    let rec = created(&f.store, &ask).await;
+    let answer = answered(serde_json::json!({"Which?": "A"}));
+    f.store
+        .record_outcome(rec.id, &answer, T0.plus(HOUR))
+        .await
+        .unwrap();
+    // Just inside the grace after the answer: handed over, nothing new asked.
+    let retry = f
+        .second()
+        .await
+        .open_ask(&keyed("k1", T0.plus(HOUR * 3 - Duration::from_millis(1))))
+        .await
+        .unwrap();
+    let Opened::Undelivered(got) = retry else {
+        panic!("expected the undelivered answer, got {retry:?}")
+    };
+    assert_eq!(
+        (got.id, got.closed.map(|c| c.outcome)),
+        (rec.id, Some(answer))
+    );
+    assert_eq!(f.store.list_open().await.unwrap(), vec![]);
+    // At the end of the grace: asked anew.
+    let late = created(&f.store, &keyed("k1", T0.plus(HOUR * 3))).await;
+    assert_ne!(late.id, rec.id);
+}
+
+async fn undelivered_answer_is_handed_to_an_unkeyed_retry_within_ten_minutes(f: Fixture) {
+    let ask = ask_at(Scope::Caller("session-1 /src/app ana".into()), "{}", T0);
+    let rec = created(&f.store, &ask).await;
+    let dismissed = Outcome::Dismissed {
+        by: Responder {
+            answerer: "inbox".into(),
+            ..Responder::default()
+        },
+    };
+    f.store
+        .record_outcome(rec.id, &dismissed, T0)
+        .await
+        .unwrap();
+    let mut retry = ask.clone();
+    retry.created_at = T0.plus(UNKEYED_REDELIVERY_WINDOW - Duration::from_millis(1));
+    assert!(
+        matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Undelivered(r) if r.id == rec.id)
+    );
+    retry.created_at = T0.plus(UNKEYED_REDELIVERY_WINDOW);
+    assert!(
+        matches!(f.store.open_ask(&retry).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+    );
+}
+
+async fn delivered_or_non_human_outcomes_are_asked_anew(f: Fixture) {
+    let rec = created(&f.store, &keyed("delivered", T0)).await;
+    f.store
+        .record_outcome(rec.id, &answered(serde_json::json!(1)), T0)
+        .await
+        .unwrap();
+    f.store.mark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
+    // A second delivery keeps the first time.
+    f.store
+        .mark_delivered(rec.id, T0.plus(HOUR * 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap().delivered_at,
+        Some(T0.plus(HOUR))
+    );
+    assert!(
+        matches!(f.store.open_ask(&keyed("delivered", T0.plus(HOUR))).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+    );
+    for (key, outcome) in [
+        ("timed-out", Outcome::TimedOut),
+        ("withdrawn", Outcome::Withdrawn),
+    ] {
+        let rec = created(&f.store, &keyed(key, T0)).await;
+        f.store.record_outcome(rec.id, &outcome, T0).await.unwrap();
+        assert!(
+            matches!(f.store.open_ask(&keyed(key, T0).clone()).await.unwrap(), Opened::Created(r) if r.id != rec.id)
+        );
+    }
+}
+
+async fn detach_then_reattach(f: Fixture) {
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    f.store
+        .set_attached(rec.id, false, T0.plus(HOUR))
+        .await
+        .unwrap();
+    let detached = f.second().await.get(rec.id).await.unwrap();
+    assert_eq!(
+        (detached.attached, detached.detached_at, detached.is_open()),
+        (false, Some(T0.plus(HOUR)), true)
+    );
+    let again = f
+        .store
+        .open_ask(&keyed("k1", T0.plus(HOUR * 2)))
+        .await
+        .unwrap();
+    let Opened::Reattached(r) = again else {
+        panic!("expected re-attach, got {again:?}")
+    };
+    assert_eq!((r.attached, r.detached_at), (true, None));
+    assert_eq!(f.store.get(rec.id).await.unwrap(), r);
+    // Marking a closed ask detached or delivering an open one changes nothing.
+    let open = f.store.get(rec.id).await.unwrap();
+    f.store.mark_delivered(rec.id, T0).await.unwrap();
+    assert_eq!(f.store.get(rec.id).await.unwrap(), open);
+    f.store
+        .record_outcome(rec.id, &Outcome::TimedOut, T0.plus(HOUR * 3))
+        .await
+        .unwrap();
+    let closed = f.store.get(rec.id).await.unwrap();
+    f.store
+        .set_attached(rec.id, false, T0.plus(HOUR * 4))
+        .await
+        .unwrap();
+    assert_eq!(f.store.get(rec.id).await.unwrap(), closed);
+}
+
+async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixture) {
+    let grace = Duration::from_secs(24 * 3600);
+    let detached = created(&f.store, &keyed("detached", T0)).await;
+    let attached = created(&f.store, &keyed("attached", T0)).await;
+    let old = created(&f.store, &keyed("old", T0)).await;
+    f.store
+        .set_attached(detached.id, false, T0.plus(HOUR))
+        .await
+        .unwrap();
+    f.store
+        .record_outcome(old.id, &answered(serde_json::json!(1)), T0)
+        .await
+        .unwrap();
+    let keep = Retention {
+        keep_closed: grace * 30,
+    };
+    let nothing = f
+        .store
+        .sweep(T0.plus(HOUR + grace - Duration::from_millis(1)), keep)
+        .await
+        .unwrap();
+    assert_eq!(nothing, Swept::default());
+    let now = T0.plus(HOUR + grace);
+    let swept = f.store.sweep(now, keep).await.unwrap();
+    assert_eq!(
+        swept,
+        Swept {
+            withdrawn: vec![detached.id],
+            purged: 0
+        }
+    );
+    assert_eq!(
+        f.store.get(detached.id).await.unwrap().closed,
+        Some(Closed {
+            outcome: Outcome::Withdrawn,
+            at: now
+        })
+    );
+    assert!(
+        f.store.get(attached.id).await.unwrap().is_open(),
+        "an attached ask is never withdrawn by the sweep"
+    );
+    // Closed asks are purged once closed `keep_closed` ago.
+    let before = f
+        .store
+        .sweep(T0.plus(grace * 30 - Duration::from_millis(1)), keep)
+        .await
+        .unwrap();
+    assert_eq!(before.purged, 0);
+    let purge = f.store.sweep(T0.plus(grace * 30), keep).await.unwrap();
+    assert_eq!(
+        purge,
+        Swept {
+            withdrawn: vec![],
+            purged: 1
+        }
+    );
+    assert!(
+        matches!(f.store.get(old.id).await, Err(ask_user_store::Error::NotFound(id)) if id == old.id)
+    );
+    assert!(f.store.get(detached.id).await.is_ok(), "closed later, kept");
+}
+
+async fn history_pages_newest_first(f: Fixture) {
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let rec = created(&f.store, &keyed(&format!("h{i}"), T0)).await;
+        // Pairs share a close time, so ties are ordered by id.
+        f.store
+            .record_outcome(
+                rec.id,
+                &Outcome::TimedOut,
+                T0.plus(Duration::from_secs(i / 2)),
+            )
+            .await
+            .unwrap();
+        ids.push(rec.id);
+    }
+    created(&f.store, &keyed("still-open", T0)).await;
+    let mut expected: Vec<(u64, AskId)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (i as u64 / 2, *id))
+        .collect();
+    expected.sort_by(|a, b| b.cmp(a));
+    let mut listed = Vec::new();
+    let mut after: Option<HistoryCursor> = None;
+    loop {
+        let page = f
+            .store
+            .history(HistoryPage { after, limit: 10 })
+            .await
+            .unwrap();
+        assert!(page.len() <= 10);
+        let Some(last) = page.last() else { break };
+        after = HistoryCursor::after(last);
+        listed.extend(page.iter().map(|r| r.id));
+    }
+    assert_eq!(
+        listed,
+        expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+    );
+}
+
+async fn waiter_hears_outcome_recorded_through_another_handle(f: Fixture) {
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    let waiter = f.second().await;
+    let waiting = tokio::spawn(async move { waiter.wait_outcome(rec.id).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let answer = answered(serde_json::json!({"Which?": "A"}));
+    f.store.record_outcome(rec.id, &answer, T0).await.unwrap();
+    let got = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the waiter heard nothing")
+        .unwrap();
+    assert_eq!(got.closed.map(|c| c.outcome), Some(answer));
+}
+
+async fn feed_announces_changes_from_another_handle(f: Fixture) {
+    let follower = f.second().await;
+    let mut feed = follower.subscribe().await.unwrap();
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match feed.next().await {
+                Some(Change::Ask(id)) if id == rec.id => break,
+                Some(Change::Rescan) => {
+                    if follower
+                        .list_open()
+                        .await
+                        .unwrap()
+                        .iter()
+                        .any(|r| r.id == rec.id)
+                    {
+                        break;
+                    }
+                }
+                Some(_) => {}
+                None => panic!("the feed ended"),
+            }
+        }
+    })
+    .await
+    .expect("the new ask was never announced");
+}
+
+async fn missing_ask_is_not_found(f: Fixture) {
+    let missing = AskId(987_654);
+    let e = f
+        .store
+        .record_outcome(missing, &Outcome::TimedOut, T0)
+        .await
+        .unwrap_err();
+    assert_eq!(e.to_string(), "ask 987654 is not in the store");
+    assert!(matches!(
+        f.store.get(missing).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        f.store.set_attached(missing, false, T0).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        f.store.mark_delivered(missing, T0).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+}
+
+async fn list_open_is_newest_first_and_excludes_closed(f: Fixture) {
+    let a = created(&f.store, &keyed("a", T0)).await;
+    let b = created(&f.store, &keyed("b", T0)).await;
+    let c = created(&f.store, &keyed("c", T0)).await;
+    f.store.set_attached(a.id, false, T0).await.unwrap();
+    f.store
+        .record_outcome(b.id, &Outcome::Withdrawn, T0)
+        .await
+        .unwrap();
+    let open: Vec<AskId> = f
+        .store
+        .list_open()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(open, vec![c.id, a.id], "detached asks stay listed");
+}

@@ -1,0 +1,54 @@
+//! Postgres-only behaviour: the listener survives a lost connection (docs/contract.md §9
+//! "Scale-out": reconnect, re-scan, nothing missed).
+
+use ask_user_store::{Asker, Change, NewAsk, Outcome, Recorded, Responder, Scope, Timestamp};
+use pretty_assertions::assert_eq;
+
+use super::common::{self, DEADLINE};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follower_rescans_after_its_connection_is_killed_and_still_hears_the_answer() {
+    let f = common::postgres().await;
+    let follower = f.second().await;
+    let ask = NewAsk::new(&Scope::HostKey("k".into()), "{}", Asker::default());
+    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
+    let mut feed = follower.subscribe().await.unwrap();
+
+    // Every connection to this database but the admin's is terminated, as a server restart or
+    // a dropped network would.
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(DEADLINE, async {
+        while feed.next().await != Some(Change::Rescan) {}
+    })
+    .await
+    .expect("the follower was never told to rescan");
+
+    let waiting = tokio::spawn(async move { follower.wait_outcome(rec.id).await.unwrap() });
+    let answer = Outcome::Answered {
+        answer: serde_json::json!("after the reconnect"),
+        by: Responder::default(),
+    };
+    assert_eq!(
+        f.store
+            .record_outcome(rec.id, &answer, Timestamp::now())
+            .await
+            .unwrap(),
+        Recorded::Won
+    );
+    let got = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the waiter heard nothing")
+        .unwrap();
+    assert_eq!(got.closed.map(|c| c.outcome), Some(answer));
+}

@@ -1,0 +1,133 @@
+//! Many processes on one store: first outcome wins across processes, 50 processes asking at
+//! once on one SQLite file, and answers reaching waiters in other processes.
+
+use std::collections::BTreeMap;
+
+use ask_user_store::{
+    AskId, Asker, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp,
+};
+use pretty_assertions::assert_eq;
+
+use super::common::{self, ChildProc};
+
+async fn race(url: &str, store: &Store) {
+    let ask = NewAsk::new(&Scope::HostKey("race".into()), "{}", Asker::default());
+    let Opened::Created(rec) = store.open_ask(&ask).await.unwrap() else {
+        panic!("not new")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let id = rec.id.0.to_string();
+    let children: Vec<ChildProc> = (0..8)
+        .map(|_| ChildProc::spawn(&["race", url, &id, go.to_str().unwrap()]))
+        .collect();
+    // All start recording at once, as soon as the go file appears.
+    std::fs::write(&go, "").unwrap();
+    let said: Vec<String> = children.iter().map(ChildProc::next).collect();
+    let pids: Vec<u32> = children.iter().map(|c| c.child.id()).collect();
+    for c in children {
+        c.finish();
+    }
+    let winners: Vec<&String> = said.iter().filter(|m| m.starts_with("won ")).collect();
+    assert_eq!(winners.len(), 1, "{said:?}");
+    let winner: u32 = winners[0].strip_prefix("won ").unwrap().parse().unwrap();
+    assert!(pids.contains(&winner));
+    for m in said.iter().filter(|m| !m.starts_with("won ")) {
+        assert_eq!(*m, format!("lost {winner}"), "every loser is told who won");
+    }
+    let stored = store.get(rec.id).await.unwrap().closed.unwrap().outcome;
+    assert!(matches!(stored, Outcome::Answered { answer, .. } if answer["pid"] == winner));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_from_many_processes_have_one_winner_sqlite() {
+    let f = common::sqlite().await;
+    race(&f.url, &f.store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_from_many_processes_have_one_winner_postgres() {
+    let f = common::postgres().await;
+    race(&f.url, &f.store).await;
+}
+
+async fn fifty_askers(url: &str, store: &Store) {
+    let children: Vec<ChildProc> = (0..50)
+        .map(|i| ChildProc::spawn(&["ask-wait", url, &format!("t{i}")]))
+        .collect();
+    let mut ids = BTreeMap::new();
+    for (i, c) in children.iter().enumerate() {
+        let m = c.next();
+        let id: i64 = m
+            .strip_prefix("opened ")
+            .unwrap_or_else(|| panic!("child {i}: {m}"))
+            .parse()
+            .unwrap();
+        ids.insert(i, AskId(id));
+    }
+    assert_eq!(store.list_open().await.unwrap().len(), 50);
+    // The parent plays the inbox: it answers each ask with its own tag.
+    for (i, id) in &ids {
+        let answer = Outcome::Answered {
+            answer: serde_json::json!({ "tag": format!("t{i}") }),
+            by: Responder::default(),
+        };
+        assert_eq!(
+            store
+                .record_outcome(*id, &answer, Timestamp::now())
+                .await
+                .unwrap(),
+            Recorded::Won
+        );
+    }
+    for (i, c) in children.into_iter().enumerate() {
+        assert_eq!(c.next(), format!("outcome {{\"tag\":\"t{i}\"}}"));
+        c.finish();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_processes_ask_on_one_sqlite_file_and_each_gets_its_answer() {
+    let f = common::sqlite().await;
+    fifty_askers(&f.url, &f.store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_processes_ask_on_one_postgres_and_each_gets_its_answer() {
+    let f = common::postgres().await;
+    fifty_askers(&f.url, &f.store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiter_in_another_process_hears_a_sweep_withdrawal() {
+    let f = common::sqlite().await;
+    let ask = NewAsk::new(&Scope::HostKey("w".into()), "{}", Asker::default());
+    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
+    let child = ChildProc::spawn(&["wait", &f.url, &rec.id.0.to_string()]);
+    assert_eq!(child.next(), "waiting");
+    f.store
+        .set_attached(rec.id, false, Timestamp::now())
+        .await
+        .unwrap();
+    let later = Timestamp::now().plus(ask.grace);
+    let swept = f
+        .store
+        .sweep(later, ask_user_store::Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(swept.withdrawn, vec![rec.id]);
+    assert_eq!(child.next(), "outcome Some(Withdrawn)");
+    child.finish();
+}
+
+#[test]
+fn twenty_processes_creating_one_store_at_once_all_open_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("new/store.sqlite3").display());
+    let children: Vec<ChildProc> = (0..20).map(|_| ChildProc::spawn(&["open", &url])).collect();
+    let said: Vec<String> = children.iter().map(ChildProc::next).collect();
+    for c in children {
+        c.finish();
+    }
+    assert_eq!(said, vec!["ok".to_owned(); 20]);
+}

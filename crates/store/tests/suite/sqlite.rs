@@ -1,0 +1,255 @@
+//! The SQLite file itself: its permissions and journal, each fault a user can meet and its
+//! message, schema versions, and recovery after a writer is killed mid-write.
+//!
+//! The read-only and full-disk cases run the store in a child process inside `unshare -m` with
+//! its own tmpfs mount (the tests run as root; a mount namespace keeps the mount private).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use ask_user_store::{AskId, Outcome, Store};
+use pretty_assertions::assert_eq;
+
+use super::common::ChildProc;
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn store_is_created_private_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/ask-user/store.sqlite3");
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    assert_eq!(store.location(), path.display().to_string());
+    assert_eq!((mode(&path), mode(path.parent().unwrap())), (0o600, 0o700));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let journal: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(journal, "wal");
+    let version: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, ask_user_store::SCHEMA_VERSION);
+}
+
+#[tokio::test]
+async fn directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Store::open(&format!("sqlite:{}", dir.path().display()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: is a directory, not a store file",
+            dir.path().display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn corrupt_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    std::fs::write(&path, "these are notes, not a database\n".repeat(200)).unwrap();
+    let e = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: not a usable store: the file is corrupt or not SQLite (file is not a database)",
+            path.display()
+        )
+    );
+}
+
+/// Runs `open sqlite:PATH` in a child inside a private mount namespace, after `setup` (shell
+/// run with `$D` = the mount point).
+fn open_in_namespace(dir: &Path, setup: &str, path: &Path) -> Vec<String> {
+    let script = format!("D={}; {setup} || exit 99; \"$@\"", dir.display());
+    let url = format!("sqlite:{}", path.display());
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["open", &url],
+    );
+    let mut out = Vec::new();
+    while let Some(m) = child.next_or_end() {
+        out.push(m);
+    }
+    child.finish();
+    out
+}
+
+#[test]
+fn read_only_location_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ask-user/store.sqlite3");
+    let out = open_in_namespace(dir.path(), "mount -t tmpfs -o ro tmpfs $D", &path);
+    assert_eq!(
+        out,
+        vec![format!(
+            "err store {}: cannot write there: Read-only file system (os error 30)",
+            path.display()
+        )]
+    );
+}
+
+#[test]
+fn existing_store_on_a_read_only_mount_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let script = format!(
+        "D={}; mount -t tmpfs tmpfs $D && \"$@\" && mount -o remount,ro $D && \"$@\"",
+        dir.path().display()
+    );
+    let url = format!("sqlite:{}", path.display());
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["open", &url],
+    );
+    let (first, second) = (child.next(), child.next());
+    child.finish();
+    assert_eq!(first, "ok");
+    assert_eq!(
+        second,
+        format!(
+            "err store {}: cannot write there: Read-only file system (os error 30)",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn full_disk_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let out = open_in_namespace(dir.path(), "mount -t tmpfs -o size=12k tmpfs $D", &path);
+    assert_eq!(
+        out,
+        vec![format!(
+            "err store {}: the disk is full; free some space or pick another store with --store",
+            path.display()
+        )]
+    );
+}
+
+#[test]
+fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    // The child asks until the store refuses, then reads back, through a fresh handle, every
+    // ask it acknowledged (the tmpfs goes with its namespace, so the child checks).
+    let url = format!("sqlite:{}", path.display());
+    let script = format!(
+        "D={}; mount -t tmpfs -o size=1m tmpfs $D && \"$@\"",
+        dir.path().display()
+    );
+    let child = ChildProc::spawn_wrapped(
+        &["unshare", "-m", "sh", "-c", &script, "sh"],
+        &["fill", &url],
+    );
+    let mut acked = 0;
+    let last = loop {
+        let m = child.next();
+        if m.starts_with("acked ") {
+            acked += 1;
+        } else {
+            break m;
+        }
+    };
+    child.finish();
+    assert!(acked > 10, "the store held only {acked} asks");
+    assert_eq!(
+        last,
+        format!(
+            "err store {}: the disk is full; free some space or pick another store with --store; verified {acked}",
+            path.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    drop(Store::open(&url).await.unwrap());
+    let set = |version: i64, compat: i64| {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+            [version],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'compatible_from'",
+            [compat],
+        )
+        .unwrap();
+    };
+    // A newer binary added a column: this one keeps working beside it, and does not lower the version.
+    set(2, 1);
+    let store = Store::open(&url).await.unwrap();
+    assert!(store.list_open().await.unwrap().is_empty());
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, 2);
+    drop(conn);
+    // A newer binary made a change this one cannot follow.
+    set(7, 3);
+    let e = Store::open(&url).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 1; upgrade ask-user or pick another store with --store",
+            path.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn writer_killed_mid_write_loses_nothing_it_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    let mut child = ChildProc::spawn(&["write-loop", &url]);
+    let mut acked = Vec::new();
+    while acked.len() < 150 {
+        let m = child.next();
+        let mut parts = m.strip_prefix("acked ").unwrap().split(' ');
+        let id: i64 = parts.next().unwrap().parse().unwrap();
+        let i: i64 = parts.next().unwrap().parse().unwrap();
+        acked.push((AskId(id), i));
+    }
+    // SIGKILL while it keeps writing: no chance to checkpoint or close.
+    child.child.kill().unwrap();
+    child.child.wait().unwrap();
+    let wal = std::fs::metadata(format!("{}-wal", path.display())).unwrap();
+    assert!(wal.len() > 0, "the killed writer left its WAL behind");
+    let store = Store::open(&url).await.unwrap();
+    for (id, i) in acked {
+        let rec = store.get(id).await.unwrap();
+        match rec.closed.map(|c| c.outcome) {
+            Some(Outcome::Answered { answer, .. }) => {
+                assert_eq!(answer, serde_json::json!({ "i": i }))
+            }
+            other => panic!("ask {id} lost its answer: {other:?}"),
+        }
+    }
+}
