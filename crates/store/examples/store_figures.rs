@@ -143,7 +143,10 @@ async fn main() {
     let ready = from_child.next().unwrap().unwrap();
     let cpu_before: u128 = ready.strip_prefix("ready ").unwrap().parse().unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    store.record_outcome(id, &answer(0), Timestamp::now()).await.unwrap();
+    store
+        .record_outcome(id, &answer(0), Timestamp::now())
+        .await
+        .unwrap();
     let done = from_child.next().unwrap().unwrap();
     let cpu_after: u128 = done.split(' ').nth(2).unwrap().parse().unwrap();
     println!(

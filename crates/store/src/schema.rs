@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -21,7 +21,8 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+pub(crate) const MIGRATIONS: &[Migration] = &[
+Migration {
     version: 1,
     compatible_from: 1,
     sqlite: "
@@ -72,7 +73,38 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE UNIQUE INDEX ask_user_asks_one_open_per_key ON ask_user_asks (scope, request_hash)
             WHERE state = 'open';
     ",
-}];
+},
+// 2: hashed bearer secrets (the hub's agent tokens, login links, sessions; docs/contract.md §9).
+// Additive: an older binary ignores the table.
+Migration {
+    version: 2,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TABLE secrets (
+            hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            used_at INTEGER,
+            revoked_at INTEGER
+        );
+        CREATE INDEX secrets_by_name ON secrets (kind, name);
+    ",
+    postgres: "
+        CREATE TABLE ask_user_secrets (
+            hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            used_at BIGINT,
+            revoked_at BIGINT
+        );
+        CREATE INDEX ask_user_secrets_by_name ON ask_user_secrets (kind, name);
+    ",
+},
+];
 
 /// Checks a store's recorded versions against this binary: `Ok(true)` when migrations are to
 /// be applied, `Ok(false)` when the store is usable as is.

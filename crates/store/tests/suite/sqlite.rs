@@ -197,7 +197,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
         .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
-    set(2, 1);
+    set(3, 1);
     let store = Store::open(&url).await.unwrap();
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
@@ -209,7 +209,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v, 3);
     drop(conn);
     // A newer binary made a change this one cannot follow.
     set(7, 3);
@@ -217,7 +217,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
     assert_eq!(
         e.to_string(),
         format!(
-            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 1; upgrade ask-user or pick another store with --store",
+            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 2; upgrade ask-user or pick another store with --store",
             path.display()
         )
     );
