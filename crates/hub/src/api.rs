@@ -142,14 +142,13 @@ async fn get_ask(
     if !rec.is_open() || wait.is_zero() {
         return axum::Json(AskView::of(&rec)).into_response();
     }
-    if !rec.attached {
-        if let Err(e) = hub
+    if !rec.attached
+        && let Err(e) = hub
             .store
             .set_attached(rec.id, true, Timestamp::now())
             .await
-        {
-            return store_error(&e);
-        }
+    {
+        return store_error(&e);
     }
     let mut guard = DetachOnDrop {
         store: hub.store.clone(),
