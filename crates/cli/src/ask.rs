@@ -7,7 +7,7 @@ use ask_user_core::{
 };
 use ask_user_scripted::Scripted;
 
-use crate::{AskArgs, Ended, input, via};
+use crate::{AskArgs, Ended, input};
 
 /// Decodes (logging leniencies), asks, and prints the outcome's text; the exit status is
 /// the outcome's (docs/contract.md §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
@@ -38,7 +38,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
                 }
             }
         }
-        None => match via::answerers(&args.via, args.web_addr) {
+        None => match crate::hub::answerers(&args.hub, &args.via, args.web_addr) {
             Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
             Err(message) => return Ended::Usage(message),
         },

@@ -10,6 +10,7 @@
 
 mod ask;
 mod check;
+mod hub;
 mod input;
 mod mcp;
 mod schema;
@@ -68,6 +69,8 @@ enum Command {
     /// over stdio, or streamable HTTP with --http; asks through the client's elicitation form,
     /// else the web page (or --via terminal).
     Mcp(ask_user_mcp::McpArgs),
+    /// The hub: one inbox for every agent on every machine (serve, token, login-link).
+    Hub(hub::HubArgs),
 }
 
 /// Options of `ask-user ask`.
@@ -101,6 +104,9 @@ struct AskArgs {
     /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
     #[command(flatten)]
     host: ask_user_host::HostArgs,
+    /// `--hub URL` (env ASK_USER_HUB) and `--hub-token` (env ASK_USER_HUB_TOKEN).
+    #[command(flatten)]
+    hub: hub::HubAskArgs,
 }
 
 /// Options of `ask-user check`.
@@ -137,6 +143,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Hub(args) => hub::run(args),
     };
     exit_status(ended)
 }
