@@ -217,19 +217,18 @@ impl HubAnswerer {
                     break;
                 }
                 Err(Failure::Refused(t)) => {
-                    return Err(AskError::Unavailable(format!(
-                        "the hub {} refused the ask: {t}",
-                        self.config.urls[i]
-                    )));
+                    let reason = format!("the hub {} refused the ask: {t}", self.config.urls[i]);
+                    tracing::warn!("{reason}");
+                    return Err(AskError::Unavailable(reason));
                 }
                 Err(Failure::Transient(t)) => errors.push(format!("{}: {t}", self.config.urls[i])),
             }
         }
         let Some((mut at, mut view)) = posted else {
-            return Err(AskError::Unavailable(format!(
-                "no hub reachable ({})",
-                errors.join("; ")
-            )));
+            let reason = format!("no hub reachable ({})", errors.join("; "));
+            // The model reads only "nobody can answer"; the human reading the logs needs why.
+            tracing::warn!("{reason}");
+            return Err(AskError::Unavailable(reason));
         };
         let mut backoff = Duration::from_millis(100);
         let mut last_ok = tokio::time::Instant::now();

@@ -64,7 +64,7 @@ async fn post_ask(
 ) -> Response {
     let axum::Json(body) = match body {
         Ok(b) => b,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        Err(e) => return error(e.status(), &e.body_text()),
     };
     let decoded = match decode(body.arguments, &Limits::default()) {
         Ok(d) => d,

@@ -284,7 +284,7 @@ async fn answer(
 ) -> Response {
     let axum::Json(body) = match body {
         Ok(b) => b,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        Err(e) => return error(e.status(), &e.body_text()),
     };
     let rec = match hub.store.get(AskId(id)).await {
         Ok(r) => r,
