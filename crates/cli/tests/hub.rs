@@ -283,7 +283,11 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     let link = login_link(&store, &b.url);
     let seen = browser(&["answer", &link, "Yes"]);
     assert_eq!(seen["agent"], "laptop-claude");
-    assert_eq!(seen["note"], "sent");
+    assert_eq!(seen["note"], "sent to laptop-claude");
+    assert!(
+        seen["history"].as_str().unwrap().starts_with("go: Yes — laptop-claude: Deploy now?"),
+        "{seen}"
+    );
     assert_eq!(seen["errors"], json!([]), "console errors (CSP?) on the page");
     let (code, out, err) = agent.finish();
     assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");

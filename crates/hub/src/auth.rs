@@ -115,10 +115,12 @@ pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    // The login link carries a secret in its path: never send it onwards.
+    // The login link carries a secret in its path: never send it to another site.
+    // (`same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
+    // the page's own form posts, which the Origin check refuses.)
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

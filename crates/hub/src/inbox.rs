@@ -39,6 +39,7 @@ pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
         .route("/", get(page))
         .route("/assets/inbox.js", get(script))
         .route("/assets/inbox.css", get(style))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/login/{secret}", get(login_page).post(login))
         .route("/logout", post(logout))
         .route("/inbox/state", get(state))

@@ -46,9 +46,13 @@ async function main() {
     const agent = await page.locator('h2.agent strong').first().textContent();
     await card.locator('label.opt', { hasText: arg }).click();
     await card.locator('button.send').click();
-    await card.locator('.note', { hasText: 'sent' }).waitFor({ timeout: 60000 });
-    const note = await card.locator('.note').textContent();
-    console.log('RESULT ' + JSON.stringify({ agent, note, errors: page.errors }));
+    const flash = page.locator('#flash', { hasText: 'sent' });
+    await flash.waitFor({ timeout: 60000 });
+    const note = await flash.textContent();
+    // The answered ask leaves the open list and shows in the history.
+    await page.waitForFunction(() => document.querySelectorAll('article.card').length === 0, null, { timeout: 60000 });
+    const history = await page.locator('#history li').first().textContent();
+    console.log('RESULT ' + JSON.stringify({ agent, note, history, errors: page.errors }));
     await close();
   } else if (mode === 'screens') {
     const shots = [];

@@ -47,6 +47,7 @@ function summary(view) {
 function buildCard(ask) {
   const card = el("article", "card");
   card.dataset.id = ask.id;
+  card.dataset.agent = ask.agent || "";
   const meta = el("div", "meta");
   if (ask.project) meta.append(el("span", "project", ask.project));
   if (ask.host) meta.append(el("span", "host", "on " + ask.host));
@@ -125,6 +126,8 @@ async function settle(card, note, path, body) {
   if (r.status === 200 && r.data.sent) {
     note.textContent = "sent";
     card.classList.add("done");
+    const agent = card.dataset.agent || "the agent";
+    document.getElementById("flash").textContent = "sent to " + agent;
     refresh();
     return;
   }
