@@ -226,7 +226,12 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
 pub(crate) struct HubAskArgs {
     /// Ask through an ask-user hub: its URL (several, comma-separated: any replicas of one
     /// inbox). Alone it is the only answerer; add `hub` to --via to race it with others.
-    #[arg(long = "hub", value_name = "URL", env = "ASK_USER_HUB", value_delimiter = ',')]
+    #[arg(
+        long = "hub",
+        value_name = "URL",
+        env = "ASK_USER_HUB",
+        value_delimiter = ','
+    )]
     hub: Vec<String>,
     /// The agent's hub token (`ask-user hub token add NAME` prints one).
     #[arg(

@@ -182,7 +182,10 @@ async fn session(store: &str, url: &str) -> String {
         .unwrap();
     assert_eq!(resp.status(), 303);
     let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
     cookie
         .split(';')
         .next()
@@ -211,7 +214,10 @@ async fn wait_open(url: &str, cookie: &str, n: usize) -> Vec<i64> {
         if open.len() >= n {
             return open.iter().map(|a| a["id"].as_i64().unwrap()).collect();
         }
-        assert!(start.elapsed() < DEADLINE, "{n} open asks never showed: {state}");
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{n} open asks never showed: {state}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -285,10 +291,17 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     assert_eq!(seen["agent"], "laptop-claude");
     assert_eq!(seen["note"], "sent to laptop-claude");
     assert!(
-        seen["history"].as_str().unwrap().starts_with("go: Yes — laptop-claude: Deploy now?"),
+        seen["history"]
+            .as_str()
+            .unwrap()
+            .starts_with("go: Yes — laptop-claude: Deploy now?"),
         "{seen}"
     );
-    assert_eq!(seen["errors"], json!([]), "console errors (CSP?) on the page");
+    assert_eq!(
+        seen["errors"],
+        json!([]),
+        "console errors (CSP?) on the page"
+    );
     let (code, out, err) = agent.finish();
     assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
     let state = inbox(&b.url, &cookie).await;
@@ -346,7 +359,10 @@ async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
             lost.1["error"],
             "not sent: this question was already closed elsewhere; the outcome that counted is shown"
         );
-        assert_eq!(lost.1["counted"]["answers"]["answers"][0]["selected"][0], winner);
+        assert_eq!(
+            lost.1["counted"]["answers"]["answers"][0]["selected"][0],
+            winner
+        );
         // The agent, on either replica, reads the winner.
         for hub in [&a, &b] {
             let view: Value = http()
@@ -398,10 +414,16 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
     };
     // No token, a wrong token.
     assert_eq!(get(None, id).await, (401, unauthorized.clone()));
-    assert_eq!(get(Some("auh_wrong".into()), id).await, (401, unauthorized.clone()));
+    assert_eq!(
+        get(Some("auh_wrong".into()), id).await,
+        (401, unauthorized.clone())
+    );
     // Another agent's ask looks exactly like one that does not exist, for reading and deleting.
     assert_eq!(get(Some(theirs.clone()), id).await, (404, no_such.clone()));
-    assert_eq!(get(Some(theirs.clone()), id + 1000).await, (404, no_such.clone()));
+    assert_eq!(
+        get(Some(theirs.clone()), id + 1000).await,
+        (404, no_such.clone())
+    );
     let del = c
         .delete(format!("{}/v1/asks/{id}", hub.url))
         .bearer_auth(&theirs)
@@ -426,7 +448,10 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
     // A revoked token is refused like a wrong one.
     let (code, _, err) = run(&["hub", "token", "revoke", "mine", "--store", &store]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(get(Some(mine.clone()), id).await, (401, unauthorized.clone()));
+    assert_eq!(
+        get(Some(mine.clone()), id).await,
+        (401, unauthorized.clone())
+    );
     let (_, listed, _) = run(&["hub", "token", "list", "--store", &store]);
     assert_eq!(listed, "theirs\n");
     let (code, _, err) = run(&["hub", "token", "add", "theirs", "--store", &store]);
@@ -438,9 +463,19 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
 
     // Login link: single use; revoked links refused; the cookie's flags.
     let link = login_link(&store, &hub.url);
-    let first = c.post(&link).header("Origin", &hub.url).send().await.unwrap();
+    let first = c
+        .post(&link)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(first.status(), 303);
-    let replay = c.post(&link).header("Origin", &hub.url).send().await.unwrap();
+    let replay = c
+        .post(&link)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(replay.status(), 403);
     assert_eq!(
         replay.text().await.unwrap(),
@@ -450,7 +485,12 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
     let cookie = session(&store, &hub.url).await;
     let (code, out, _) = run(&["hub", "revoke-sessions", "--store", &store]);
     assert_eq!((code, out.as_str()), (0, "revoked 5\n"));
-    let revoked = c.post(&unused).header("Origin", &hub.url).send().await.unwrap();
+    let revoked = c
+        .post(&unused)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(revoked.status(), 403);
     let signed_out = c
         .get(format!("{}/inbox/state", hub.url))
@@ -461,7 +501,12 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
     assert_eq!(signed_out.status(), 401);
     let page = c.get(&hub.url).send().await.unwrap();
     assert_eq!(page.status(), 401);
-    assert!(page.text().await.unwrap().contains("ask-user hub login-link"));
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains("ask-user hub login-link")
+    );
 
     // CSRF: a signed-in browser's cookie sent by another origin's page is refused.
     let cookie = session(&store, &hub.url).await;
@@ -551,7 +596,10 @@ fn unreachable_hub_is_a_clear_error_not_a_hang() {
     let (code, out, err) = Agent::start(&hub.url, "auh_wrong", "s").finish();
     assert_eq!(code, 6, "{out}");
     assert!(
-        err.contains(&format!("the hub {} refused the ask: unauthorized: this request needs a valid agent token", hub.url)),
+        err.contains(&format!(
+            "the hub {} refused the ask: unauthorized: this request needs a valid agent token",
+            hub.url
+        )),
         "{err}"
     );
 }
@@ -590,12 +638,27 @@ async fn inbox_screenshots_with_three_agents() {
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let hub = Hub::start(&store, &[]);
     let asks = [
-        ("laptop-claude", "/home/ana/src/shop", "laptop", "Fix the checkout bug",
-         json!({"questions":[{"id":"db","header":"Migration","question":"The fix needs a schema change. Run the migration on staging now?","options":[{"label":"Run it (Recommended)","description":"Takes about 2 minutes; staging is idle."},{"label":"Wait until tonight"},{"label":"Skip the migration","description":"Ship the code fix only."}]}]})),
-        ("ci-runner", "github.com/acme/api", "ci-7f3a", "nightly release",
-         json!({"questions":[{"id":"tag","question":"Tag release v2.4.0 and publish to crates.io?","options":["Publish","Tag only","Stop"]},{"id":"notes","question":"Anything to add to the release notes?"}]})),
-        ("build-box", "/srv/builds/firmware", "build-box", "flaky test triage",
-         json!({"questions":[{"id":"quarantine","header":"Tests","question":"Which flaky tests should be quarantined?","multi_select":true,"options":["usb_reconnect","ota_resume","sensor_calibration"]}]})),
+        (
+            "laptop-claude",
+            "/home/ana/src/shop",
+            "laptop",
+            "Fix the checkout bug",
+            json!({"questions":[{"id":"db","header":"Migration","question":"The fix needs a schema change. Run the migration on staging now?","options":[{"label":"Run it (Recommended)","description":"Takes about 2 minutes; staging is idle."},{"label":"Wait until tonight"},{"label":"Skip the migration","description":"Ship the code fix only."}]}]}),
+        ),
+        (
+            "ci-runner",
+            "github.com/acme/api",
+            "ci-7f3a",
+            "nightly release",
+            json!({"questions":[{"id":"tag","question":"Tag release v2.4.0 and publish to crates.io?","options":["Publish","Tag only","Stop"]},{"id":"notes","question":"Anything to add to the release notes?"}]}),
+        ),
+        (
+            "build-box",
+            "/srv/builds/firmware",
+            "build-box",
+            "flaky test triage",
+            json!({"questions":[{"id":"quarantine","header":"Tests","question":"Which flaky tests should be quarantined?","multi_select":true,"options":["usb_reconnect","ota_resume","sensor_calibration"]}]}),
+        ),
     ];
     for (agent, project, host, session_title, arguments) in asks {
         let tok = token(&store, agent);

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use ask_user_core::{AskError, AskUserQuestionRequest, Answers, BoxFuture, UserInteraction};
+use ask_user_core::{Answers, AskError, AskUserQuestionRequest, BoxFuture, UserInteraction};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 

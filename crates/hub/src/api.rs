@@ -143,10 +143,7 @@ async fn get_ask(
         return axum::Json(AskView::of(&rec)).into_response();
     }
     if !rec.attached
-        && let Err(e) = hub
-            .store
-            .set_attached(rec.id, true, Timestamp::now())
-            .await
+        && let Err(e) = hub.store.set_attached(rec.id, true, Timestamp::now()).await
     {
         return store_error(&e);
     }

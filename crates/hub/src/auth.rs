@@ -134,8 +134,7 @@ pub(crate) fn error(status: StatusCode, text: &str) -> Response {
 }
 
 /// The text of every refused agent request.
-pub(crate) const UNAUTHORIZED: &str =
-    "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
+pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
 
 /// An agent authenticated by its bearer token: its name.
 #[derive(Debug, Clone)]

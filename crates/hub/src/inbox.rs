@@ -11,15 +11,17 @@ use ask_user_store::{
 };
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, Request, State};
-use axum::http::header::{self, HeaderValue};
 use axum::http::StatusCode;
+use axum::http::header::{self, HeaderValue};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{COOKIE, Human, HumanRefusal, check_page_request, error, hash_secret, new_secret};
+use crate::auth::{
+    COOKIE, Human, HumanRefusal, check_page_request, error, hash_secret, new_secret,
+};
 use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, SESSION_TTL};
 
 const PAGE: &str = include_str!("assets/inbox.html");
@@ -32,7 +34,8 @@ const STYLE: &str = include_str!("assets/inbox.css");
 const HISTORY_LEN: u32 = 50;
 
 /// The text when an answer lost the race.
-pub(crate) const ALREADY_CLOSED: &str = "not sent: this question was already closed elsewhere; the outcome that counted is shown";
+pub(crate) const ALREADY_CLOSED: &str =
+    "not sent: this question was already closed elsewhere; the outcome that counted is shown";
 
 pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
     Router::new()
@@ -221,25 +224,25 @@ async fn events(
         .subscribe()
         .await
         .map_err(|e| error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()))?;
-    let stream = futures::stream::unfold(
-        (feed, true),
-        |(mut feed, first)| async move {
-            if first {
-                return Some((Ok(Event::default().event("change").data("ready")), (feed, false)));
-            }
-            match feed.next().await {
-                Some(Change::Ask(id)) => Some((
-                    Ok(Event::default().event("change").data(id.0.to_string())),
-                    (feed, false),
-                )),
-                Some(Change::Rescan) => Some((
-                    Ok(Event::default().event("change").data("all")),
-                    (feed, false),
-                )),
-                None => None,
-            }
-        },
-    );
+    let stream = futures::stream::unfold((feed, true), |(mut feed, first)| async move {
+        if first {
+            return Some((
+                Ok(Event::default().event("change").data("ready")),
+                (feed, false),
+            ));
+        }
+        match feed.next().await {
+            Some(Change::Ask(id)) => Some((
+                Ok(Event::default().event("change").data(id.0.to_string())),
+                (feed, false),
+            )),
+            Some(Change::Rescan) => Some((
+                Ok(Event::default().event("change").data("all")),
+                (feed, false),
+            )),
+            None => None,
+        }
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
@@ -251,7 +254,11 @@ struct AnswerBody {
 /// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won, 409 with the
 /// outcome that counted otherwise.
 async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
-    match hub.store.record_outcome(id, &outcome, Timestamp::now()).await {
+    match hub
+        .store
+        .record_outcome(id, &outcome, Timestamp::now())
+        .await
+    {
         Ok(Recorded::Won) => axum::Json(serde_json::json!({ "sent": true })).into_response(),
         Ok(Recorded::Lost(_)) => match hub.store.get(id).await {
             Ok(rec) => (

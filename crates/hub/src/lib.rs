@@ -345,7 +345,9 @@ pub async fn revoke_sessions(store: &Store) -> Result<u64, AdminError> {
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
     /// `token add` with a name that has a live token.
-    #[error("an agent named `{0}` already has a token; revoke it first (ask-user hub token revoke {0})")]
+    #[error(
+        "an agent named `{0}` already has a token; revoke it first (ask-user hub token revoke {0})"
+    )]
     NameTaken(String),
     /// A name that is empty, too long or has characters other than letters, digits, `-_.`.
     #[error("`{0}` is not a usable agent name: use 1 to 64 letters, digits, '-', '_' or '.'")]
