@@ -8,7 +8,9 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use ask_user_core::AskUserQuestionRequest;
-use ask_user_elicit::{FieldKind, Form, Reply, answers_from_content, form, read_reply_value};
+use ask_user_elicit::{
+    FieldKind, Form, FormStyle, Reply, answers_from_content, form, read_reply_value,
+};
 use ask_user_fuzz::{JsonValue, Pick, QuestionSpec, check_normalise, request_and_answers};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
@@ -40,29 +42,35 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(decoded) =
             ask_user_core::decode(seed.arguments, &ask_user_core::Limits::default())
         {
-            let form = form(&decoded.request, None);
-            check_form(&decoded.request, &form);
+            let form = form(&decoded.request, None, FormStyle::Titled);
+            check_form(&decoded.request, &form, FormStyle::Titled);
             check_content(&decoded.request, &form, seed.content, 0);
         }
         return;
     }
     let mut u = Unstructured::new(data);
-    let Ok((questions, notice, properties, action)) =
-        <(Vec<QuestionSpec>, Option<String>, Vec<Property>, u8)>::arbitrary(&mut u)
+    let Ok((questions, notice, properties, action, primitive)) =
+        <(Vec<QuestionSpec>, Option<String>, Vec<Property>, u8, bool)>::arbitrary(&mut u)
     else {
         return;
     };
     let Some((request, _)) = request_and_answers(&questions, &[]) else {
         return;
     };
-    let form = form(&request, notice.as_deref());
-    check_form(&request, &form);
+    // Both protocol eras' forms: primitive (2025-06-18 and older) and titled.
+    let style = if primitive {
+        FormStyle::Primitive
+    } else {
+        FormStyle::Titled
+    };
+    let form = form(&request, notice.as_deref(), style);
+    check_form(&request, &form, style);
     let content = content(&request, &form, &properties);
     check_content(&request, &form, content, action);
 });
 
 /// The form's shape.
-fn check_form(request: &AskUserQuestionRequest, form: &Form) {
+fn check_form(request: &AskUserQuestionRequest, form: &Form, style: FormStyle) {
     let keys: Vec<&str> = form.fields.iter().map(|f| f.key.as_str()).collect();
     let unique: std::collections::HashSet<&str> = keys.iter().copied().collect();
     assert_eq!(unique.len(), keys.len(), "property names repeat: {keys:?}");
@@ -76,6 +84,10 @@ fn check_form(request: &AskUserQuestionRequest, form: &Form) {
         let want = match (question.options.is_empty(), question.multi_select) {
             (true, _) => vec![FieldKind::Text],
             (false, false) => vec![FieldKind::Choice, FieldKind::OwnAnswer],
+            (false, true) if style == FormStyle::Primitive => (0..question.options.len())
+                .map(FieldKind::Option)
+                .chain([FieldKind::OwnAnswer])
+                .collect(),
             (false, true) => vec![FieldKind::Choices, FieldKind::OwnAnswer],
         };
         assert_eq!(kinds, want, "fields of question {index}");

@@ -343,7 +343,7 @@ pub fn check_normalise(request: &AskUserQuestionRequest, input: &Answers) {
                     }
                 }
                 match given.first() {
-                    None => assert!(item.is_skipped(), "an omitted question is skipped"),
+                    None => panic!("an omitted question was accepted (a skip must be explicit)"),
                     Some(g) => {
                         let want_custom =
                             g.custom.as_deref().map(str::trim).filter(|c| !c.is_empty());
@@ -383,6 +383,9 @@ pub fn check_normalise(request: &AskUserQuestionRequest, input: &Answers) {
                     .is_some_and(|q| q.option_index(label).is_none()),
                 InvalidAnswer::TooManySelected { id, count } => {
                     request.question(id).is_some_and(|q| !q.multi_select) && *count > 1
+                }
+                InvalidAnswer::Omitted { id } => {
+                    request.question(id).is_some() && !input.answers.iter().any(|i| &i.id == id)
                 }
                 _ => true,
             };

@@ -5,9 +5,8 @@ use std::sync::Arc;
 use ask_user_core::{
     AskUserQuestionTool, Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction,
 };
-use ask_user_scripted::Scripted;
 
-use crate::{AskArgs, Ended, input};
+use crate::{AskArgs, Ended, input, web};
 
 /// Decodes (logging leniencies), asks, and prints the outcome's text; the exit status is
 /// the outcome's (docs/contract.md §5). SIGINT (outside the terminal UI's raw mode), SIGTERM and SIGHUP
@@ -22,26 +21,25 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
     };
+    crate::web::set_print_url(args.print_url);
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
-        Some(path) => {
-            let script = match std::fs::read_to_string(path) {
-                Ok(script) => script,
-                Err(e) => return Ended::Usage(format!("cannot read {}: {e}", path.display())),
+        Some(path) => match ask_user_via::answers_file(path) {
+            Ok(scripted) => scripted,
+            Err(e) => return Ended::Usage(e.to_string()),
+        },
+        None => {
+            let hub = match crate::hub::client_config(&args.hub) {
+                Ok(hub) => hub,
+                Err(message) => return Ended::Usage(message),
             };
-            match Scripted::from_json(&script) {
-                Ok(scripted) => Arc::new(scripted),
-                Err(e) => {
-                    return Ended::Usage(format!(
-                        "--answers {}: not {{\"answers\":[{{\"id\",\"selected\",\"custom\"?}}]}}: {e}",
-                        path.display()
-                    ));
-                }
+            let via = crate::hub::via_names(hub.is_some(), &args.via);
+            let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
+            options.hub = hub;
+            match ask_user_via::build(&via, &options) {
+                Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
+                Err(e) => return Ended::Usage(e.to_string()),
             }
         }
-        None => match crate::hub::answerers(&args.hub, &args.via, args.web_addr) {
-            Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
-            Err(message) => return Ended::Usage(message),
-        },
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -51,7 +49,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
     let interaction = args.host.with_notify(interaction);
-    let tool = AskUserQuestionTool::new(interaction).with_timeout(args.timeout);
+    let tool = AskUserQuestionTool::new(interaction).with_timeout(args.host.timeout);
     let outcome = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let _signals = cancel_on_signals(cancel.clone());

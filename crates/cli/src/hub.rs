@@ -2,10 +2,7 @@
 //! (docs/contract.md §9).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-
-use ask_user_core::UserInteraction;
-use ask_user_hub_client::{CallerContext, HubAnswerer, HubClientConfig};
+use ask_user_hub_client::{CallerContext, HubClientConfig};
 use ask_user_store::Store;
 
 use crate::Ended;
@@ -257,25 +254,16 @@ fn host_name() -> Option<String> {
         .filter(|h| !h.is_empty())
 }
 
-/// The answerers for `ask`: without `--hub`, the `--via` ones; with it, the hub alone, or the
-/// hub beside the other `--via` names when `hub` is one of them.
-pub(crate) fn answerers(
-    hub: &HubAskArgs,
-    via: &[String],
-    web_addr: SocketAddr,
-) -> Result<Vec<Arc<dyn UserInteraction>>, String> {
+/// The hub client's settings from `--hub`/`--hub-token`: `None` without `--hub`.
+pub(crate) fn client_config(hub: &HubAskArgs) -> Result<Option<HubClientConfig>, String> {
     let urls: Vec<String> = hub
         .hub
         .iter()
         .map(|u| u.trim().to_owned())
         .filter(|u| !u.is_empty())
         .collect();
-    let wants_hub = via.iter().any(|v| v.trim() == "hub");
     if urls.is_empty() {
-        if wants_hub {
-            return Err("--via hub needs --hub URL (or ASK_USER_HUB)".to_owned());
-        }
-        return crate::via::answerers(via, web_addr);
+        return Ok(None);
     }
     let Some(token) = hub.hub_token.clone().filter(|t| !t.is_empty()) else {
         return Err(
@@ -292,13 +280,15 @@ pub(crate) fn answerers(
         host: host_name(),
         session: hub.session_title.clone(),
     };
-    let answerer = HubAnswerer::new(config).map_err(|e| e.to_string())?;
-    let mut out: Vec<Arc<dyn UserInteraction>> = vec![Arc::new(answerer)];
-    if wants_hub {
-        let others: Vec<String> = via.iter().filter(|v| v.trim() != "hub").cloned().collect();
-        if !others.is_empty() {
-            out.extend(crate::via::answerers(&others, web_addr)?);
-        }
+    Ok(Some(config))
+}
+
+/// The `--via` names to build: with `--hub` and no `hub` among them, the hub alone (so
+/// `--hub URL` is enough); otherwise as given (`--via hub,terminal` races both).
+pub(crate) fn via_names(hub_given: bool, via: &[String]) -> Vec<String> {
+    if hub_given && !via.iter().any(|v| v.trim() == "hub") {
+        vec!["hub".to_owned()]
+    } else {
+        via.to_vec()
     }
-    Ok(out)
 }

@@ -6,23 +6,26 @@
 //! - [`ask`]: one tool call, asked through the answerers chosen with `--via` (or `--answers`);
 //! - [`check`]: decode and validate without asking anyone;
 //! - [`schema`]: the model-facing definition, optionally wrapped for a provider;
-//! - [`via`]: `--via terminal,web` turned into answerers.
+//! - [`generated`]: shell completions and the man page, generated from this command line.
+//!
+//! `--via` names and `--answers` files are turned into answerers by `ask-user-via` (the
+//! registry both hosts share); `--timeout`, `--journal` and `--notify` come from
+//! `ask-user-host`.
 
 mod ask;
 mod check;
 mod hub;
+mod generated;
 mod input;
 mod mcp;
 mod schema;
-mod via;
 mod web;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use schema::SchemaArgs;
 
@@ -71,6 +74,18 @@ enum Command {
     Mcp(ask_user_mcp::McpArgs),
     /// The hub: one inbox for every agent on every machine (serve, token, login-link).
     Hub(hub::HubArgs),
+    /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
+    Man,
+}
+
+/// Options of `ask-user completions`.
+#[derive(Debug, clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 /// Options of `ask-user ask`.
@@ -79,18 +94,25 @@ struct AskArgs {
     /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     file: Option<PathBuf>,
-    /// Who asks, comma-separated; the first answer wins: terminal, web.
+    /// Who asks, comma-separated; the first answer wins (names from `ask-user-via`).
     #[arg(
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "terminal"
+        default_value = "terminal",
+        help = ask_user_via::help(VIA_LEAD),
+        long_help = ask_user_via::long_help(VIA_LEAD),
     )]
     via: Vec<String>,
     /// Where `--via web` listens: a free loopback port by default; a LAN address (e.g.
     /// 0.0.0.0:8765 or 192.168.1.20:8765) lets a phone on the same network answer.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     web_addr: std::net::SocketAddr,
+    /// Also print the web page's address on stderr. Without it the address goes only to the
+    /// terminal (/dev/tty), never to stderr, which a harness may show to the model (whoever
+    /// has the address can answer); with no terminal the page opens in the desktop's browser.
+    #[arg(long)]
+    print_url: bool,
     /// Answer from data instead of a human: a file holding {"answers":[…]} (the output shape).
     #[arg(long, value_name = "FILE", conflicts_with = "via")]
     answers: Option<PathBuf>,
@@ -98,10 +120,8 @@ struct AskArgs {
     /// A harness sets ASK_USER_DELEGATED_BY in its sub-agents' environment.
     #[arg(long, value_name = "PARENT", env = "ASK_USER_DELEGATED_BY")]
     delegated_by: Option<String>,
-    /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    timeout: Option<Duration>,
-    /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
+    /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
+    /// command).
     #[command(flatten)]
     host: ask_user_host::HostArgs,
     /// `--hub URL` (env ASK_USER_HUB) and `--hub-token` (env ASK_USER_HUB_TOKEN).
@@ -109,20 +129,15 @@ struct AskArgs {
     hub: hub::HubAskArgs,
 }
 
+/// The lead of the `--via` help, before the registry's names.
+const VIA_LEAD: &str = "Who asks, comma-separated; the first answer wins";
+
 /// Options of `ask-user check`.
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
     /// File with the tool-call arguments (JSON); `-` or nothing reads stdin.
     #[arg(value_name = "FILE|-")]
     file: Option<PathBuf>,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
-    if duration.is_zero() {
-        return Err("the timeout must be longer than zero".to_owned());
-    }
-    Ok(duration)
 }
 
 /// How a subcommand ended; [`exit_status`] turns it into the process's exit status.
@@ -144,6 +159,8 @@ fn main() -> ExitCode {
         Command::Schema(args) => schema::run(&args),
         Command::Mcp(args) => mcp::run(args),
         Command::Hub(args) => hub::run(args),
+        Command::Completions(args) => generated::completions(Cli::command(), args.shell),
+        Command::Man => generated::man(Cli::command()),
     };
     exit_status(ended)
 }

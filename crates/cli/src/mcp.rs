@@ -19,10 +19,7 @@ pub(crate) fn run(args: McpArgs) -> Ended {
             stdout: String::new(),
             status: 0,
         },
-        Err(RunError::Answers { path, message }) => Ended::Usage(format!(
-            "cannot use --answers {}: {message}",
-            path.display()
-        )),
+        Err(RunError::Usage(e)) => Ended::Usage(e.to_string()),
         Err(error) => failed(&error),
     }
 }

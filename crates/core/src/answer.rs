@@ -3,7 +3,9 @@
 //! Whatever an answerer returns goes through [`normalise`] before the model sees it, so every
 //! answerer gets the same rules for free:
 //!
-//! - one item per question, in request order; an omitted question is skipped (`selected: []`);
+//! - one item per question, in request order; an omitted question is an [`InvalidAnswer`]
+//!   (a skip is explicit: `selected: []` and no `custom`), so an empty submission is never
+//!   an answer;
 //! - an unknown or repeated id, or a label that is not one of that question's options, is an
 //!   [`InvalidAnswer`];
 //! - single-select: at most one label;
@@ -93,6 +95,15 @@ pub enum InvalidAnswer {
         /// The question's id.
         id: String,
     },
+    /// The answer has no item for a question (a skip must be explicit: `selected: []`, no
+    /// `custom`).
+    #[error(
+        "question \"{id}\" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)"
+    )]
+    Omitted {
+        /// The question's id.
+        id: String,
+    },
     /// A selected label is not one of the question's options.
     #[error("\"{label}\" is not one of the options of question \"{id}\"")]
     UnknownLabel {
@@ -131,8 +142,9 @@ pub fn normalise(
     let mut out = Vec::with_capacity(request.questions().len());
     for (question, item) in request.questions().iter().zip(given) {
         let Some(item) = item else {
-            out.push(AnswerItem::skipped(&question.id));
-            continue;
+            return Err(InvalidAnswer::Omitted {
+                id: question.id.clone(),
+            });
         };
         let mut chosen = vec![false; question.options.len()];
         for label in &item.selected {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::answer::normalise;
+use crate::answer::Answers;
+use crate::decision::{Decide, Decision, Offer, RecordOutcome, Settled};
 use crate::decode::{Arguments, decode};
 use crate::interaction::{AskError, UserInteraction, ask_catching_panics};
 use crate::outcome::Outcome;
@@ -98,6 +99,7 @@ pub struct AskUserQuestionTool {
     interaction: Arc<dyn UserInteraction>,
     limits: Limits,
     timeout: Option<Duration>,
+    recorder: Option<Arc<dyn RecordOutcome>>,
 }
 
 impl std::fmt::Debug for AskUserQuestionTool {
@@ -105,6 +107,7 @@ impl std::fmt::Debug for AskUserQuestionTool {
         f.debug_struct("AskUserQuestionTool")
             .field("limits", &self.limits)
             .field("timeout", &self.timeout)
+            .field("recorder", &self.recorder.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -116,7 +119,16 @@ impl AskUserQuestionTool {
             interaction,
             limits: Limits::default(),
             timeout: None,
+            recorder: None,
         }
+    }
+
+    /// The same tool recording every outcome through `recorder` inside the decision, before a
+    /// human's answer is accepted (and so before any answerer says "sent"); see
+    /// [`crate::decision`]. A durable store plugs in here.
+    pub fn with_recorder(mut self, recorder: Arc<dyn RecordOutcome>) -> Self {
+        self.recorder = Some(recorder);
+        self
     }
 
     /// The same tool with other caps.
@@ -160,10 +172,14 @@ impl AskUserQuestionTool {
     /// Asks an already-validated request (for hosts that decode themselves, e.g. to log the
     /// leniencies): the caller guard, the budget, the seam, normalisation.
     ///
-    /// Cancellation (`context.cancel`) or the budget running out cancels the answerers and
-    /// gives [`Outcome::Aborted`] or [`Outcome::TimedOut`]; an answer that does not fit the
-    /// request gives [`Outcome::Failed`], never a partial answer. An answerer that panics
-    /// gives [`Outcome::Failed`] too (the host keeps running).
+    /// Each call runs one race ([`crate::decision`]): the answerer (through
+    /// [`UserInteraction::ask_decided`]) offers the human's answer, and the first outcome to
+    /// settle the race is the one the model reads. Cancellation (`context.cancel`) or the
+    /// budget running out settles it as [`Outcome::Aborted`] or [`Outcome::TimedOut`] and
+    /// cancels the answerers — unless an answer was accepted first, which then stands (the
+    /// human was told it was sent). An answer that does not fit the request gives
+    /// [`Outcome::Failed`], never a partial answer. An answerer that panics gives
+    /// [`Outcome::Failed`] too (the host keeps running).
     pub async fn ask(
         &self,
         request: &AskUserQuestionRequest,
@@ -175,13 +191,19 @@ impl AskUserQuestionTool {
         if !self.interaction.is_available() {
             return Outcome::NoProvider;
         }
+        let decide = Decide::with_recorder(request, self.recorder.clone());
         // Only a budget needs its own token (to cancel the answerers without cancelling the
         // turn); otherwise the turn's token is the answerers' token.
         let asking = match self.timeout {
             Some(_) => context.cancel.child_token(),
             None => context.cancel.clone(),
         };
-        let answer = ask_catching_panics(self.interaction.as_ref(), request, asking.clone());
+        let answer = ask_catching_panics(
+            self.interaction.as_ref(),
+            request,
+            asking.clone(),
+            decide.clone(),
+        );
         tokio::pin!(answer);
         let budget = async {
             match self.timeout {
@@ -191,30 +213,81 @@ impl AskUserQuestionTool {
         };
         let stopped = tokio::select! {
             result = &mut answer => Ok(result),
-            () = budget => Err(Outcome::TimedOut(self.timeout.unwrap_or_default())),
-            () = context.cancel.cancelled() => Err(Outcome::Aborted),
+            () = budget => Err(Settled::TimedOut(self.timeout.unwrap_or_default())),
+            () = context.cancel.cancelled() => Err(Settled::Aborted),
         };
-        let result = match stopped {
-            Ok(result) => result,
-            Err(outcome) => {
-                // Let the answerers withdraw the question (and restore terminals) first.
+        match stopped {
+            Ok(result) => settle(&decide, result, &context).await,
+            Err(ending) => {
+                // Settle first: an answer accepted a moment ago wins over the ending.
+                let settled = decide.close(ending).await;
+                // Let the answerers withdraw the question (and restore terminals).
                 asking.cancel();
                 let _ = tokio::time::timeout(WITHDRAW_GRACE, answer).await;
-                return outcome;
+                outcome_of(settled)
             }
-        };
-        match result {
-            Ok(answers) => match normalise(request, answers) {
-                Ok(answers) => Outcome::Answered(answers),
-                Err(invalid) => Outcome::Failed(format!(
-                    "the answer did not fit the questions ({invalid}); ask again"
-                )),
-            },
-            Err(_) if context.cancel.is_cancelled() => Outcome::Aborted,
-            Err(AskError::Dismissed) => Outcome::Dismissed,
-            Err(AskError::Unavailable(_)) => Outcome::NoProvider,
-            Err(AskError::Cancelled) => Outcome::Aborted,
-            Err(AskError::Failed(message)) => Outcome::Failed(message),
+        }
+    }
+}
+
+/// The outcome once the answerer's future returned `result`: its answer or dismissal is
+/// offered to the race on its behalf (refused at once when it offered it itself), and what
+/// settled the race is what the model reads. An ask that ended without a human decision
+/// closes the race, so later offers are refused — unless one was accepted meanwhile.
+async fn settle(
+    decide: &Decide,
+    result: Result<Answers, AskError>,
+    context: &ExecutionContext,
+) -> Outcome {
+    let offer = match result {
+        Ok(answers) => Offer::Answers(answers),
+        Err(AskError::Dismissed) if !context.cancel.is_cancelled() => Offer::Dismiss,
+        Err(error) => {
+            let (ending, outcome) = match error {
+                _ if context.cancel.is_cancelled() => (Settled::Aborted, Outcome::Aborted),
+                AskError::Cancelled => (Settled::Aborted, Outcome::Aborted),
+                AskError::Dismissed => (Settled::Aborted, Outcome::Aborted),
+                AskError::Unavailable(_) => (Settled::Withdrawn, Outcome::NoProvider),
+                AskError::Failed(message) => (Settled::Withdrawn, Outcome::Failed(message)),
+            };
+            let settled = decide.close(ending).await;
+            return if settled.is_human() {
+                outcome_of(settled)
+            } else {
+                outcome
+            };
+        }
+    };
+    let failed = match decide.offer(offer).await {
+        Decision::Accepted | Decision::Refused(_) => match decide.settled() {
+            Some(settled) => return outcome_of(settled),
+            None => Outcome::Failed("the answer was lost; ask again".to_owned()),
+        },
+        Decision::Invalid(invalid) => Outcome::Failed(format!(
+            "the answer did not fit the questions ({invalid}); ask again"
+        )),
+        Decision::NotRecorded(why) => Outcome::Failed(format!(
+            "the answer could not be recorded ({why}); ask again"
+        )),
+    };
+    let settled = decide.close(Settled::Withdrawn).await;
+    if settled.is_human() {
+        outcome_of(settled)
+    } else {
+        failed
+    }
+}
+
+/// What the model reads for a settled race. `Withdrawn` is only ever paired with the
+/// outcome that withdrew it (see [`settle`]); on its own it reads as a failure.
+fn outcome_of(settled: Settled) -> Outcome {
+    match settled {
+        Settled::Answered { answers, .. } => Outcome::Answered(answers),
+        Settled::Dismissed { .. } => Outcome::Dismissed,
+        Settled::TimedOut(budget) => Outcome::TimedOut(budget),
+        Settled::Aborted => Outcome::Aborted,
+        Settled::Withdrawn => {
+            Outcome::Failed("the question was withdrawn before the user answered".to_owned())
         }
     }
 }

@@ -10,6 +10,7 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::answer::Answers;
+use crate::decision::Decide;
 use crate::request::AskUserQuestionRequest;
 
 /// A boxed, `Send` future: what [`UserInteraction::ask`] returns, so the trait stays
@@ -27,7 +28,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   (no terminal, no client support), so fan-out can skip it;
 /// - when `cancel` fires, withdraw the question from the screen and return
 ///   [`AskError::Cancelled`] promptly;
-/// - never return an empty success when no human saw the question.
+/// - never return an empty success when no human saw the question;
+/// - an answerer that tells the human "sent" (a page, a channel, an inbox) implements
+///   [`UserInteraction::ask_decided`] and says "sent" only after [`Decide::offer`] accepted
+///   the answer (docs/contract.md §4, "Decided before acknowledged").
 pub trait UserInteraction: Send + Sync {
     /// Asks the human every question of `request` and waits for the answers.
     fn ask<'a>(
@@ -35,6 +39,38 @@ pub trait UserInteraction: Send + Sync {
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<Answers, AskError>>;
+
+    /// Asks like [`UserInteraction::ask`], inside the ask's race: `decide` is where this
+    /// answerer offers the human's answer or dismissal and hears whether it was taken
+    /// ([`crate::decision`]). [`crate::AskUserQuestionTool`] and [`crate::FirstAnswer`] call
+    /// this method.
+    ///
+    /// Contract for an answerer that overrides it: offer before acknowledging; after
+    /// [`crate::Decision::Accepted`] return promptly (`Ok(answers)` or
+    /// `Err(AskError::Dismissed)`; the outcome is taken from the race either way); on
+    /// [`crate::Decision::Refused`] tell the human it was not taken and why. When `cancel`
+    /// fires, [`Decide::settled`] says why the question is being withdrawn (another answerer
+    /// won, the budget ran out, …) so the screen can say so.
+    ///
+    /// The default calls [`UserInteraction::ask`]: an answerer that acknowledges nothing (a
+    /// terminal UI that simply closes, scripted data) returns its answer and the caller offers
+    /// it on its behalf.
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        let _ = decide;
+        self.ask(request, cancel)
+    }
+
+    /// Where this answerer reaches the human, as a short phrase that completes "answered in
+    /// …" (`"the terminal"`, `"the web page"`), so the answerers that lost a race can say
+    /// where the human answered. Defaults to `None` (the others then say "elsewhere").
+    fn name(&self) -> Option<&str> {
+        None
+    }
 
     /// Whether this answerer can reach a human right now (a terminal, a page, an eliciting
     /// client). Hosts use it to leave the tool out of the model's list when nobody can answer.
@@ -62,7 +98,7 @@ pub enum AskError {
     Failed(String),
 }
 
-/// Asks `interaction`, turning a panic (while creating or polling its future) into
+/// Asks `interaction` in the race `decide` ([`UserInteraction::ask_decided`]), turning a panic (while creating or polling its future) into
 /// [`AskError::Failed`], so a broken answerer gives the answer-failed outcome instead of
 /// tearing down the host. Unwinding has already run the answerer's destructors (which restore
 /// terminals and withdraw questions) by the time this returns.
@@ -70,12 +106,14 @@ pub(crate) fn ask_catching_panics<'a>(
     interaction: &'a dyn UserInteraction,
     request: &'a AskUserQuestionRequest,
     cancel: CancellationToken,
+    decide: Decide,
 ) -> BoxFuture<'a, Result<Answers, AskError>> {
-    let future =
-        match std::panic::catch_unwind(AssertUnwindSafe(|| interaction.ask(request, cancel))) {
-            Ok(future) => future,
-            Err(panic) => return Box::pin(std::future::ready(Err(crashed(panic.as_ref())))),
-        };
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+        interaction.ask_decided(request, cancel, decide)
+    })) {
+        Ok(future) => future,
+        Err(panic) => return Box::pin(std::future::ready(Err(crashed(panic.as_ref())))),
+    };
     Box::pin(
         AssertUnwindSafe(future)
             .catch_unwind()

@@ -11,6 +11,8 @@
 //!   [`Leniency`]s) into an [`AskUserQuestionRequest`];
 //! - [`UserInteraction`]: the seam any answerer plugs into (terminal, web page, MCP
 //!   elicitation, scripted data), and [`FirstAnswer`] to race several;
+//! - [`decision`]: one race per ask where answers are offered and the first outcome wins, so
+//!   an answerer says "sent" only for the answer that counts ([`Decide`], [`Decision`]);
 //! - [`normalise`]: the answer checked against the request and brought into canonical shape;
 //! - [`Outcome`]: exactly what the model reads — [`render`]ed compact JSON or one `Error: …`
 //!   line — with an [`OutcomeCode`] beside it;
@@ -52,6 +54,7 @@
 #![deny(missing_docs)]
 
 mod answer;
+pub mod decision;
 mod decode;
 pub mod definition;
 mod execute;
@@ -63,6 +66,7 @@ mod request;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};
+pub use decision::{Decide, Decision, Offer, RecordOutcome, Settled};
 pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;

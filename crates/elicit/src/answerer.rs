@@ -3,16 +3,20 @@
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
 };
+use rmcp::ServiceError;
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, CustomRequest, ElicitResult,
+    ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 
-use crate::content::{Reply, read_reply};
-use crate::schema::form;
+use crate::content::{NOTHING_CHOSEN, Reply, read_reply};
+use crate::rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
+use crate::schema::{FormStyle, form};
 
-/// How many times a form is sent again after the client returned content that does not fit.
-const MAX_ROUNDS: usize = 3;
+/// The longest part of a client's error text kept in the reason of [`AskError::Unavailable`]
+/// (the whole error goes to the log; a validation dump can be kilobytes).
+const REASON_CHARS: usize = 160;
 
 /// Whether a client with these capabilities takes form elicitation: it declared
 /// `elicitation`, with `form` or (the pre-2025-11-25 shape) with neither `form` nor `url`.
@@ -25,10 +29,17 @@ pub fn client_can_elicit(capabilities: Option<&ClientCapabilities>) -> bool {
 /// Asks the human through the MCP client's elicitation form (protocol 2025-11-25 and earlier,
 /// where a server may send requests to the client while a tool call runs).
 ///
-/// - Unavailable when the client did not declare form elicitation or its transport is closed.
+/// - The form has the shapes of its [`FormStyle`] (set with [`ElicitAnswerer::with_style`]
+///   from the negotiated protocol version; [`FormStyle::Titled`] by default).
+/// - Unavailable when the client did not declare form elicitation or its transport is closed,
+///   and when the client answers `elicitation/create` with an error (it refused or failed to
+///   show the form): the reason is short, the client's whole error is logged, so a host can
+///   fall back to the next answerer without the model ever reading a protocol dump.
 /// - accept → the answers; decline or cancel → [`AskError::Dismissed`].
 /// - Content that does not fit (a label that is not an option) is refused: the form is sent
 ///   again with the reason on top, at most 3 times, then [`AskError::Failed`].
+/// - Accepted with every field blank: the form is sent once more with [`NOTHING_CHOSEN`] on
+///   top; blank again → every question skipped.
 /// - When the token fires, the pending `elicitation/create` is cancelled with
 ///   `notifications/cancelled` (the client withdraws its form) and the result is
 ///   [`AskError::Cancelled`].
@@ -39,12 +50,14 @@ pub fn client_can_elicit(capabilities: Option<&ClientCapabilities>) -> bool {
 pub struct ElicitAnswerer {
     peer: Peer<RoleServer>,
     capable: bool,
+    style: FormStyle,
 }
 
 impl std::fmt::Debug for ElicitAnswerer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ElicitAnswerer")
             .field("capable", &self.capable)
+            .field("style", &self.style)
             .finish_non_exhaustive()
     }
 }
@@ -55,7 +68,15 @@ impl ElicitAnswerer {
         Self {
             peer,
             capable: client_can_elicit(capabilities),
+            style: FormStyle::Titled,
         }
+    }
+
+    /// The same answerer sending forms of `style` (from the negotiated protocol version,
+    /// [`FormStyle::for_version`]).
+    pub fn with_style(mut self, style: FormStyle) -> Self {
+        self.style = style;
+        self
     }
 
     async fn elicit(
@@ -69,10 +90,16 @@ impl ElicitAnswerer {
             ));
         }
         let mut notice: Option<String> = None;
-        let mut refused = None;
-        for _ in 0..MAX_ROUNDS {
-            let form = form(request, notice.as_deref());
-            let elicit = ServerRequest::ElicitRequest(ElicitRequest::new(form.params()));
+        let mut refusals: u32 = 0;
+        let mut blank_once = false;
+        loop {
+            let form = form(request, notice.as_deref(), self.style);
+            // Sent as raw JSON: rmcp's typed request always carries `mode`, which a
+            // 2025-06-18 client does not know.
+            let elicit = ServerRequest::CustomRequest(CustomRequest::new(
+                "elicitation/create",
+                Some(form.request_params()),
+            ));
             let handle = self
                 .peer
                 .send_cancellable_request(elicit, PeerRequestOptions::no_options())
@@ -91,33 +118,55 @@ impl ElicitAnswerer {
                     return Err(AskError::Cancelled);
                 }
             };
-            let result = match response {
-                Ok(ClientResult::ElicitResult(result)) => result,
-                Ok(_) => {
-                    return Err(AskError::Failed(
-                        "the MCP client sent an unexpected reply to elicitation/create".to_owned(),
-                    ));
-                }
-                Err(e) => {
-                    return Err(AskError::Failed(format!(
-                        "the MCP client's elicitation failed ({e})"
-                    )));
-                }
-            };
+            let result = elicit_result(response)?;
             match read_reply(request, &form, &result) {
                 Reply::Answered(answers) => return Ok(answers),
-                Reply::Dismissed => return Err(AskError::Dismissed),
+                Reply::Blank(answers) if blank_once => return Ok(answers),
+                Reply::Blank(_) => {
+                    blank_once = true;
+                    notice = Some(NOTHING_CHOSEN.to_owned());
+                }
                 Reply::Refused(error) => {
                     tracing::info!(%error, "elicitation content refused; asking again");
-                    notice = Some(format!("Not accepted: {error}. Please answer again."));
-                    refused = Some(error);
+                    refusals += 1;
+                    if refusals >= MAX_ROUNDS {
+                        return Err(AskError::Failed(did_not_fit(&error)));
+                    }
+                    notice = Some(not_accepted(&error));
                 }
+                // Dismissed, and any reply a later version adds.
+                _ => return Err(AskError::Dismissed),
             }
         }
-        let reason = refused.map(|e| e.to_string()).unwrap_or_default();
-        Err(AskError::Failed(format!(
-            "the answers from the MCP client's form did not fit the questions ({reason}); ask again"
-        )))
+    }
+}
+
+/// The client's reply to `elicitation/create` as an [`ElicitResult`]. An error reply means the
+/// client refused or failed to show the form: unavailable (so the next answerer asks), with a
+/// short reason; the whole error goes to the log.
+fn elicit_result(response: Result<ClientResult, ServiceError>) -> Result<ElicitResult, AskError> {
+    let unreadable =
+        || AskError::Unavailable("the MCP client sent an unreadable reply to its form".to_owned());
+    match response {
+        Ok(ClientResult::ElicitResult(result)) => Ok(result),
+        Ok(ClientResult::CustomResult(value)) => {
+            serde_json::from_value(value.0).map_err(|_| unreadable())
+        }
+        Ok(_) => Err(unreadable()),
+        Err(ServiceError::McpError(error)) => {
+            tracing::warn!(code = error.code.0, message = %error.message, data = ?error.data,
+                "the MCP client did not show the elicitation form");
+            let mut reason: String = error.message.chars().take(REASON_CHARS).collect();
+            if reason.len() < error.message.len() {
+                reason.push('…');
+            }
+            Err(AskError::Unavailable(format!(
+                "the MCP client could not show the form ({reason})"
+            )))
+        }
+        Err(error) => Err(AskError::Failed(format!(
+            "the MCP client's elicitation failed ({error})"
+        ))),
     }
 }
 

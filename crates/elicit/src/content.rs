@@ -47,7 +47,13 @@ pub enum Reply {
     Dismissed,
     /// Accepted, but the content does not fit; ask again with the reason shown.
     Refused(ContentError),
+    /// Accepted with every field blank: every question skipped. The first time, ask once more
+    /// with [`NOTHING_CHOSEN`] on top; a second blank submission is these answers (docs/contract.md §6).
+    Blank(Answers),
 }
+
+/// The notice on top of a form sent again after a submission with every field blank.
+pub const NOTHING_CHOSEN: &str = "Nothing was chosen; submit again to skip all.";
 
 /// Reads the client's elicitation result: `accept` → [`answers_from_content`], `decline` and
 /// `cancel` → [`Reply::Dismissed`].
@@ -56,6 +62,7 @@ pub fn read_reply(request: &AskUserQuestionRequest, form: &Form, result: &Elicit
         ElicitationAction::Accept => {
             let content = result.content.clone().unwrap_or(Value::Null);
             match answers_from_content(request, form, &content) {
+                Ok(answers) if answers.answers.iter().all(is_skip) => Reply::Blank(answers),
                 Ok(answers) => Reply::Answered(answers),
                 Err(error) => Reply::Refused(error),
             }
@@ -63,6 +70,10 @@ pub fn read_reply(request: &AskUserQuestionRequest, form: &Form, result: &Elicit
         // Decline, cancel, and any action a later protocol adds: not an answer.
         _ => Reply::Dismissed,
     }
+}
+
+fn is_skip(item: &AnswerItem) -> bool {
+    item.selected.is_empty() && item.custom.is_none()
 }
 
 /// Like [`read_reply`], for a result that arrives as raw JSON (an input-required retry
@@ -77,8 +88,9 @@ pub fn read_reply_value(request: &AskUserQuestionRequest, form: &Form, result: &
 /// Maps accepted form content to normalised answers.
 ///
 /// A choice field holds a label (an empty string counts as nothing chosen), a multi-choice
-/// field an array of labels (a lone string is read as one label), a text or own-answer field a
-/// string. `null` or an absent field is nothing; unknown properties are ignored; absent
+/// field an array of labels (a lone string is read as one label), an option field a boolean
+/// (`true` chooses that option), a text or own-answer field a string. `null` or an absent
+/// field is nothing (a blank field is an explicit skip of its question); unknown properties are ignored; absent
 /// content (`null`) skips every question. The result goes through the core's `normalise`, so a
 /// label that is not an option is [`ContentError::Invalid`].
 pub fn answers_from_content(
@@ -126,6 +138,19 @@ pub fn answers_from_content(
                     }
                 }
                 _ => return Err(wrong("a list of option labels")),
+            },
+            FieldKind::Option(position) => match value {
+                Value::Bool(false) => {}
+                Value::Bool(true) => {
+                    let option = request
+                        .questions()
+                        .get(field.question)
+                        .and_then(|q| q.options.get(position));
+                    if let Some(option) = option {
+                        item.selected.push(option.label.clone());
+                    }
+                }
+                _ => return Err(wrong("true or false")),
             },
             FieldKind::Text | FieldKind::OwnAnswer => match value {
                 Value::String(text) => item.custom = Some(text.clone()),

@@ -14,20 +14,22 @@
 //! - [`ElicitAnswerer`] is the [`UserInteraction`](ask_user_core::UserInteraction) that pushes
 //!   `elicitation/create` over an rmcp peer (protocol 2025-11-25 and earlier). For 2026-07-28,
 //!   where a server may not send requests, a host returns [`form()`] inside an input-required
-//!   result instead and reads the retry with [`read_reply_value`].
+//!   result instead and reads the retry with [`read_reply_value`]; both send a refused form
+//!   again at most [`MAX_ROUNDS`] times in all, with the same texts ([`not_accepted`],
+//!   [`did_not_fit`]).
 //!
 //! Depends on the core and rmcp only; never on another answerer or a host.
 //!
 //! ```
 //! use ask_user_core::{decode, Limits};
-//! use ask_user_elicit::{form, read_reply, Reply};
+//! use ask_user_elicit::{form, read_reply, FormStyle, Reply};
 //! use rmcp::model::{ElicitResult, ElicitationAction};
 //!
 //! let request = decode(
 //!     r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]}]}"#,
 //!     &Limits::default(),
 //! ).unwrap().request;
-//! let form = form(&request, None);
+//! let form = form(&request, None, FormStyle::Titled);
 //! let schema = serde_json::to_string(&form.schema).unwrap();
 //! assert!(schema.contains(r#""oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"}"#));
 //!
@@ -40,10 +42,15 @@
 
 mod answerer;
 mod content;
+mod rounds;
 mod schema;
 
 pub use answerer::{ElicitAnswerer, client_can_elicit};
-pub use content::{ContentError, Reply, answers_from_content, read_reply, read_reply_value};
+pub use content::{
+    ContentError, NOTHING_CHOSEN, Reply, answers_from_content, read_reply, read_reply_value,
+};
+pub use rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 pub use schema::{
-    Field, FieldKind, Form, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE, form,
+    Field, FieldKind, Form, FormStyle, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE,
+    form,
 };

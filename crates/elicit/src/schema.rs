@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use ask_user_core::{AskUserQuestionRequest, Question};
 use rmcp::model::{
-    ConstTitle, ElicitRequestParams, ElicitationSchema, EnumSchema, MultiSelectEnumSchema,
-    PrimitiveSchemaDefinition, SingleSelectEnumSchema, StringSchema, TitledItems,
-    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema,
+    BooleanSchema, ConstTitle, ElicitRequestParams, ElicitationSchema, EnumSchema,
+    LegacyEnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, ProtocolVersion,
+    SingleSelectEnumSchema, StringSchema, TitledItems, TitledMultiSelectEnumSchema,
+    TitledSingleSelectEnumSchema,
 };
+use serde_json::{Value, json};
 
 /// The title of the extra field where the human types their own answer.
 pub const OWN_ANSWER_TITLE: &str = "Your own answer";
@@ -17,6 +19,32 @@ pub const OWN_ANSWER_INSTEAD: &str = "Optional: type this instead of choosing an
 /// Its description on a multi-select question (the own answer adds to the choices).
 pub const OWN_ANSWER_BESIDE: &str =
     "Optional: type this in addition to, or instead of, the options.";
+
+/// Which form shapes the client's negotiated protocol version allows (docs/contract.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FormStyle {
+    /// Protocol 2025-06-18 and older: primitive properties only. A single-select question is a
+    /// string with `enum` + `enumNames` (no `default`), a multi-select question one boolean per
+    /// option (the recommended one `default: true`), free text and own answers plain strings;
+    /// the request carries no `mode`.
+    Primitive,
+    /// Protocol 2025-11-25 and later: a single-select question is a string with titled `oneOf`,
+    /// a multi-select question an array with `items.anyOf`, the recommended option the
+    /// `default`; the request carries `mode: "form"`.
+    Titled,
+}
+
+impl FormStyle {
+    /// The style for a client that negotiated `version`: [`FormStyle::Titled`] from
+    /// 2025-11-25 on, [`FormStyle::Primitive`] before that and when the version is unknown.
+    pub fn for_version(version: Option<&ProtocolVersion>) -> Self {
+        match version {
+            Some(version) if *version >= ProtocolVersion::V_2025_11_25 => Self::Titled,
+            _ => Self::Primitive,
+        }
+    }
+}
 
 /// What one form field stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +58,9 @@ pub enum FieldKind {
     Text,
     /// The optional own-answer string beside a choice question.
     OwnAnswer,
+    /// One option of a multi-select question, by its index, as a boolean
+    /// ([`FormStyle::Primitive`]): `true` chooses it.
+    Option(usize),
 }
 
 /// One property of the form and the question it belongs to.
@@ -53,15 +84,31 @@ pub struct Form {
     pub schema: ElicitationSchema,
     /// The properties, in schema order.
     pub fields: Vec<Field>,
+    /// The shapes used.
+    pub style: FormStyle,
 }
 
 impl Form {
-    /// The `elicitation/create` parameters for this form (mode `form`).
+    /// The `elicitation/create` parameters for this form as rmcp's type (which always
+    /// carries `mode: "form"`; use [`Form::request_params`] for what goes on the wire).
     pub fn params(&self) -> ElicitRequestParams {
         ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: self.message.clone(),
             requested_schema: self.schema.clone(),
+        }
+    }
+
+    /// The `elicitation/create` parameters exactly as sent: `{"mode":"form","message",
+    /// "requestedSchema"}` for [`FormStyle::Titled`], `{"message","requestedSchema"}` (no
+    /// `mode`, which 2025-06-18 does not know) for [`FormStyle::Primitive`].
+    pub fn request_params(&self) -> Value {
+        let schema = serde_json::to_value(&self.schema).unwrap_or(Value::Null);
+        match self.style {
+            FormStyle::Titled => {
+                json!({"mode": "form", "message": self.message, "requestedSchema": schema})
+            }
+            FormStyle::Primitive => json!({"message": self.message, "requestedSchema": schema}),
         }
     }
 }
@@ -73,28 +120,57 @@ impl Form {
 /// Every field is optional, so the human can skip a question; the recommended option (the
 /// first label ending in `(Recommended)`) is the field's `default`.
 ///
+/// With [`FormStyle::Primitive`] a multi-select question has no field of its own but one
+/// boolean per option, named `<id>.1`, `<id>.2`, … (1-based option position, titled by the
+/// label), followed by its own-answer field.
+///
 /// `notice`, when given, opens the message (used to say why a previous submission was refused).
-pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>) -> Form {
+pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormStyle) -> Form {
     let mut fields = Vec::new();
     let mut properties = BTreeMap::new();
     let mut order = Vec::new();
     let ids: Vec<&str> = request.questions().iter().map(|q| q.id.as_str()).collect();
-    for (index, question) in request.questions().iter().enumerate() {
-        let (kind, schema) = question_field(question);
-        properties.insert(question.id.clone(), schema);
-        order.push(question.id.clone());
-        fields.push(Field {
-            key: question.id.clone(),
-            question: index,
-            kind,
-        });
-        if kind == FieldKind::Text {
-            continue;
-        }
-        let mut key = format!("{}.own", question.id);
+    let free = |key: String, properties: &BTreeMap<String, PrimitiveSchemaDefinition>| {
+        let mut key = key;
         while ids.contains(&key.as_str()) || properties.contains_key(&key) {
             key.push('.');
         }
+        key
+    };
+    for (index, question) in request.questions().iter().enumerate() {
+        if style == FormStyle::Primitive && question.multi_select && !question.options.is_empty() {
+            let recommended = question.recommended();
+            for (position, option) in question.options.iter().enumerate() {
+                let key = free(format!("{}.{}", question.id, position + 1), &properties);
+                let mut schema = BooleanSchema::new().title(option.label.clone());
+                if let Some(description) = &option.description {
+                    schema = schema.description(description.clone());
+                }
+                if recommended == Some(position) {
+                    schema = schema.with_default(true);
+                }
+                properties.insert(key.clone(), PrimitiveSchemaDefinition::Boolean(schema));
+                order.push(key.clone());
+                fields.push(Field {
+                    key,
+                    question: index,
+                    kind: FieldKind::Option(position),
+                });
+            }
+        } else {
+            let (kind, schema) = question_field(question, style);
+            properties.insert(question.id.clone(), schema);
+            order.push(question.id.clone());
+            fields.push(Field {
+                key: question.id.clone(),
+                question: index,
+                kind,
+            });
+            if kind == FieldKind::Text {
+                continue;
+            }
+        }
+        let key = free(format!("{}.own", question.id), &properties);
         let description = if question.multi_select {
             OWN_ANSWER_BESIDE
         } else {
@@ -118,13 +194,14 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>) -> Form {
     let mut schema = ElicitationSchema::new(properties);
     schema.property_order = Some(order);
     Form {
-        message: message(request, notice),
+        message: message(request, notice, style),
         schema,
         fields,
+        style,
     }
 }
 
-fn question_field(question: &Question) -> (FieldKind, PrimitiveSchemaDefinition) {
+fn question_field(question: &Question, style: FormStyle) -> (FieldKind, PrimitiveSchemaDefinition) {
     let title: Cow<'static, str> = Cow::Owned(question.question.clone());
     let recommended = question
         .recommended()
@@ -132,6 +209,15 @@ fn question_field(question: &Question) -> (FieldKind, PrimitiveSchemaDefinition)
     if question.options.is_empty() {
         let schema = StringSchema::new().title(title);
         return (FieldKind::Text, PrimitiveSchemaDefinition::String(schema));
+    }
+    if style == FormStyle::Primitive {
+        // Only single-select reaches here (a primitive multi-select is one boolean per option).
+        let labels: Vec<String> = question.options.iter().map(|o| o.label.clone()).collect();
+        let mut schema = LegacyEnumSchema::new(labels.clone());
+        schema.title = Some(title);
+        schema.enum_names = Some(labels);
+        let schema = EnumSchema::Legacy(schema);
+        return (FieldKind::Choice, PrimitiveSchemaDefinition::Enum(schema));
     }
     let titled: Vec<ConstTitle> = question
         .options
@@ -157,7 +243,7 @@ fn question_field(question: &Question) -> (FieldKind, PrimitiveSchemaDefinition)
 
 /// The message: every question with its header chip and option descriptions, numbered when
 /// there are several.
-fn message(request: &AskUserQuestionRequest, notice: Option<&str>) -> String {
+fn message(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormStyle) -> String {
     let mut out = String::new();
     if let Some(notice) = notice {
         out.push_str(notice);
@@ -176,7 +262,10 @@ fn message(request: &AskUserQuestionRequest, notice: Option<&str>) -> String {
         }
         out.push_str(&question.question);
         if question.multi_select && !question.options.is_empty() {
-            out.push_str(" (choose any)");
+            out.push_str(match style {
+                FormStyle::Titled => " (choose any)",
+                FormStyle::Primitive => " (tick any; none ticked skips it)",
+            });
         }
         for option in &question.options {
             match &option.description {

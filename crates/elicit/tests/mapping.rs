@@ -3,9 +3,10 @@
 
 use ask_user_core::{AskUserQuestionRequest, Limits, decode};
 use ask_user_elicit::{
-    ContentError, Reply, answers_from_content, form, read_reply, read_reply_value,
+    ContentError, FormStyle, Reply, answers_from_content, form, read_reply, read_reply_value,
 };
 use pretty_assertions::assert_eq;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{Value, json};
 
@@ -20,7 +21,7 @@ const BATCH: &str = r#"{"questions":[
 
 #[test]
 fn the_form_has_one_field_per_question_plus_own_answers_in_question_order() {
-    let form = form(&request(BATCH), None);
+    let form = form(&request(BATCH), None, FormStyle::Titled);
     assert_eq!(
         serde_json::to_string(&form.params()).unwrap(),
         concat!(
@@ -40,6 +41,7 @@ fn a_notice_opens_the_message() {
     let form = form(
         &request(r#"{"questions":[{"id":"a","question":"A?"}]}"#),
         Some("Not accepted: x."),
+        FormStyle::Titled,
     );
     assert_eq!(form.message, "Not accepted: x.\n\nA?");
 }
@@ -51,6 +53,7 @@ fn own_answer_keys_never_collide_with_question_ids() {
             r#"{"questions":[{"id":"a","question":"A?","options":["X"]},{"id":"a.own","question":"B?"}]}"#,
         ),
         None,
+        FormStyle::Titled,
     );
     let keys: Vec<&str> = form.fields.iter().map(|f| f.key.as_str()).collect();
     assert_eq!(keys, ["a", "a.own.", "a.own"]);
@@ -59,7 +62,7 @@ fn own_answer_keys_never_collide_with_question_ids() {
 #[test]
 fn content_maps_to_normalised_answers() {
     let request = request(BATCH);
-    let form = form(&request, None);
+    let form = form(&request, None, FormStyle::Titled);
     let cases: Vec<(Value, &str)> = vec![
         (
             json!({"db":"SQLite","langs":["Python","Rust"],"name":"billing"}),
@@ -89,7 +92,7 @@ fn content_maps_to_normalised_answers() {
 #[test]
 fn content_that_does_not_fit_is_refused_with_a_reason_for_the_human() {
     let request = request(BATCH);
-    let form = form(&request, None);
+    let form = form(&request, None, FormStyle::Titled);
     let cases: Vec<(Value, &str)> = vec![
         (json!("SQLite"), "the form content is not an object"),
         (json!({"db":1}), "field \"db\" takes one option label"),
@@ -122,7 +125,7 @@ fn content_that_does_not_fit_is_refused_with_a_reason_for_the_human() {
 fn accept_answers_decline_and_cancel_dismiss() {
     let request =
         request(r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#);
-    let form = form(&request, None);
+    let form = form(&request, None, FormStyle::Titled);
     let accept = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"go":"Yes"}));
     assert!(matches!(
         read_reply(&request, &form, &accept),
@@ -155,5 +158,131 @@ fn accept_answers_decline_and_cancel_dismiss() {
     assert_eq!(
         read_reply_value(&request, &form, &json!("nonsense")),
         Reply::Refused(ContentError::NotAnObject)
+    );
+}
+
+#[test]
+fn the_style_follows_the_negotiated_version() {
+    for (version, style) in [
+        (Some(ProtocolVersion::V_2024_11_05), FormStyle::Primitive),
+        (Some(ProtocolVersion::V_2025_03_26), FormStyle::Primitive),
+        (Some(ProtocolVersion::V_2025_06_18), FormStyle::Primitive),
+        (Some(ProtocolVersion::V_2025_11_25), FormStyle::Titled),
+        (Some(ProtocolVersion::V_2026_07_28), FormStyle::Titled),
+        (None, FormStyle::Primitive),
+    ] {
+        assert_eq!(
+            FormStyle::for_version(version.as_ref()),
+            style,
+            "{version:?}"
+        );
+    }
+}
+
+#[test]
+fn a_primitive_form_has_only_primitive_properties_and_no_mode() {
+    let primitive = form(&request(BATCH), None, FormStyle::Primitive);
+    assert_eq!(
+        serde_json::to_string(&primitive.request_params()).unwrap(),
+        concat!(
+            r#"{"message":"1/3 [Database] Which database?\n- PostgreSQL (Recommended): Full SQL, needs a server.\n- SQLite: A file.\n\n2/3 Which languages? (tick any; none ticked skips it)\n- Rust\n- Go (Recommended)\n- Python\n\n3/3 [Name] Service name?","#,
+            r#""requestedSchema":{"type":"object","properties":{"#,
+            r#""db":{"type":"string","title":"Which database?","enum":["PostgreSQL (Recommended)","SQLite"],"enumNames":["PostgreSQL (Recommended)","SQLite"]},"#,
+            r#""db.own":{"type":"string","title":"Your own answer","description":"Optional: type this instead of choosing an option."},"#,
+            r#""langs.1":{"type":"boolean","title":"Rust"},"#,
+            r#""langs.2":{"type":"boolean","title":"Go (Recommended)","default":true},"#,
+            r#""langs.3":{"type":"boolean","title":"Python"},"#,
+            r#""langs.own":{"type":"string","title":"Your own answer","description":"Optional: type this in addition to, or instead of, the options."},"#,
+            r#""name":{"type":"string","title":"Service name?"}}}}"#
+        )
+    );
+    // The titled style keeps `mode`.
+    let titled = form(&request(BATCH), None, FormStyle::Titled);
+    assert_eq!(titled.request_params()["mode"], "form");
+    assert_eq!(
+        titled.request_params()["requestedSchema"],
+        serde_json::to_value(&titled.schema).unwrap()
+    );
+}
+
+#[test]
+fn primitive_content_maps_booleans_to_labels_and_unticked_to_a_skip() {
+    let request = request(BATCH);
+    let form = form(&request, None, FormStyle::Primitive);
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"db":"SQLite","langs.1":true,"langs.2":false,"langs.3":true,"langs.own":"Zig"}),
+            r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Python"],"custom":"Zig"},{"id":"name","selected":[]}]}"#,
+        ),
+        // Every option unticked: that multi-select is skipped, explicitly.
+        (
+            json!({"db":"SQLite","langs.1":false,"langs.2":false,"langs.3":false,"name":"x"}),
+            r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":[]},{"id":"name","selected":[],"custom":"x"}]}"#,
+        ),
+    ];
+    for (content, expected) in cases {
+        let answers = answers_from_content(&request, &form, &content).unwrap();
+        assert_eq!(ask_user_core::render(&answers), expected, "{content}");
+    }
+    assert_eq!(
+        answers_from_content(&request, &form, &json!({"langs.2":"yes"}))
+            .unwrap_err()
+            .to_string(),
+        "field \"langs.2\" takes true or false"
+    );
+}
+
+#[test]
+fn option_keys_never_collide_with_question_ids() {
+    let form = form(
+        &request(
+            r#"{"questions":[{"id":"a","question":"A?","options":["X","Y"],"multi_select":true},{"id":"a.1","question":"B?"}]}"#,
+        ),
+        None,
+        FormStyle::Primitive,
+    );
+    let keys: Vec<&str> = form.fields.iter().map(|f| f.key.as_str()).collect();
+    assert_eq!(keys, ["a.1.", "a.2", "a.own", "a.1"]);
+}
+
+#[test]
+fn a_submission_with_every_field_blank_is_blank_not_an_answer() {
+    let request = request(BATCH);
+    for style in [FormStyle::Titled, FormStyle::Primitive] {
+        let form = form(&request, None, style);
+        for content in [
+            json!({}),
+            json!({"db":"","db.own":" ","langs":[],"langs.1":false,"name":""}),
+        ] {
+            let reply = ElicitResult::new(ElicitationAction::Accept).with_content(content.clone());
+            let Reply::Blank(answers) = read_reply(&request, &form, &reply) else {
+                panic!("{style:?} {content}")
+            };
+            assert_eq!(
+                ask_user_core::render(&answers),
+                r#"{"answers":[{"id":"db","selected":[]},{"id":"langs","selected":[]},{"id":"name","selected":[]}]}"#
+            );
+        }
+        // One field filled: an answer with the others skipped.
+        let reply = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name":"x"}));
+        assert!(matches!(
+            read_reply(&request, &form, &reply),
+            Reply::Answered(_)
+        ));
+    }
+}
+
+#[test]
+fn the_refusal_round_texts_are_shared_by_both_ways_of_eliciting() {
+    use ask_user_elicit::{MAX_ROUNDS, did_not_fit, not_accepted};
+    assert_eq!(MAX_ROUNDS, 3);
+    let reason = r#""MySQL" is not one of the options of question "db""#;
+    assert_eq!(
+        not_accepted(&reason),
+        r#"Not accepted: "MySQL" is not one of the options of question "db". Please answer again."#
+    );
+    assert_eq!(
+        did_not_fit(&reason),
+        r#"the answers from the MCP client's form did not fit the questions ("MySQL" is not one of the options of question "db"); ask again"#
     );
 }

@@ -1,8 +1,9 @@
-//! The host flags `--journal FILE` and `--notify CMD`, shared by `ask-user ask` and
-//! `ask-user mcp` so they read and behave the same.
+//! The host flags `--timeout DURATION`, `--journal FILE` and `--notify CMD`, shared by
+//! `ask-user ask` and `ask-user mcp` so they read and behave the same.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ask_user_core::{
     Arguments, AskUserQuestionTool, Decoded, ExecutionContext, InvalidArguments, Limits, Outcome,
@@ -12,9 +13,17 @@ use ask_user_core::{
 use crate::journal::{Journal, JournalError};
 use crate::notify::Notify;
 
-/// `--journal FILE` and `--notify CMD` (clap arguments; flatten them into a command).
+/// `--timeout DURATION`, `--journal FILE` and `--notify CMD` (clap arguments; flatten them
+/// into a command).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct HostArgs {
+    /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
+    ///
+    /// The question is withdrawn when the time runs out. No timeout by default: elapsed time is
+    /// never approval. Zero is refused ([`parse_timeout`]).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+
     /// Append an audit journal to FILE (one JSON line per ask and per outcome).
     ///
     /// Each line holds the time, the call id, the questions, the outcome code and text and the
@@ -30,6 +39,20 @@ pub struct HostArgs {
     /// failures are only logged.
     #[arg(long, value_name = "CMD")]
     pub notify: Option<String>,
+}
+
+/// The error text of a zero `--timeout`.
+pub const ZERO_TIMEOUT: &str = "the timeout must be longer than zero";
+
+/// Parses a `--timeout` value: a humantime duration (`90s`, `5m`, `1h30m`) longer than zero.
+/// A text humantime cannot read fails with humantime's reason; zero fails with
+/// [`ZERO_TIMEOUT`] (an ask that times out at once would never reach the human).
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if duration.is_zero() {
+        return Err(ZERO_TIMEOUT.to_owned());
+    }
+    Ok(duration)
 }
 
 impl HostArgs {

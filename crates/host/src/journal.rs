@@ -22,8 +22,8 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ask_user_core::{
@@ -133,10 +133,15 @@ struct OutcomeLine<'a> {
 
 /// An append-only audit journal file, shared by all calls of a host (it is `Sync`; lines of
 /// concurrent calls never interleave).
+///
+/// Writing a line (write, flush, `fdatasync`) blocks, so it never runs on an async thread:
+/// the async [`Journal::call`] and [`Journal::ask`] hand it to tokio's blocking pool, and the
+/// synchronous `record_*` methods, called inside a multi-threaded tokio runtime, hand the
+/// thread's other tasks to the runtime first (`block_in_place`).
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Arc<Mutex<File>>,
     /// `<start ms>-<pid>`: makes call ids unique across runs appending to one file.
     run: String,
     calls: AtomicU64,
@@ -147,6 +152,11 @@ pub struct Journal {
 /// Most requests remembered by [`Journal::record_open`] (a client that never comes back must
 /// not grow the map forever); beyond it the map is cleared and later outcomes get fresh ids.
 const MAX_OPEN: usize = 4_096;
+
+/// Most calls remembered for one request by [`Journal::record_open`] (a client that opens the
+/// same question again and again without an outcome must not grow its queue forever); beyond
+/// it the oldest is forgotten, and its outcome, if it ever comes, pairs with the next one.
+pub const MAX_OPEN_PER_REQUEST: usize = 64;
 
 impl Journal {
     /// Opens `path` for appending, creating the file (not its directory) when missing.
@@ -168,7 +178,7 @@ impl Journal {
             .map_or(0, |d| d.as_millis());
         Ok(Self {
             path,
-            file: Mutex::new(file),
+            file: Arc::new(Mutex::new(file)),
             run: format!("{started}-{}", std::process::id()),
             calls: AtomicU64::new(0),
             open: Mutex::new(HashMap::new()),
@@ -204,14 +214,14 @@ impl Journal {
         let call = self.next_call_id();
         // Refusals that need no decoding keep the tool's precedence (delegated, aborted).
         if let Some(refused) = context.refusal() {
-            self.log_outcome(&call, &refused, Some(&arguments));
+            self.log_outcome(&call, &refused, Some(&arguments)).await;
             return refused;
         }
         match crate::decode_logged(arguments.clone(), tool.limits()) {
             Ok(decoded) => self.ask_as(&call, tool, &decoded.request, context).await,
             Err(invalid) => {
                 let outcome = Outcome::InvalidArguments(invalid);
-                self.log_outcome(&call, &outcome, Some(&arguments));
+                self.log_outcome(&call, &outcome, Some(&arguments)).await;
                 outcome
             }
         }
@@ -236,23 +246,24 @@ impl Journal {
         request: &AskUserQuestionRequest,
         context: ExecutionContext,
     ) -> Outcome {
-        if let Err(error) = self.record_ask(call, request) {
+        if let Err(error) = self.append_async(self.ask_line(call, request)).await {
             tracing::error!("{error}; the question was not asked");
             return Outcome::Failed(NOT_RECORDED_TEXT.to_owned());
         }
         let outcome = tool.ask(request, context).await;
-        self.log_outcome(call, &outcome, None);
+        self.log_outcome(call, &outcome, None).await;
         outcome
     }
 
-    fn log_outcome(&self, call: &str, outcome: &Outcome, arguments: Option<&Arguments>) {
+    async fn log_outcome(&self, call: &str, outcome: &Outcome, arguments: Option<&Arguments>) {
         // Raw arguments only matter when no ask line holds the questions.
         let arguments = match (outcome, arguments) {
             (Outcome::Answered(_), _) | (_, None) => None,
             (_, Some(Arguments::Text(text))) => Some(text.clone()),
             (_, Some(Arguments::Value(value))) => Some(value.to_string()),
         };
-        if let Err(error) = self.record_outcome(call, outcome, arguments.as_deref()) {
+        let line = self.outcome_line(call, outcome, arguments.as_deref());
+        if let Err(error) = self.append_async(line).await {
             tracing::error!("{error}; the outcome of call {call} is missing from the journal");
         }
     }
@@ -268,9 +279,11 @@ impl Journal {
         if open.len() >= MAX_OPEN {
             open.clear();
         }
-        open.entry(request.to_canonical_json())
-            .or_default()
-            .push_back(call.clone());
+        let calls = open.entry(request.to_canonical_json()).or_default();
+        if calls.len() >= MAX_OPEN_PER_REQUEST {
+            calls.pop_front();
+        }
+        calls.push_back(call.clone());
         Ok(call)
     }
 
@@ -305,13 +318,7 @@ impl Journal {
         call: &str,
         request: &AskUserQuestionRequest,
     ) -> Result<(), JournalError> {
-        let time = now();
-        self.append(&AskLine {
-            time: &time,
-            event: "ask",
-            call,
-            questions: request.questions(),
-        })
+        self.append(self.ask_line(call, request))
     }
 
     /// Appends and flushes the `outcome` line of `call`; `arguments` are the raw arguments of
@@ -322,6 +329,27 @@ impl Journal {
         outcome: &Outcome,
         arguments: Option<&str>,
     ) -> Result<(), JournalError> {
+        self.append(self.outcome_line(call, outcome, arguments))
+    }
+
+    /// The `ask` line of `call`, `\n`-terminated.
+    fn ask_line(&self, call: &str, request: &AskUserQuestionRequest) -> io::Result<Vec<u8>> {
+        let time = now();
+        line_bytes(&AskLine {
+            time: &time,
+            event: "ask",
+            call,
+            questions: request.questions(),
+        })
+    }
+
+    /// The `outcome` line of `call`, `\n`-terminated.
+    fn outcome_line(
+        &self,
+        call: &str,
+        outcome: &Outcome,
+        arguments: Option<&str>,
+    ) -> io::Result<Vec<u8>> {
         let time = now();
         let code = outcome.code().map_or(ANSWERED, |code| code.as_str());
         let text = outcome.text();
@@ -329,7 +357,7 @@ impl Journal {
             Outcome::Answered(answers) => Some(answers.answers.as_slice()),
             _ => None,
         };
-        self.append(&OutcomeLine {
+        line_bytes(&OutcomeLine {
             time: &time,
             event: "outcome",
             call,
@@ -340,22 +368,58 @@ impl Journal {
         })
     }
 
-    /// Writes one line with a single `write_all` under the lock, then flushes it to the disk.
-    fn append(&self, line: &impl Serialize) -> Result<(), JournalError> {
-        let write_error = |source| JournalError::Write {
+    fn write_error(&self, source: io::Error) -> JournalError {
+        JournalError::Write {
             path: self.path.clone(),
             source,
-        };
-        let mut bytes = serde_json::to_vec(line).map_err(|e| write_error(io::Error::other(e)))?;
-        bytes.push(b'\n');
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        file.write_all(&bytes).map_err(write_error)?;
-        file.flush().map_err(write_error)?;
-        file.sync_data().map_err(write_error)
+        }
     }
+
+    /// Writes `line` from a synchronous caller: inside a multi-threaded tokio runtime the
+    /// thread's other tasks move to other threads while it blocks (`block_in_place`).
+    fn append(&self, line: io::Result<Vec<u8>>) -> Result<(), JournalError> {
+        let bytes = line.map_err(|e| self.write_error(e))?;
+        let multi_threaded = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let written = if multi_threaded {
+            tokio::task::block_in_place(|| write_line(&self.file, &bytes))
+        } else {
+            write_line(&self.file, &bytes)
+        };
+        written.map_err(|e| self.write_error(e))
+    }
+
+    /// Writes `line` on tokio's blocking pool (inline outside a runtime), so the async thread
+    /// goes on with other tasks while the disk syncs.
+    async fn append_async(&self, line: io::Result<Vec<u8>>) -> Result<(), JournalError> {
+        let bytes = line.map_err(|e| self.write_error(e))?;
+        let written = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let file = Arc::clone(&self.file);
+                runtime
+                    .spawn_blocking(move || write_line(&file, &bytes))
+                    .await
+                    .unwrap_or_else(|e| Err(io::Error::other(e)))
+            }
+            Err(_) => write_line(&self.file, &bytes),
+        };
+        written.map_err(|e| self.write_error(e))
+    }
+}
+
+fn line_bytes(line: &impl Serialize) -> io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Writes one line with a single `write_all` under the lock, then flushes it to the disk.
+/// Blocks: never call it on an async thread.
+fn write_line(file: &Mutex<File>, bytes: &[u8]) -> io::Result<()> {
+    let mut file = file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    file.write_all(bytes)?;
+    file.flush()?;
+    file.sync_data()
 }
 
 /// The current time, RFC 3339 UTC with milliseconds.

@@ -11,8 +11,8 @@
 //! - [`Notify`]: the attention command (`--notify CMD`), a [`UserInteraction`] decorator that
 //!   runs `sh -c CMD` with the request as JSON on stdin when a question opens, and never waits
 //!   for it.
-//! - [`HostArgs`]: the `--journal FILE` and `--notify CMD` flags (clap), so both hosts spell
-//!   and document them the same; [`call`] runs a call through the journal when there is one.
+//! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap),
+//!   so both hosts spell, check ([`parse_timeout`]) and document them the same; [`call`] runs a call through the journal when there is one.
 //!
 //! ## Example: a host with a journal and a notification
 //!
@@ -53,9 +53,11 @@ mod args;
 mod journal;
 mod notify;
 
-pub use args::{HostArgs, call, decode_logged};
-pub use journal::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
-pub use notify::{Notify, notify};
+pub use args::{HostArgs, ZERO_TIMEOUT, call, decode_logged, parse_timeout};
+pub use journal::{
+    ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, read,
+};
+pub use notify::{MAX_RUNNING, Notify, notify};
 
 #[doc(no_inline)]
 pub use ask_user_core::UserInteraction;

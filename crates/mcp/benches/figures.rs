@@ -243,15 +243,30 @@ async fn try_call(port: u16, i: usize, connect: &Semaphore, era: Era) -> std::io
 
 fn pending_figures(count: usize, era: Era) {
     let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
+    // MCP_SERVE_WRAP="heaptrack -o /tmp/mcp" runs the server child under a heap profiler, to
+    // see where the memory per pending question goes.
+    let wrap = std::env::var("MCP_SERVE_WRAP").unwrap_or_default();
+    let mut wrap = wrap.split_whitespace();
+    let mut command = match wrap.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(wrap).arg(&exe);
+            command
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = command
         .args(["--serve", &count.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = lines.next().unwrap().unwrap()["port ".len()..]
-        .parse()
+    // A wrapper (MCP_SERVE_WRAP) may print lines of its own first.
+    let port: u16 = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find_map(|l| l.strip_prefix("port ").map(|p| p.parse().unwrap()))
         .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -270,7 +285,11 @@ fn pending_figures(count: usize, era: Era) {
         ok
     });
     let elapsed = started.elapsed();
-    let rss = lines.next().unwrap().unwrap();
+    let rss = lines
+        .by_ref()
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("rss "))
+        .unwrap();
     let mut parts = rss
         .split_whitespace()
         .skip(1)

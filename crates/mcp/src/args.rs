@@ -6,24 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::UserInteraction;
-use ask_user_scripted::Scripted;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::serve::{serve_http, serve_stdio};
 use crate::server::{AskUserServer, Routing};
 
-/// A fallback answerer for clients that cannot elicit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Via {
-    /// The local web page (opened in the default browser unless `--no-open`).
-    Web,
-    /// The terminal this server runs in (`/dev/tty`). Only when asked for: an MCP host usually
-    /// owns that terminal.
-    Terminal,
-    /// No fallback: clients that cannot elicit get the no-answerer outcome.
-    None,
-}
+/// The lead of the `--via` help, before the registry's names (`ask-user-via`).
+const VIA_LEAD: &str = "Where questions go when the client cannot show an elicitation form \
+     (comma-separated; the first answer wins; `terminal` only when asked for, as an MCP host \
+     usually owns that terminal)";
 
 /// `ask-user mcp`: serve `ask_user_question` to an MCP client.
 #[derive(Debug, Clone, clap::Args)]
@@ -32,9 +24,17 @@ pub struct McpArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
 
-    /// Where questions go when the client cannot show an elicitation form (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "web")]
-    pub via: Vec<Via>,
+    /// Where questions go when the client cannot show an elicitation form: names from the
+    /// answerer registry (`ask-user-via`), checked like `ask-user ask --via`.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "web",
+        help = ask_user_via::help(VIA_LEAD),
+        long_help = ask_user_via::long_help(VIA_LEAD),
+    )]
+    pub via: Vec<String>,
 
     /// Never ask through the client's elicitation form, always through `--via`.
     #[arg(long)]
@@ -53,11 +53,14 @@ pub struct McpArgs {
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
 
-    /// Give up when the human has not answered within this time (e.g. `5m`); default: wait.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
-    pub timeout: Option<Duration>,
+    /// While a question is open, send the client a progress notification this often (when
+    /// its request carried a progressToken), so hosts that reset their timeout on progress
+    /// keep waiting.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
+    pub progress_interval: Duration,
 
-    /// `--journal FILE` (audit journal) and `--notify CMD` (attention command).
+    /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
+    /// command), as `ask-user ask` has them.
     #[command(flatten)]
     pub host: ask_user_host::HostArgs,
 }
@@ -66,20 +69,13 @@ pub struct McpArgs {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
-    /// The answers file could not be read or parsed.
-    #[error("cannot use --answers {path}: {message}")]
-    Answers {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
+    /// A `--via` list or `--answers` file that cannot be used, or a fallback answerer that
+    /// cannot start (a usage error: exit 2).
+    #[error(transparent)]
+    Usage(#[from] ask_user_via::ViaError),
     /// A transport failed (binding the address, stdio closed abnormally).
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// A fallback answerer could not start.
-    #[error("{0}")]
-    Answerer(String),
     /// The `--journal` file cannot be written.
     #[error(transparent)]
     Journal(#[from] ask_user_host::JournalError),
@@ -88,34 +84,21 @@ pub enum RunError {
 impl McpArgs {
     /// The routing these flags describe; starts the fallback answerers (e.g. the web server).
     pub async fn routing(&self) -> Result<Routing, RunError> {
-        let mut fallback: Vec<Arc<dyn UserInteraction>> = Vec::new();
-        if let Some(path) = &self.answers {
-            let text = std::fs::read_to_string(path).map_err(|e| RunError::Answers {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            let script = Scripted::from_json(&text).map_err(|e| RunError::Answers {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            fallback.push(Arc::new(script));
-        } else {
-            for via in &self.via {
-                match via {
-                    Via::None => {}
-                    Via::Web => {
-                        fallback.push(crate::fallback::web(self.web_addr, self.no_open).await?);
-                    }
-                    Via::Terminal => fallback.push(crate::fallback::terminal()),
-                }
+        let fallback: Vec<Arc<dyn UserInteraction>> = match &self.answers {
+            Some(path) => vec![ask_user_via::answers_file(path)?],
+            None => {
+                let show = |web, addr| crate::fallback::web(web, addr, self.no_open);
+                let options = ask_user_via::Options::new(self.web_addr).with_show_web(&show);
+                ask_user_via::build(&self.via, &options)?
             }
-        }
+        };
         Ok(Routing {
             elicitation: !self.no_elicitation,
             fallback,
-            timeout: self.timeout,
+            timeout: self.host.timeout,
             journal: self.host.open_journal()?.map(Arc::new),
             notify: self.host.notify.clone(),
+            progress_interval: self.progress_interval,
             ..Routing::default()
         })
     }

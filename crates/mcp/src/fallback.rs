@@ -1,25 +1,25 @@
-//! Fallback answerers for clients that cannot elicit: the web page and the terminal.
+//! How the MCP server shows the web page, its fallback for clients that cannot elicit (the
+//! hook of `ask_user_via::Options`; the registry builds every answerer).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
 };
-use ask_user_web::{WebAnswerer, WebConfig};
+use ask_user_web::WebAnswerer;
 
-use crate::args::RunError;
-
-/// Starts the web answerer on `addr`; its URL is logged on stderr now and whenever a
-/// question arrives while no page is open, and (unless `no_open`) opened in the default
-/// browser then.
-pub(crate) async fn web(
-    addr: SocketAddr,
+/// Serves the web answerer the registry bound (on the current tokio runtime); its URL is
+/// logged on stderr now and whenever a question arrives while no page is open, and (unless
+/// `no_open`) opened in the default browser then.
+pub(crate) fn web(
+    web: WebAnswerer,
+    _addr: SocketAddr,
     no_open: bool,
-) -> Result<Arc<dyn UserInteraction>, RunError> {
-    let web = WebAnswerer::start(WebConfig::at(addr))
-        .await
-        .map_err(|e| RunError::Answerer(format!("cannot start the web page on {addr}: {e}")))?;
+) -> Result<Arc<dyn UserInteraction>, String> {
+    web.serve()
+        .map_err(|e| format!("cannot serve the page: {e}"))?;
     eprintln!(
         "ask-user: questions for clients without elicitation appear at {}",
         web.url()
@@ -28,11 +28,6 @@ pub(crate) async fn web(
         web,
         open: !no_open,
     }))
-}
-
-/// The terminal this server runs in (`/dev/tty`), unavailable when there is none.
-pub(crate) fn terminal() -> Arc<dyn UserInteraction> {
-    Arc::new(ask_user_terminal::Terminal::new())
 }
 
 /// The web answerer, brought to the human's attention when a question arrives and no page
@@ -66,6 +61,20 @@ impl UserInteraction for BrowserPage {
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         self.show();
         self.web.ask(request, cancel)
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.show();
+        self.web.ask_decided(request, cancel, decide)
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.web.name()
     }
 
     fn is_available(&self) -> bool {

@@ -5,14 +5,20 @@
 //!
 //! Stateless: nothing is held between the rounds. The retry's arguments are decoded again
 //! (the same validated request, so the same form), and `requestState` only counts refused
-//! submissions (it is untrusted; a value that does not parse counts as round 1).
+//! submissions and says whether a blank submission was already asked again (`"2"`, `"2b"`;
+//! it is untrusted; a value that does not parse counts as round 1, nothing asked again).
+//! A response that is not an elicitation result (the client could not show the form) hands
+//! the question to the fallback answerers within that call.
 
 use std::collections::BTreeMap;
 
 use ask_user_core::{AskUserQuestionRequest, Limits, Outcome, decode};
-use ask_user_elicit::{Reply, form, read_reply_value};
+use ask_user_elicit::{
+    FormStyle, MAX_ROUNDS, NOTHING_CHOSEN, Reply, did_not_fit, form, not_accepted, read_reply_value,
+};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequest, InputRequest, InputRequiredResult,
+    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitResult, InputRequest,
+    InputRequiredResult,
 };
 use serde_json::Value;
 
@@ -21,16 +27,16 @@ use crate::tool::call_result;
 /// The key of our one input request in `inputRequests` / `inputResponses`.
 pub const INPUT_KEY: &str = "ask_user_question";
 
-/// How many refused submissions end the call with a failure.
-const MAX_ROUNDS: u32 = 3;
-
 /// What a round did, for the host's journal and attention command.
 #[derive(Debug)]
 pub(crate) enum Round {
     /// The question went out for the first time.
     Opened(AskUserQuestionRequest),
-    /// A refused submission: the form went out again.
+    /// A refused or blank submission: the form went out again.
     AskedAgain,
+    /// The client answered the form with something that is not an elicitation result (it
+    /// could not show it): the host asks its fallback answerers instead.
+    FormFailed,
     /// The call ended (the request is `None` when the arguments were refused).
     Ended(Option<AskUserQuestionRequest>, Outcome),
 }
@@ -48,30 +54,43 @@ pub(crate) fn step(
             return (call_result(&outcome).into(), Round::Ended(None, outcome));
         }
     };
-    let round: u32 = request
-        .request_state
-        .as_deref()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let state = request.request_state.as_deref().unwrap_or_default();
+    let (round, blank_once) = match state.strip_suffix('b') {
+        Some(round) => (round, true),
+        None => (state, false),
+    };
+    let round: u32 = round.parse().unwrap_or(0);
     let response = request
         .input_responses
         .as_ref()
         .and_then(|responses| responses.get(INPUT_KEY));
     let Some(response) = response else {
-        return (ask(&decoded, None, 1), Round::Opened(decoded));
+        return (ask(&decoded, None, 1, false), Round::Opened(decoded));
     };
-    let reference = form(&decoded, None);
+    if serde_json::from_value::<ElicitResult>(response.clone()).is_err() {
+        tracing::warn!(%response, "the MCP client did not show the elicitation form");
+        return (call_result(&Outcome::NoProvider).into(), Round::FormFailed);
+    }
+    let reference = form(&decoded, None, FormStyle::Titled);
     let outcome = match read_reply_value(&decoded, &reference, response) {
         Reply::Answered(answers) => Outcome::Answered(answers),
         Reply::Dismissed => Outcome::Dismissed,
+        Reply::Blank(answers) if blank_once => Outcome::Answered(answers),
+        Reply::Blank(_) => {
+            return (
+                ask(&decoded, Some(NOTHING_CHOSEN), round, true),
+                Round::AskedAgain,
+            );
+        }
         Reply::Refused(error) if round < MAX_ROUNDS => {
             tracing::info!(%error, "elicitation content refused; asking again");
-            let notice = format!("Not accepted: {error}. Please answer again.");
-            return (ask(&decoded, Some(&notice), round + 1), Round::AskedAgain);
+            let notice = not_accepted(&error);
+            return (
+                ask(&decoded, Some(&notice), round + 1, blank_once),
+                Round::AskedAgain,
+            );
         }
-        Reply::Refused(error) => Outcome::Failed(format!(
-            "the answers from the MCP client's form did not fit the questions ({error}); ask again"
-        )),
+        Reply::Refused(error) => Outcome::Failed(did_not_fit(&error)),
         _ => Outcome::Failed("the MCP client's reply could not be read".to_owned()),
     };
     (
@@ -84,12 +103,71 @@ fn ask(
     request: &ask_user_core::AskUserQuestionRequest,
     notice: Option<&str>,
     round: u32,
+    blank_once: bool,
 ) -> CallToolResponse {
-    let form = form(request, notice);
+    let form = form(request, notice, FormStyle::Titled);
     let mut requests = BTreeMap::new();
     requests.insert(
         INPUT_KEY.to_owned(),
         InputRequest::Elicitation(ElicitRequest::new(form.params())),
     );
-    InputRequiredResult::new(Some(requests), Some(round.to_string())).into()
+    let state = if blank_once {
+        format!("{round}b")
+    } else {
+        round.to_string()
+    };
+    InputRequiredResult::new(Some(requests), Some(state)).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::InputResponses;
+    use serde_json::json;
+
+    use super::*;
+
+    const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+
+    fn retry(response: Value, state: &str) -> (CallToolResponse, Round) {
+        let mut request = CallToolRequestParams::new("ask_user_question");
+        let responses: InputResponses =
+            serde_json::from_value(json!({ INPUT_KEY: response })).unwrap();
+        request.input_responses = Some(responses);
+        request.request_state = Some(state.to_owned());
+        step(
+            &request,
+            serde_json::from_str(ARGS).unwrap(),
+            &Limits::default(),
+        )
+    }
+
+    #[test]
+    fn a_response_that_is_not_an_elicitation_result_hands_over_to_the_fallback() {
+        let (_, round) = retry(json!({"code": -32603, "message": "cannot show"}), "1");
+        assert!(matches!(round, Round::FormFailed), "{round:?}");
+    }
+
+    #[test]
+    fn a_blank_submission_is_asked_once_more_then_skips() {
+        let blank = json!({"action": "accept", "content": {}});
+        let (response, round) = retry(blank.clone(), "1");
+        assert!(matches!(round, Round::AskedAgain), "{round:?}");
+        let CallToolResponse::InputRequired(asked) = response else {
+            panic!("{response:?}")
+        };
+        let asked = serde_json::to_value(&asked).unwrap();
+        assert_eq!(asked["requestState"], "1b");
+        let message = asked["inputRequests"][INPUT_KEY]["params"]["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.starts_with(NOTHING_CHOSEN), "{message}");
+        let (_, round) = retry(blank, "1b");
+        let Round::Ended(_, Outcome::Answered(answers)) = round else {
+            panic!("{round:?}")
+        };
+        assert_eq!(
+            ask_user_core::render(&answers),
+            r#"{"answers":[{"id":"go","selected":[]}]}"#
+        );
+    }
 }

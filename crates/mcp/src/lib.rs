@@ -21,12 +21,17 @@
 mod args;
 mod fallback;
 mod input_required;
+mod or_else;
 mod serve;
 mod server;
+mod session;
+mod stdio;
 mod tool;
 
-pub use args::{McpArgs, RunError, Via, run};
+pub use args::{McpArgs, RunError, run};
 pub use input_required::INPUT_KEY;
-pub use serve::{SESSION_IDLE, http_router, serve_http, serve_stdio};
-pub use server::{AskUserServer, Routing};
+pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
+pub use server::{AskUserServer, PROGRESS_INTERVAL, PROGRESS_MESSAGE, Routing};
+pub use session::{CLOSE_GRACE, Linked, LinkedSessions, SessionLink};
+pub use stdio::{Lines, MAX_LINE};
 pub use tool::{call_result, tool};

@@ -4,26 +4,30 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_web::HostPolicy;
+use axum::response::IntoResponse;
 use rmcp::ServiceExt;
-use rmcp::transport::stdio_pipes;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::AskUserServer;
+use crate::session::{Linked, LinkedSessions};
+use crate::stdio::Lines;
 
 /// How long calls still running when the client went away get to withdraw their question
 /// (after rmcp cancelled them) before the process may exit.
 const FINISH_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves one client over stdin/stdout until it closes the stream, then lets the calls still
-/// running end (cancelled: the question withdrawn from every UI, the journal written). Logs
-/// belong on stderr.
+/// running end (cancelled at once: the question withdrawn from every UI, the journal
+/// written). A line that is not JSON gets a `-32700` reply; the server's own requests are
+/// numbered from 1. Logs belong on stderr.
 pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
     let running = server
         .clone()
-        .serve(stdio_pipes())
+        .serve(Linked::new(Lines::stdio()))
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
@@ -40,24 +44,41 @@ pub async fn serve_stdio(server: AskUserServer) -> std::io::Result<()> {
 /// HTTP). A client that vanishes without ending its session is cleaned up after this long.
 pub const SESSION_IDLE: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The text of the 403 for a request whose `Host` the [`HostPolicy`] refuses.
+pub const FOREIGN_HOST_TEXT: &str = "Forbidden: Host header is not allowed";
+
 /// The streamable HTTP endpoint as an axum router: `POST/GET/DELETE /mcp`, one session per
 /// client (legacy sessions for 2025-11-25 and earlier, stateless requests for 2026-07-28),
-/// `Host` checked against loopback names plus `allowed_host`. Cancelling `shutdown` ends every
-/// session (and so every pending question).
+/// `Host` checked by `hosts`, the same policy as the web page's (a foreign `Host` gets 403
+/// [`FOREIGN_HOST_TEXT`]). Cancelling `shutdown` ends every session (and so every pending
+/// question). A `DELETE` withdraws the session's questions before it is answered; the server's
+/// own requests are numbered from 1.
 pub fn http_router(
     server: AskUserServer,
-    allowed_host: Option<String>,
+    hosts: HostPolicy,
     shutdown: CancellationToken,
 ) -> axum::Router {
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    hosts.extend(allowed_host);
-    let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    let mut config = StreamableHttpServerConfig::default().disable_allowed_hosts();
     config.cancellation_token = shutdown;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
-    axum::Router::new().nest_service("/mcp", service)
+    let sessions = Arc::new(LinkedSessions::new(sessions));
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+    let hosts = Arc::new(hosts);
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let allowed = hosts.allows_headers(request.headers());
+                async move {
+                    if allowed {
+                        next.run(request).await
+                    } else {
+                        (axum::http::StatusCode::FORBIDDEN, FOREIGN_HOST_TEXT).into_response()
+                    }
+                }
+            },
+        ))
 }
 
 /// Serves streamable HTTP on `listener` (endpoint `/mcp`) until `shutdown` is cancelled.
@@ -67,8 +88,7 @@ pub async fn serve_http(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let addr: SocketAddr = listener.local_addr()?;
-    let host = (!addr.ip().is_loopback()).then(|| addr.ip().to_string());
-    let router = http_router(server, host, shutdown.clone());
+    let router = http_router(server, HostPolicy::new(addr, &[]), shutdown.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await

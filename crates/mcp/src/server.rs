@@ -7,19 +7,29 @@ use ask_user_core::definition::NAME;
 use ask_user_core::{
     AskUserQuestionTool, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction,
 };
-use ask_user_elicit::{ElicitAnswerer, client_can_elicit};
+use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
 use ask_user_host::{Journal, Notify};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::input_required;
+use crate::or_else::OrElse;
+use crate::session::SessionLink;
 use crate::tool::{call_result, tool};
+
+/// The default time between two progress notifications while a question is open.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(15);
+
+/// The progress notification's message.
+pub const PROGRESS_MESSAGE: &str = "waiting for the user to answer";
 
 /// How questions reach the human: elicitation when the client offers it, else the fallback.
 #[derive(Clone)]
@@ -39,6 +49,10 @@ pub struct Routing {
     pub journal: Option<Arc<Journal>>,
     /// The attention command (`--notify`), run when a question opens.
     pub notify: Option<String>,
+    /// While a question is open and the client gave a `progressToken`, a progress
+    /// notification goes out this often (hosts that reset their timeout on progress keep
+    /// waiting); default [`PROGRESS_INTERVAL`].
+    pub progress_interval: Duration,
 }
 
 impl std::fmt::Debug for Routing {
@@ -50,6 +64,7 @@ impl std::fmt::Debug for Routing {
             .field("limits", &self.limits)
             .field("journal", &self.journal.as_ref().map(|j| j.path()))
             .field("notify", &self.notify)
+            .field("progress_interval", &self.progress_interval)
             .finish()
     }
 }
@@ -63,6 +78,7 @@ impl Default for Routing {
             limits: Limits::default(),
             journal: None,
             notify: None,
+            progress_interval: PROGRESS_INTERVAL,
         }
     }
 }
@@ -73,11 +89,17 @@ impl Default for Routing {
 /// - `tools/list` holds `ask_user_question` (the core's schema bytes, with `outputSchema`)
 ///   when someone can answer this client: it can elicit, or a fallback answerer is available
 ///   now. Otherwise the list is empty (docs/contract.md §4 availability), so the model asks in plain text.
-/// - `tools/call` decodes the raw arguments with the core (invalid ones are an `isError`
-///   result with the core's text, never a protocol error), asks, and returns the outcome's text
-///   with `structuredContent` for an answer. An unknown tool name is a protocol error.
-/// - The call's cancellation (`notifications/cancelled`, the client gone) cancels the ask and
-///   withdraws the question from every UI before the call returns.
+/// - `tools/call` decodes the raw arguments with the core (invalid ones, also arguments that
+///   are not an object, are an `isError` result with the core's text, never a protocol error),
+///   asks, and returns the outcome's text with `structuredContent` for an answer. An unknown
+///   tool name is a protocol error.
+/// - A client that can elicit gets a form in the shapes of its protocol version
+///   ([`FormStyle::for_version`]); a form it refuses or fails to show moves to the fallback
+///   answerers, the question kept open.
+/// - While the question is open and the request carries a `progressToken`, a progress
+///   notification goes out every [`Routing::progress_interval`].
+/// - The call's cancellation (`notifications/cancelled`, the session ending) cancels the ask
+///   and withdraws the question from every UI before the call returns.
 #[derive(Clone, Debug, Default)]
 pub struct AskUserServer {
     routing: Arc<Routing>,
@@ -119,6 +141,7 @@ impl AskUserServer {
     async fn call(
         &self,
         request: CallToolRequestParams,
+        arguments: Value,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != NAME {
@@ -130,35 +153,98 @@ impl AskUserServer {
                 None,
             ));
         }
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let link = context.extensions.get::<SessionLink>().cloned();
+        let _running = link.as_ref().map(|link| link.calls().token());
         if self.elicits(&context) && modern(&context) {
             let limits = &self.routing.limits;
             let (response, round) = input_required::step(&request, arguments.clone(), limits);
-            self.journal_round(round, &arguments);
-            return Ok(response);
+            if !matches!(round, input_required::Round::FormFailed) {
+                self.journal_round(round, &arguments);
+                return Ok(response);
+            }
+            // The client could not show the form: the fallback asks within this call.
+            let answerer: Arc<dyn UserInteraction> = Arc::new(self.fallback());
+            return Ok(self.ask(answerer, arguments, &context, link).await);
         }
         let answerer: Arc<dyn UserInteraction> = if self.elicits(&context) {
             let capabilities = context.client_capabilities();
-            Arc::new(ElicitAnswerer::new(
-                context.peer.clone(),
-                capabilities.as_ref(),
-            ))
+            let style = FormStyle::for_version(context.protocol_version().as_ref());
+            let form =
+                ElicitAnswerer::new(context.peer.clone(), capabilities.as_ref()).with_style(style);
+            Arc::new(OrElse::new(Arc::new(form), Arc::new(self.fallback())))
         } else {
             Arc::new(self.fallback())
         };
+        Ok(self.ask(answerer, arguments, &context, link).await)
+    }
+
+    /// Asks `answerer` (with the attention command) and waits, sending progress while the
+    /// question is open; the call ends early when the request is cancelled or the session
+    /// ends (the answerer's token fires, it withdraws the question, then the call returns).
+    async fn ask(
+        &self,
+        answerer: Arc<dyn UserInteraction>,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+        link: Option<SessionLink>,
+    ) -> CallToolResponse {
         let answerer: Arc<dyn UserInteraction> = match &self.routing.notify {
             Some(command) => Arc::new(Notify::new(answerer, command.clone())),
             None => answerer,
         };
-        let outcome = ask_user_host::call(
+        // A call that starts after the session ended (stdio: the client wrote its requests,
+        // then closed its end) still gets its result when no human is needed (invalid
+        // arguments, scripted answers); rmcp cancels it after its drain otherwise.
+        let cancel = match &link {
+            Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
+            _ => CancellationToken::new(),
+        };
+        let tool = self.tool_with(answerer);
+        let call = ask_user_host::call(
             self.routing.journal.as_deref(),
-            &self.tool_with(answerer),
+            &tool,
             arguments,
-            ExecutionContext::new(context.ct.clone()),
+            ExecutionContext::new(cancel.clone()),
+        );
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| (context.peer.clone(), token));
+        let outcome = wait(
+            call,
+            &context.ct,
+            &cancel,
+            progress,
+            self.routing.progress_interval,
         )
         .await;
         log_outcome(&outcome);
-        Ok(call_result(&outcome).into())
+        call_result(&outcome).into()
+    }
+
+    /// `tools/call` with `arguments` that are not an object: rmcp cannot type such a request,
+    /// so it arrives as a custom request; answered as a `tools/call` result all the same (the
+    /// core's invalid-arguments text), never as a protocol error.
+    async fn raw_call(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Value::Null);
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let mut typed = CallToolRequestParams::new(name.to_owned());
+        typed.request_state = params
+            .get("requestState")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let response = self.call(typed, arguments, context).await?;
+        serde_json::to_value(rmcp::model::ServerResult::from(response))
+            .map(CustomResult)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     /// Journals and announces one input-required round: the question opening (the first
@@ -175,7 +261,7 @@ impl AskUserServer {
                     tracing::error!("{error}");
                 }
             }
-            input_required::Round::AskedAgain => {}
+            input_required::Round::AskedAgain | input_required::Round::FormFailed => {}
             input_required::Round::Ended(request, outcome) => {
                 let raw = arguments.to_string();
                 let arguments = request.is_none().then_some(raw.as_str());
@@ -187,6 +273,55 @@ impl AskUserServer {
             }
         }
     }
+}
+
+/// Waits for `call`, sending a progress notification every `interval` while it runs when the
+/// client gave a token; when `request` (the client's cancellation) fires, fires `cancel` and
+/// keeps waiting for the call to withdraw its question and end.
+async fn wait(
+    call: impl Future<Output = Outcome>,
+    request: &CancellationToken,
+    cancel: &CancellationToken,
+    progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    interval: Duration,
+) -> Outcome {
+    tokio::pin!(call);
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sent = 0u32;
+    loop {
+        tokio::select! {
+            outcome = &mut call => return outcome,
+            () = request.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+            _ = ticks.tick(), if progress.is_some() && !cancel.is_cancelled() => {
+                if let Some((peer, token)) = &progress {
+                    sent += 1;
+                    let note = ProgressNotificationParam::new(token.clone(), f64::from(sent))
+                        .with_message(PROGRESS_MESSAGE);
+                    if let Err(error) = peer.notify_progress(note).await {
+                        tracing::debug!(%error, "cannot send progress");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The line logged when a client finished its handshake: who it is, the protocol it
+/// negotiated, and where its questions go (so a human reading the host's MCP log knows
+/// whether to expect a form or the web page).
+fn connected(info: &InitializeRequestParams, elicitation: bool) -> String {
+    let client = &info.client_info;
+    let form = elicitation && client_can_elicit(Some(&info.capabilities));
+    let route = match (form, FormStyle::for_version(Some(&info.protocol_version))) {
+        (false, _) => "questions go to the fallback answerers (--via, --answers)",
+        (true, FormStyle::Primitive) => "questions go to its own form (2025-06-18 shapes)",
+        (true, _) => "questions go to its own form",
+    };
+    format!(
+        "{} {} connected (protocol {}); {route}",
+        client.name, client.version, info.protocol_version
+    )
 }
 
 /// Whether the request speaks protocol 2026-07-28 or later, where a server may not send
@@ -217,6 +352,22 @@ impl ServerHandler for AskUserServer {
         info
     }
 
+    /// The default handshake, except that the client's info is stored with the protocol
+    /// version *negotiated* (the forms follow it, not the version the client asked for), and
+    /// the handshake is logged (info): who connected and where its questions go.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let result = self.negotiate_initialize(&request)?;
+        let mut info = request;
+        info.protocol_version = result.protocol_version.clone();
+        tracing::info!("{}", connected(&info, self.routing.elicitation));
+        context.peer.set_peer_info(info);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -232,6 +383,26 @@ impl ServerHandler for AskUserServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.calls.track_future(self.call(request, context)).await
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        self.calls
+            .track_future(self.call(request, arguments, context))
+            .await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != "tools/call" {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        self.calls
+            .track_future(self.raw_call(request, context))
+            .await
     }
 }

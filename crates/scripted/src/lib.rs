@@ -7,7 +7,9 @@
 //!   opt in explicitly; it is never a default, because it answers without a human.
 //!
 //! Their answers go through the core's normalisation like any other answerer's, so a script
-//! that names an unknown id or label makes the call fail rather than reach the model.
+//! that names an unknown id or label, or leaves a question out, makes the call fail rather
+//! than reach the model. Data must name every question; a skip is explicit
+//! (`{"id":"x","selected":[]}`), so `{"answers":[]}` is never an answer.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,7 +51,8 @@ impl fmt::Debug for Scripted {
 }
 
 impl Scripted {
-    /// Always answers with these answers (normalised against each request by the core).
+    /// Always answers with these answers (normalised against each request by the core: an
+    /// item for every question, a skip written as `"selected":[]`).
     pub fn from_answers(answers: Answers) -> Self {
         Self::from_fn(move |_| Ok(answers.clone()))
     }
@@ -151,7 +154,7 @@ mod tests {
     #[test]
     fn scripted_answers_are_normalised_by_the_core() {
         let script = Scripted::from_json(
-            r#"{"answers":[{"id":"tags","selected":["b","a"],"custom":" c "},{"id":"db","selected":["SQLite"]}]}"#,
+            r#"{"answers":[{"id":"tags","selected":["b","a"],"custom":" c "},{"id":"name","selected":[]},{"id":"db","selected":["SQLite"]}]}"#,
         )
         .unwrap();
         assert_eq!(
@@ -169,15 +172,33 @@ mod tests {
         );
     }
 
+    /// Issue 9, item 2: a question left out is not a skip; data must skip explicitly.
+    #[test]
+    fn a_script_that_omits_a_question_fails_the_call() {
+        let cases = [
+            (r#"{"answers":[]}"#, "db"),
+            (
+                r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"tags","selected":[]}]}"#,
+                "name",
+            ),
+        ];
+        for (data, omitted) in cases {
+            assert_eq!(
+                call(Scripted::from_json(data).unwrap()),
+                format!(
+                    r#"Error: the answer did not fit the questions (question "{omitted}" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)); ask again"#
+                ),
+                "{data}"
+            );
+        }
+    }
+
     #[test]
     fn a_closure_sees_the_request() {
         let script = Scripted::from_fn(|request| {
-            Ok(Answers {
-                answers: vec![AnswerItem::custom(
-                    &request.questions()[1].id,
-                    "from closure",
-                )],
-            })
+            let mut answers = PickRecommended::answers(request);
+            answers.answers[1] = AnswerItem::custom(&request.questions()[1].id, "from closure");
+            Ok(answers)
         });
         assert!(call(script).contains(r#"{"id":"name","selected":[],"custom":"from closure"}"#));
         assert_eq!(

@@ -1,5 +1,5 @@
 //! The store's errors. Each text names the store (file or server) and says what to do; every
-//! text a user can trigger is pinned by a test (`tests/errors.rs`).
+//! text a user can trigger is pinned by a test (`tests/suite/sqlite.rs`, `tests/suite/errors.rs`).
 
 use crate::model::AskId;
 

@@ -6,7 +6,7 @@
 //! A [`Store`] keeps asks ([`AskRecord`]): the canonical request, its [`CallKey`] (scope +
 //! request hash), who asks ([`Asker`]), whether a caller is attached, and, once closed, the
 //! [`Outcome`] that counted and whether it was delivered to the model. Three backends share one
-//! contract, checked by one conformance suite (`tests/conformance.rs`):
+//! contract, checked by one conformance suite (`tests/suite/conformance.rs`):
 //!
 //! - **SQLite** (`sqlite:PATH`, the embedded default at [`default_sqlite_path`]): one file in WAL
 //!   mode with full sync, mode 0600. Writers serialise on SQLite's write lock (`BEGIN
@@ -151,6 +151,16 @@ impl Store {
         Err(Error::BadUrl {
             url: url.to_owned(),
         })
+    }
+
+    /// Opens (creating when missing) the embedded default store, the SQLite file at
+    /// [`default_sqlite_path`]. A host that falls back to a memory store when this fails
+    /// (docs/contract.md §8) warns with the error's text.
+    ///
+    /// # Errors
+    /// [`Error::NoStateDir`], or those of [`Store::open_sqlite`].
+    pub async fn open_default() -> Result<Store> {
+        Store::open_sqlite(&default_sqlite_path()?).await
     }
 
     /// A new, empty memory store.

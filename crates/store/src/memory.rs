@@ -57,21 +57,15 @@ impl MemoryStore {
                 .rev()
                 .find(|r| r.key == ask.key)
                 .cloned();
-            match reuse_of(latest.as_ref(), ask.created_at) {
-                Reuse::Reattach => {
-                    let Some(mut rec) = latest else {
-                        return Err(Error::NotFound(AskId(0)));
-                    };
+            match (reuse_of(latest.as_ref(), ask.created_at), latest) {
+                (Reuse::Reattach, Some(mut rec)) => {
                     rec.attached = true;
                     rec.detached_at = None;
                     inner.asks.insert(rec.id, rec.clone());
                     Opened::Reattached(rec)
                 }
-                Reuse::Undelivered => match latest {
-                    Some(rec) => return Ok(Opened::Undelivered(rec)),
-                    None => return Err(Error::NotFound(AskId(0))),
-                },
-                Reuse::New => {
+                (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
+                _ => {
                     inner.next_id += 1;
                     let rec = AskRecord {
                         id: AskId(inner.next_id),

@@ -506,8 +506,7 @@ impl SqliteStore {
         &self,
         id: AskId,
         sql: &'static str,
-        a: Option<i64>,
-        b: i64,
+        value: Option<i64>,
     ) -> Result<bool> {
         let changed = self
             .with_conn(move |conn, shown| {
@@ -516,7 +515,7 @@ impl SqliteStore {
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
-                let n = tx.execute(sql, params![id.0, a, b, seq]).map_err(err)?;
+                let n = tx.execute(sql, params![id.0, value, seq]).map_err(err)?;
                 if n == 0 {
                     let exists = get_raw(&tx, id).map_err(err)?.is_some();
                     tx.rollback().map_err(err)?;
@@ -545,9 +544,9 @@ impl SqliteStore {
         let detached_at = if attached { None } else { Some(at.0) };
         self.guarded_update(
             id,
-            "UPDATE asks SET detached_at = ?2, attached = ?3, seq = ?4 WHERE id = ?1 AND state = 'open'",
+            "UPDATE asks SET detached_at = ?2, attached = (?2 IS NULL), seq = ?3 \
+             WHERE id = ?1 AND state = 'open'",
             detached_at,
-            i64::from(attached),
         )
         .await
         .map(drop)
@@ -556,10 +555,9 @@ impl SqliteStore {
     pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
         self.guarded_update(
             id,
-            "UPDATE asks SET delivered_at = ?3, seq = ?4 \
-             WHERE id = ?1 AND state <> 'open' AND delivered_at IS NULL AND ?2 IS NULL",
-            None,
-            at.0,
+            "UPDATE asks SET delivered_at = ?2, seq = ?3 \
+             WHERE id = ?1 AND state <> 'open' AND delivered_at IS NULL",
+            Some(at.0),
         )
         .await
         .map(drop)

@@ -135,4 +135,9 @@ impl UserInteraction for Terminal {
     fn is_available(&self) -> bool {
         tty::open().is_ok()
     }
+
+    /// `"the terminal"`: a page that lost the race says "answered in the terminal".
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
 }

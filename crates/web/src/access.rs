@@ -16,25 +16,41 @@ use crate::state::WebState;
 /// and event stream; no inline script, no framing, no form posts elsewhere.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/// Which `Host` headers the server answers to.
+/// Which `Host` headers a local server answers to: one policy for the web page and for
+/// `ask-user mcp --http` (issue 9, item 12), so both accept and refuse the same hosts.
+///
+/// A `Host` is accepted when its port is the bound port (80 when absent) and its name is
+/// `localhost`, a configured name (case-insensitive), or an IP literal this socket can be
+/// reached at: a loopback address, the bound address, or — when bound to all interfaces
+/// (`0.0.0.0`, `::`) — any IP literal (the machine's LAN address, for a phone). Any other
+/// name is refused, which defeats DNS rebinding (a rebinding page's `Host` is its own name).
 #[derive(Debug, Clone)]
-pub(crate) struct HostRules {
+pub struct HostPolicy {
     bound: SocketAddr,
     names: Vec<String>,
 }
 
-impl HostRules {
-    pub(crate) fn new(bound: SocketAddr, names: &[String]) -> Self {
+impl HostPolicy {
+    /// The policy for a server bound at `bound` (with its real port) that also answers to
+    /// `names` (host names without port, e.g. `mybox.local`).
+    pub fn new(bound: SocketAddr, names: &[String]) -> Self {
         Self {
             bound,
             names: names.iter().map(|n| n.to_ascii_lowercase()).collect(),
         }
     }
 
-    /// Whether a request with this `Host` header value is for us: the port must be ours, and
-    /// the host `localhost`, an IP literal this socket can be reached at, or a configured name.
-    /// Any other name is refused, which defeats DNS rebinding.
-    pub(crate) fn allows(&self, host: &str) -> bool {
+    /// Whether a request whose `Host` header is `headers`' is for us (a missing or non-UTF-8
+    /// header is refused).
+    pub fn allows_headers(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|host| self.allows(host))
+    }
+
+    /// Whether a request with this `Host` header value is for us (see the type's doc).
+    pub fn allows(&self, host: &str) -> bool {
         let Some((name, port)) = split_host(host) else {
             return false;
         };
@@ -150,8 +166,8 @@ pub(crate) async fn security_headers(
 mod tests {
     use super::*;
 
-    fn rules(bound: &str) -> HostRules {
-        HostRules::new(bound.parse().unwrap(), &["MyBox.local".to_owned()])
+    fn rules(bound: &str) -> HostPolicy {
+        HostPolicy::new(bound.parse().unwrap(), &["MyBox.local".to_owned()])
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    UserInteraction,
 };
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
@@ -36,6 +37,8 @@ pub struct WebAnswerer {
 #[derive(Debug)]
 struct Server {
     listener: Mutex<Option<std::net::TcpListener>>,
+    header_read_timeout: Duration,
+    max_connections: usize,
     task: Mutex<Option<JoinHandle<()>>>,
     shutdown: CancellationToken,
 }
@@ -64,6 +67,13 @@ impl WebAnswerer {
     /// (a browser that connects earlier waits in the socket's backlog). Fails like
     /// [`WebAnswerer::start`].
     pub fn bind(config: WebConfig) -> std::io::Result<WebAnswerer> {
+        let open_files = crate::serve::raise_open_files_limit();
+        let max_connections = match open_files {
+            Some(limit) => config
+                .max_connections
+                .min(usize::try_from(limit / 2).unwrap_or(usize::MAX)),
+            None => config.max_connections,
+        };
         let listener = std::net::TcpListener::bind(config.addr)?;
         listener.set_nonblocking(true)?;
         let bound = listener.local_addr()?;
@@ -80,6 +90,8 @@ impl WebAnswerer {
             url: url.into(),
             server: Arc::new(Server {
                 listener: Mutex::new(Some(listener)),
+                header_read_timeout: config.header_read_timeout,
+                max_connections,
                 task: Mutex::new(None),
                 shutdown,
             }),
@@ -106,14 +118,13 @@ impl WebAnswerer {
         let listener = TcpListener::from_std(listener)?;
         let app = router(self.state.clone());
         let stop = self.server.shutdown.clone();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            if let Err(error) = served {
-                tracing::warn!(%error, "web answerer stopped serving");
-            }
-        });
+        let task = tokio::spawn(crate::serve::serve(
+            listener,
+            app,
+            stop,
+            self.server.header_read_timeout,
+            self.server.max_connections,
+        ));
         *self
             .server
             .task
@@ -174,6 +185,27 @@ impl UserInteraction for WebAnswerer {
             });
         }
         self.state.ask(request, cancel)
+    }
+
+    /// Like [`WebState`]'s: a submission is acknowledged only once `decide` accepted it.
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        if let Err(error) = self.serve() {
+            return Box::pin(async move {
+                Err(AskError::Failed(format!(
+                    "cannot serve the web page: {error}"
+                )))
+            });
+        }
+        self.state.ask_decided(request, cancel, decide)
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.state.name()
     }
 
     fn is_available(&self) -> bool {

@@ -1,6 +1,7 @@
 //! How the web answerer listens and whom it lets in.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 /// Where the page is served and which extra host names it answers to.
 ///
@@ -19,6 +20,14 @@ pub struct WebConfig {
     /// name from `allowed_hosts`). When `None` the URL uses the bound IP, or, when listening on
     /// all interfaces, this machine's primary LAN address.
     pub public_host: Option<String>,
+    /// How long a connection may take to send a complete request head, counted from when it
+    /// connects and again from the end of each response (so also the keep-alive idle limit).
+    /// A connection that sends nothing, or half a request, is closed then. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// How many connections may be open at once. A new connection at the cap closes the
+    /// oldest one that is not serving a request (see the crate docs). Default 256 (capped to
+    /// half the process's open-files limit).
+    pub max_connections: usize,
 }
 
 impl Default for WebConfig {
@@ -27,6 +36,8 @@ impl Default for WebConfig {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             allowed_hosts: Vec::new(),
             public_host: None,
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 256,
         }
     }
 }

@@ -23,6 +23,13 @@
 //! `Origin` equal to the page's own; bodies are limited to [`BODY_LIMIT`] bytes; every
 //! response carries a strict [`CONTENT_SECURITY_POLICY`], `nosniff` and `no-referrer`.
 //!
+//! Availability: a connection must send a complete request head within
+//! [`WebConfig::header_read_timeout`] (also the keep-alive idle limit); at most
+//! [`WebConfig::max_connections`] are open, and a new one at the cap closes the oldest
+//! connection that is not serving a request (a live event stream always is), so silent or
+//! half-sent connections cannot lock the human out; [`raise_open_files_limit`] lifts the
+//! soft open-files limit when the server binds.
+//!
 //! ## Example
 //!
 //! ```no_run
@@ -50,12 +57,14 @@ mod pending;
 mod refusal;
 mod routes;
 mod secret;
+mod serve;
 mod state;
 mod view;
 
-pub use access::CONTENT_SECURITY_POLICY;
+pub use access::{CONTENT_SECURITY_POLICY, HostPolicy};
 pub use answerer::WebAnswerer;
 pub use config::WebConfig;
 pub use refusal::BODY_LIMIT;
 pub use routes::router;
+pub use serve::raise_open_files_limit;
 pub use state::WebState;

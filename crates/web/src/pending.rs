@@ -1,14 +1,17 @@
 //! The questions waiting for an answer, shared by every `ask` and every page.
 //!
-//! One entry per batch (one tool call). The first valid answer or dismissal takes the entry out
-//! under the lock, so exactly one submission wins; every change is broadcast to the open pages
-//! while the lock is held, so a page's snapshot and the events after it never disagree.
+//! One entry per batch (one tool call), holding the ask's race ([`Decide`]). A submission is
+//! offered to the race (docs/contract.md §4, "Decided before acknowledged"); only when the race
+//! accepts it is the batch taken off the pages and the submitter told "ok". Every change is
+//! broadcast to the open pages while the lock is held, so a page's snapshot and the events after
+//! it never disagree. How recently closed batches ended is kept (a bounded number), so a late
+//! submission is told why it was not taken.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use ask_user_core::{Answers, AskUserQuestionRequest, InvalidAnswer, normalise};
+use ask_user_core::{AskUserQuestionRequest, Decide, Decision, InvalidAnswer, Offer, Settled};
 use tokio::sync::{broadcast, oneshot};
 
 use crate::view::{BatchView, PageEvent, Withdrawal};
@@ -16,41 +19,53 @@ use crate::view::{BatchView, PageEvent, Withdrawal};
 /// How many events a slow page may fall behind before it is sent a fresh snapshot.
 const EVENT_BUFFER: usize = 256;
 
-/// What the human decided for a batch.
-#[derive(Debug)]
-pub(crate) enum Reply {
-    /// A valid answer, already normalised.
-    Answered(Answers),
-    /// The human dismissed the batch.
-    Dismissed,
-}
+/// How many closed batches are remembered, to tell a late submission how its batch ended.
+const CLOSED_MEMORY: usize = 256;
 
-/// Why a submission was refused.
+/// Why a submission was not taken.
 #[derive(Debug)]
 pub(crate) enum SubmitError {
-    /// The batch is no longer pending (answered elsewhere, dismissed, or cancelled).
-    Gone,
+    /// The batch is closed; how it ended, when still remembered.
+    NotTaken(Option<Settled>),
     /// The answer does not fit the questions; the batch stays open.
     Invalid(InvalidAnswer),
+    /// The outcome could not be recorded; the batch stays open.
+    NotRecorded(String),
 }
 
 struct Entry {
-    request: AskUserQuestionRequest,
     json: Arc<str>,
-    reply: oneshot::Sender<Reply>,
+    decide: Decide,
+    /// Tells the waiting `ask` that the race was settled here.
+    decided: oneshot::Sender<()>,
+}
+
+#[derive(Default)]
+struct Batches {
+    open: BTreeMap<u64, Entry>,
+    closed: VecDeque<(u64, Option<Settled>)>,
+}
+
+impl Batches {
+    fn remember(&mut self, id: u64, settled: Option<Settled>) {
+        if self.closed.len() == CLOSED_MEMORY {
+            self.closed.pop_front();
+        }
+        self.closed.push_back((id, settled));
+    }
 }
 
 /// The pending batches and the event stream of changes.
 pub(crate) struct Pending {
     next: AtomicU64,
-    batches: Mutex<BTreeMap<u64, Entry>>,
+    batches: Mutex<Batches>,
     events: broadcast::Sender<PageEvent>,
 }
 
 impl std::fmt::Debug for Pending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending")
-            .field("batches", &self.lock().len())
+            .field("batches", &self.len())
             .finish_non_exhaustive()
     }
 }
@@ -59,27 +74,32 @@ impl Pending {
     pub(crate) fn new() -> Self {
         Self {
             next: AtomicU64::new(1),
-            batches: Mutex::new(BTreeMap::new()),
+            batches: Mutex::new(Batches::default()),
             events: broadcast::channel(EVENT_BUFFER).0,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, Batches> {
         self.batches.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Puts a batch on every page; returns its number and where the decision arrives.
-    pub(crate) fn open(&self, request: &AskUserQuestionRequest) -> (u64, oneshot::Receiver<Reply>) {
+    /// Puts a batch on every page, answered through `decide`; returns its number and a
+    /// receiver that fires when a submission on the page settled the race.
+    pub(crate) fn open(
+        &self,
+        request: &AskUserQuestionRequest,
+        decide: Decide,
+    ) -> (u64, oneshot::Receiver<()>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let json: Arc<str> = BatchView::new(id, request).to_json().into();
-        let (reply, receiver) = oneshot::channel();
+        let (decided, receiver) = oneshot::channel();
         let mut batches = self.lock();
-        batches.insert(
+        batches.open.insert(
             id,
             Entry {
-                request: request.clone(),
                 json: json.clone(),
-                reply,
+                decide,
+                decided,
             },
         );
         let _ = self.events.send(PageEvent::opened(json));
@@ -87,50 +107,62 @@ impl Pending {
         (id, receiver)
     }
 
-    /// Checks `answers` with the core's normalisation; when valid, closes the batch with them.
-    /// `by` names the submitting tab, echoed in the withdrawal event.
-    pub(crate) fn answer(
+    /// Offers `offer` (answers or a dismissal) for batch `id` to its race. On acceptance the
+    /// batch leaves every page (the withdrawal names `by`, the submitting tab) and its `ask`
+    /// is woken; otherwise the batch stays as it is and the error says why.
+    pub(crate) async fn offer(
         &self,
         id: u64,
-        answers: Answers,
+        offer: Offer,
         by: Option<&str>,
     ) -> Result<(), SubmitError> {
-        let mut batches = self.lock();
-        let entry = batches.get(&id).ok_or(SubmitError::Gone)?;
-        let answers = normalise(&entry.request, answers).map_err(SubmitError::Invalid)?;
-        let entry = batches.remove(&id).ok_or(SubmitError::Gone)?;
-        entry
-            .reply
-            .send(Reply::Answered(answers))
-            .map_err(|_| SubmitError::Gone)?;
-        let _ = self
-            .events
-            .send(PageEvent::withdrawn(id, Withdrawal::Answered, by));
-        Ok(())
+        let decide = {
+            let batches = self.lock();
+            match batches.open.get(&id) {
+                Some(entry) => entry.decide.clone(),
+                None => return Err(SubmitError::NotTaken(self.ended(&batches, id))),
+            }
+        };
+        match decide.offer(offer).await {
+            Decision::Accepted => {
+                let settled = decide.settled();
+                let mut batches = self.lock();
+                if let Some(entry) = batches.open.remove(&id) {
+                    let _ = entry.decided.send(());
+                    let _ =
+                        self.events
+                            .send(PageEvent::withdrawn(id, &Withdrawal::from(&settled), by));
+                    batches.remember(id, settled);
+                }
+                Ok(())
+            }
+            Decision::Refused(settled) => Err(SubmitError::NotTaken(Some(settled))),
+            Decision::Invalid(why) => Err(SubmitError::Invalid(why)),
+            Decision::NotRecorded(why) => Err(SubmitError::NotRecorded(why)),
+            _ => Err(SubmitError::NotTaken(None)),
+        }
     }
 
-    /// Closes the batch as dismissed by the human.
-    pub(crate) fn dismiss(&self, id: u64, by: Option<&str>) -> Result<(), SubmitError> {
-        let mut batches = self.lock();
-        let entry = batches.remove(&id).ok_or(SubmitError::Gone)?;
-        entry
-            .reply
-            .send(Reply::Dismissed)
-            .map_err(|_| SubmitError::Gone)?;
-        let _ = self
-            .events
-            .send(PageEvent::withdrawn(id, Withdrawal::Dismissed, by));
-        Ok(())
+    fn ended(&self, batches: &Batches, id: u64) -> Option<Settled> {
+        batches
+            .closed
+            .iter()
+            .rev()
+            .find(|(closed, _)| *closed == id)
+            .and_then(|(_, settled)| settled.clone())
     }
 
-    /// Takes the batch off the pages because its ask ended without a human decision
-    /// (cancelled, timed out, dropped). Does nothing when it is already closed.
+    /// Takes the batch off the pages because its ask ended without a decision made here
+    /// (another answerer won, timed out, cancelled, dropped); the withdrawal says why, from the
+    /// race. Does nothing when it is already closed.
     pub(crate) fn withdraw(&self, id: u64) {
         let mut batches = self.lock();
-        if batches.remove(&id).is_some() {
+        if let Some(entry) = batches.open.remove(&id) {
+            let settled = entry.decide.settled();
             let _ = self
                 .events
-                .send(PageEvent::withdrawn(id, Withdrawal::Cancelled, None));
+                .send(PageEvent::withdrawn(id, &Withdrawal::from(&settled), None));
+            batches.remember(id, settled);
         }
     }
 
@@ -139,25 +171,26 @@ impl Pending {
     pub(crate) fn subscribe(&self) -> (broadcast::Receiver<PageEvent>, PageEvent) {
         let batches = self.lock();
         let receiver = self.events.subscribe();
-        let snapshot = PageEvent::snapshot(batches.values().map(|e| &*e.json));
+        let snapshot = PageEvent::snapshot(batches.open.values().map(|e| &*e.json));
         (receiver, snapshot)
     }
 
     /// A fresh snapshot (for a page that fell behind).
     pub(crate) fn snapshot(&self) -> PageEvent {
-        PageEvent::snapshot(self.lock().values().map(|e| &*e.json))
+        PageEvent::snapshot(self.lock().open.values().map(|e| &*e.json))
     }
 
     /// How many batches are pending.
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().open.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ask_user_core::{AnswerItem, Question, QuestionOption};
+    use crate::state::WEB_NAME;
+    use ask_user_core::{AnswerItem, Answers, Question, QuestionOption};
 
     fn request() -> AskUserQuestionRequest {
         AskUserQuestionRequest::new(
@@ -186,31 +219,48 @@ mod tests {
     async fn the_first_valid_answer_wins_and_an_invalid_one_keeps_the_batch_open() {
         let pending = Pending::new();
         let (mut events, _) = pending.subscribe();
-        let (id, reply) = pending.open(&request());
+        let decide = Decide::new(&request()).named(WEB_NAME);
+        let (id, decided) = pending.open(&request(), decide.clone());
         assert_eq!(events.recv().await.unwrap().name, "opened");
 
         let bad = Answers {
             answers: vec![AnswerItem::selected("go", ["Maybe"])],
         };
         assert!(matches!(
-            pending.answer(id, bad, None),
+            pending.offer(id, Offer::Answers(bad), None).await,
             Err(SubmitError::Invalid(InvalidAnswer::UnknownLabel { .. }))
+        ));
+        assert!(matches!(
+            pending
+                .offer(id, Offer::Answers(Answers::default()), None)
+                .await,
+            Err(SubmitError::Invalid(InvalidAnswer::Omitted { .. }))
         ));
         assert_eq!(pending.len(), 1);
 
         let good = Answers {
             answers: vec![AnswerItem::selected("go", ["Yes"])],
         };
-        pending.answer(id, good.clone(), Some("t1")).unwrap();
-        assert!(matches!(
-            pending.answer(id, good, Some("t2")),
-            Err(SubmitError::Gone)
-        ));
-        assert!(matches!(pending.dismiss(id, None), Err(SubmitError::Gone)));
-        let Reply::Answered(answers) = reply.await.unwrap() else {
-            panic!("expected an answer")
+        pending
+            .offer(id, Offer::Answers(good.clone()), Some("t1"))
+            .await
+            .unwrap();
+        let won = Settled::Answered {
+            answers: good.clone(),
+            by: Some(WEB_NAME.to_owned()),
         };
-        assert_eq!(answers.answers, vec![AnswerItem::selected("go", ["Yes"])]);
+        let Err(SubmitError::NotTaken(Some(settled))) =
+            pending.offer(id, Offer::Answers(good), Some("t2")).await
+        else {
+            panic!("a second answer is not taken")
+        };
+        assert_eq!(settled, won);
+        assert!(matches!(
+            pending.offer(id, Offer::Dismiss, None).await,
+            Err(SubmitError::NotTaken(Some(_)))
+        ));
+        decided.await.unwrap();
+        assert_eq!(decide.settled(), Some(won));
         let withdrawn = events.recv().await.unwrap();
         assert_eq!(
             &*withdrawn.data,
@@ -221,10 +271,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_batch_closed_by_another_answerer_is_withdrawn_saying_where() {
+        let pending = Pending::new();
+        let (mut events, _) = pending.subscribe();
+        let decide = Decide::new(&request());
+        let (id, _decided) = pending.open(&request(), decide.named(WEB_NAME));
+        let _ = events.recv().await;
+        let terminal = decide.named("the terminal");
+        let answers = Answers {
+            answers: vec![AnswerItem::selected("go", ["No"])],
+        };
+        assert_eq!(
+            terminal.offer(Offer::Answers(answers)).await,
+            ask_user_core::Decision::Accepted
+        );
+        pending.withdraw(id);
+        assert_eq!(
+            &*events.recv().await.unwrap().data,
+            format!(r#"{{"batch":{id},"reason":"answered_elsewhere","where":"the terminal"}}"#)
+        );
+        let Err(SubmitError::NotTaken(Some(settled))) =
+            pending.offer(id, Offer::Dismiss, None).await
+        else {
+            panic!("a late dismissal is not taken")
+        };
+        assert_eq!(settled.by(), Some("the terminal"));
+    }
+
+    #[tokio::test]
     async fn a_snapshot_lists_what_is_pending() {
         let pending = Pending::new();
-        let (a, _ra) = pending.open(&request());
-        let (b, _rb) = pending.open(&request());
+        let (a, _ra) = pending.open(&request(), Decide::new(&request()));
+        let (b, _rb) = pending.open(&request(), Decide::new(&request()));
         pending.withdraw(a);
         let (_, snapshot) = pending.subscribe();
         assert!(

@@ -7,13 +7,18 @@
 //! | `GET /<secret>/` | the page (`index.html`) |
 //! | `GET /<secret>/app.js`, `/<secret>/app.css`, `/<secret>/favicon.svg` | its script, style and icon |
 //! | `GET /<secret>/events` | server-sent events, see [`crate::view`] docs |
-//! | `POST /<secret>/answer` | `{"batch":N,"answers":[{"id","selected","custom"?}],"tab"?}` → 200 `ok`, 409, 422 |
-//! | `POST /<secret>/dismiss` | `{"batch":N,"tab"?}` → 200 `ok`, 409 |
+//! | `POST /<secret>/answer` | `{"batch":N,"answers":[{"id","selected","custom"?}],"tab"?}` → 200 `ok`, 409, 422, 503 |
+//! | `POST /<secret>/dismiss` | `{"batch":N,"tab"?}` → 200 `ok`, 409, 503 |
+//!
+//! `200 ok` means the submission is the outcome of the ask (docs/contract.md §4, "Decided
+//! before acknowledged"); 409 says why it was not taken (answered in the terminal, timed out,
+//! …); 422 refuses an answer that does not fit (every question must be answered or skipped
+//! explicitly) and keeps the questions open; 503 means it could not be recorded.
 
 use std::convert::Infallible;
 use std::time::Duration;
 
-use ask_user_core::{AnswerItem, Answers};
+use ask_user_core::{AnswerItem, Answers, Offer};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -108,23 +113,22 @@ async fn events(
             .retry(RECONNECT))
     });
     // Ends when the server shuts down, but only once the queued events (a last withdrawal)
-    // are sent: `biased` takes events before looking at the shutdown.
-    let live = stream::unfold(
-        (receiver, state.clone(), count),
-        |(mut receiver, state, count)| async move {
-            let shutdown = state.shutdown_token().clone();
-            let event = tokio::select! {
-                biased;
-                received = receiver.recv() => match received {
-                    Ok(event) => event,
-                    Err(RecvError::Lagged(_)) => state.pending_batches().snapshot(),
-                    Err(RecvError::Closed) => return None,
-                },
-                () = shutdown.cancelled() => return None,
-            };
-            Some((event, (receiver, state, count)))
-        },
-    )
+    // are sent: `biased` takes events before looking at the shutdown. The last event is
+    // `ended`, so the page says it is done instead of reconnecting to a server that is gone.
+    let live = stream::unfold(Some((receiver, state.clone(), count)), |open| async move {
+        let (mut receiver, state, count) = open?;
+        let shutdown = state.shutdown_token().clone();
+        let event = tokio::select! {
+            biased;
+            received = receiver.recv() => match received {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => state.pending_batches().snapshot(),
+                Err(RecvError::Closed) => return Some((PageEvent::ended(), None)),
+            },
+            () = shutdown.cancelled() => return Some((PageEvent::ended(), None)),
+        };
+        Some((event, Some((receiver, state, count))))
+    })
     .map(sse_event);
     Sse::new(first.chain(live)).keep_alive(KeepAlive::default())
 }
@@ -163,8 +167,9 @@ fn tab(tab: &Option<String>) -> Option<&str> {
 fn submitted(result: Result<(), SubmitError>) -> Result<&'static str, Refusal> {
     match result {
         Ok(()) => Ok("ok"),
-        Err(SubmitError::Gone) => Err(Refusal::Gone),
+        Err(SubmitError::NotTaken(settled)) => Err(Refusal::NotTaken(settled)),
         Err(SubmitError::Invalid(why)) => Err(Refusal::Invalid(why)),
+        Err(SubmitError::NotRecorded(why)) => Err(Refusal::NotRecorded(why)),
     }
 }
 
@@ -179,7 +184,12 @@ async fn answer(
     submitted(
         state
             .pending_batches()
-            .answer(submission.batch, answers, tab(&submission.tab)),
+            .offer(
+                submission.batch,
+                Offer::Answers(answers),
+                tab(&submission.tab),
+            )
+            .await,
     )
 }
 
@@ -191,6 +201,7 @@ async fn dismiss(
     submitted(
         state
             .pending_batches()
-            .dismiss(dismissal.batch, tab(&dismissal.tab)),
+            .offer(dismissal.batch, Offer::Dismiss, tab(&dismissal.tab))
+            .await,
     )
 }

@@ -5,13 +5,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Settled,
+    UserInteraction,
 };
 
-use crate::access::HostRules;
+use crate::access::HostPolicy;
 use crate::config::WebConfig;
-use crate::pending::{Pending, Reply};
+use crate::pending::Pending;
 use crate::secret::Secret;
+
+/// How the web answerer names itself in a race ([`UserInteraction::name`]): other answerers
+/// that lost say "answered in the web page".
+pub(crate) const WEB_NAME: &str = "the web page";
 
 /// The heart of the web answerer without a socket: the pending questions, the secret, the
 /// host rules and the count of open pages. [`crate::router`] serves it; it implements
@@ -26,7 +31,7 @@ pub struct WebState {
 struct Shared {
     pending: Pending,
     secret: Secret,
-    hosts: HostRules,
+    hosts: HostPolicy,
     pages: AtomicUsize,
     shutdown: CancellationToken,
 }
@@ -43,7 +48,7 @@ impl WebState {
             inner: Arc::new(Shared {
                 pending: Pending::new(),
                 secret: Secret::generate()?,
-                hosts: HostRules::new(bound, &names),
+                hosts: HostPolicy::new(bound, &names),
                 pages: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),
             }),
@@ -79,7 +84,7 @@ impl WebState {
         &self.inner.secret
     }
 
-    pub(crate) fn hosts(&self) -> &HostRules {
+    pub(crate) fn hosts(&self) -> &HostPolicy {
         &self.inner.hosts
     }
 
@@ -99,6 +104,7 @@ impl WebState {
         &self,
         request: &AskUserQuestionRequest,
         cancel: CancellationToken,
+        decide: Decide,
     ) -> Result<Answers, AskError> {
         let shutdown = &self.inner.shutdown;
         if shutdown.is_cancelled() {
@@ -106,14 +112,15 @@ impl WebState {
                 "the web page server has stopped".to_owned(),
             ));
         }
-        let (id, reply) = self.inner.pending.open(request);
+        let decide = decide.named(WEB_NAME);
+        let (id, decided) = self.inner.pending.open(request, decide.clone());
         let withdraw = Withdraw { state: self, id };
         tracing::info!(batch = id, "question waiting on the web page");
         let result = tokio::select! {
-            reply = reply => match reply {
-                Ok(Reply::Answered(answers)) => Ok(answers),
-                Ok(Reply::Dismissed) => Err(AskError::Dismissed),
-                Err(_) => Err(AskError::Failed(
+            decided = decided => match (decided, decide.settled()) {
+                (Ok(()), Some(Settled::Answered { answers, .. })) => Ok(answers),
+                (Ok(()), Some(Settled::Dismissed { .. })) => Err(AskError::Dismissed),
+                _ => Err(AskError::Failed(
                     "the web answerer stopped before the user answered".to_owned(),
                 )),
             },
@@ -152,15 +159,31 @@ impl Drop for PageCount {
 }
 
 impl UserInteraction for WebState {
-    /// Puts the batch on every open page (and on pages opened later) and waits for the first
-    /// valid answer or a dismissal. When `cancel` fires, the batch is withdrawn live from every
-    /// page and the result is [`AskError::Cancelled`].
+    /// Asks in a race of its own (see [`UserInteraction::ask_decided`]).
     fn ask<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(self.ask_page(request, cancel))
+        self.ask_decided(request, cancel, Decide::new(request))
+    }
+
+    /// Puts the batch on every open page (and on pages opened later). Each submission is
+    /// offered to the race `decide`; the page is told "ok" only when the race accepted it, and
+    /// otherwise why not (answered elsewhere, timed out, invalid: the batch stays open). When
+    /// `cancel` fires, the batch is withdrawn live from every page, with the reason the race
+    /// gives, and the result is [`AskError::Cancelled`].
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(self.ask_page(request, cancel, decide))
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some(WEB_NAME)
     }
 
     /// True while the server runs: the human can open the URL at any time, so an answerer

@@ -6,7 +6,13 @@
 //! | --- | --- | --- |
 //! | `snapshot` | `{"batches":[Batch…]}` | everything pending now; replaces what the page shows |
 //! | `opened` | `Batch` | a new batch of questions |
-//! | `withdrawn` | `{"batch":N,"reason":"answered"\|"dismissed"\|"cancelled","by":TAB?}` | the batch is closed |
+//! | `withdrawn` | `{"batch":N,"reason":R,"by":TAB?,"where":W?}` | the batch is closed |
+//! | `ended` | `{}` | the server is stopping; nothing more will come, do not reconnect |
+//!
+//! The withdrawal's `reason` is `answered` or `dismissed` (on a page: `by` is the submitting
+//! tab), `answered_elsewhere` or `dismissed_elsewhere` (by another answerer; `where` names it
+//! when it named itself, e.g. `the terminal`), `timed_out` (the agent's time budget ran out)
+//! or `cancelled` (the agent no longer needs the answer).
 //!
 //! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}]}`
 //! with `recommended` the index of the `(Recommended)` option or `null`. All text is the
@@ -14,8 +20,10 @@
 
 use std::sync::Arc;
 
-use ask_user_core::{AskUserQuestionRequest, QuestionOption};
+use ask_user_core::{AskUserQuestionRequest, QuestionOption, Settled};
 use serde::Serialize;
+
+use crate::state::WEB_NAME;
 
 /// One batch (one tool call) as the page shows it.
 #[derive(Debug, Serialize)]
@@ -60,24 +68,48 @@ impl<'a> BatchView<'a> {
     }
 }
 
-/// Why a batch left the page.
+/// Why a batch left the page: how its race was settled (`None`: not yet, e.g. the ask was
+/// dropped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Withdrawal {
+    reason: Reason,
+    place: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Withdrawal {
-    /// Someone submitted a valid answer.
+#[serde(rename_all = "snake_case")]
+enum Reason {
     Answered,
-    /// Someone dismissed the batch.
     Dismissed,
-    /// The ask was cancelled (turn aborted, timed out, another answerer won).
+    AnsweredElsewhere,
+    DismissedElsewhere,
+    TimedOut,
     Cancelled,
+}
+
+impl From<&Option<Settled>> for Withdrawal {
+    fn from(settled: &Option<Settled>) -> Self {
+        let here = |by: Option<&str>| by == Some(WEB_NAME);
+        let (reason, place) = match settled {
+            Some(Settled::Answered { by, .. }) if here(by.as_deref()) => (Reason::Answered, None),
+            Some(Settled::Answered { by, .. }) => (Reason::AnsweredElsewhere, by.clone()),
+            Some(Settled::Dismissed { by }) if here(by.as_deref()) => (Reason::Dismissed, None),
+            Some(Settled::Dismissed { by }) => (Reason::DismissedElsewhere, by.clone()),
+            Some(Settled::TimedOut(_)) => (Reason::TimedOut, None),
+            _ => (Reason::Cancelled, None),
+        };
+        Self { reason, place }
+    }
 }
 
 #[derive(Serialize)]
 struct WithdrawnView<'a> {
     batch: u64,
-    reason: Withdrawal,
+    reason: Reason,
     #[serde(skip_serializing_if = "Option::is_none")]
     by: Option<&'a str>,
+    #[serde(rename = "where", skip_serializing_if = "Option::is_none")]
+    place: Option<&'a str>,
 }
 
 /// One event of the live stream, serialised once and shared by every open page.
@@ -95,11 +127,24 @@ impl PageEvent {
         }
     }
 
-    pub(crate) fn withdrawn(batch: u64, reason: Withdrawal, by: Option<&str>) -> Self {
-        let view = WithdrawnView { batch, reason, by };
+    pub(crate) fn withdrawn(batch: u64, withdrawal: &Withdrawal, by: Option<&str>) -> Self {
+        let view = WithdrawnView {
+            batch,
+            reason: withdrawal.reason,
+            by,
+            place: withdrawal.place.as_deref(),
+        };
         Self {
             name: "withdrawn",
             data: serde_json::to_string(&view).unwrap_or_default().into(),
+        }
+    }
+
+    /// The last event: the server is stopping, the page should not reconnect.
+    pub(crate) fn ended() -> Self {
+        Self {
+            name: "ended",
+            data: "{}".into(),
         }
     }
 
@@ -155,11 +200,51 @@ mod tests {
 
     #[test]
     fn events_serialise_as_documented() {
-        let w = PageEvent::withdrawn(4, Withdrawal::Answered, Some("tab-1"));
+        let answers = ask_user_core::Answers::default();
+        let here = Some(Settled::Answered {
+            answers: answers.clone(),
+            by: Some(WEB_NAME.to_owned()),
+        });
+        let w = PageEvent::withdrawn(4, &Withdrawal::from(&here), Some("tab-1"));
         assert_eq!(w.name, "withdrawn");
         assert_eq!(&*w.data, r#"{"batch":4,"reason":"answered","by":"tab-1"}"#);
-        let c = PageEvent::withdrawn(5, Withdrawal::Cancelled, None);
-        assert_eq!(&*c.data, r#"{"batch":5,"reason":"cancelled"}"#);
+        let cases = [
+            (None, r#"{"batch":5,"reason":"cancelled"}"#),
+            (
+                Some(Settled::Aborted),
+                r#"{"batch":5,"reason":"cancelled"}"#,
+            ),
+            (
+                Some(Settled::Withdrawn),
+                r#"{"batch":5,"reason":"cancelled"}"#,
+            ),
+            (
+                Some(Settled::TimedOut(std::time::Duration::from_secs(60))),
+                r#"{"batch":5,"reason":"timed_out"}"#,
+            ),
+            (
+                Some(Settled::Answered {
+                    answers,
+                    by: Some("the terminal".into()),
+                }),
+                r#"{"batch":5,"reason":"answered_elsewhere","where":"the terminal"}"#,
+            ),
+            (
+                Some(Settled::Dismissed { by: None }),
+                r#"{"batch":5,"reason":"dismissed_elsewhere"}"#,
+            ),
+            (
+                Some(Settled::Dismissed {
+                    by: Some(WEB_NAME.into()),
+                }),
+                r#"{"batch":5,"reason":"dismissed"}"#,
+            ),
+        ];
+        for (settled, json) in cases {
+            let c = PageEvent::withdrawn(5, &Withdrawal::from(&settled), None);
+            assert_eq!(&*c.data, json);
+        }
+        assert_eq!(PageEvent::ended().name, "ended");
         let s = PageEvent::snapshot(["{\"batch\":1}", "{\"batch\":2}"].into_iter());
         assert_eq!(&*s.data, r#"{"batches":[{"batch":1},{"batch":2}]}"#);
         assert_eq!(

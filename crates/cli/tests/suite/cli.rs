@@ -177,7 +177,7 @@ fn ask_answers_from_data() {
     let answers = dir.path().join("answers.json");
     std::fs::write(
         &answers,
-        r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]}]}"#,
+        r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]},{"id":"note","selected":[]}]}"#,
     )
     .unwrap();
     let out = run(
@@ -226,6 +226,44 @@ fn scripted_answers_that_do_not_fit_exit_1() {
     );
 }
 
+/// Issue 9, item 2: data that leaves a question out is not an answer (a skip is explicit,
+/// `"selected":[]`); `{"answers":[]}` used to exit 0 with every question skipped.
+#[test]
+fn scripted_answers_that_omit_a_question_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    let cases = [
+        (r#"{"answers":[]}"#, "env"),
+        (
+            r#"{"answers":[{"id":"env","selected":["Production"]},{"id":"note","selected":[]}]}"#,
+            "checks",
+        ),
+    ];
+    for (data, omitted) in cases {
+        std::fs::write(&answers, data).unwrap();
+        let out = run(
+            &[
+                "ask",
+                "--answers",
+                answers.to_str().unwrap(),
+                repo_file(DEPLOY_FILE).to_str().unwrap(),
+            ],
+            "",
+        );
+        assert_eq!(
+            (out.status, out.stdout.as_str()),
+            (
+                1,
+                format!(
+                    "Error: the answer did not fit the questions (question \"{omitted}\" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)); ask again"
+                )
+                .as_str()
+            ),
+            "{data}"
+        );
+    }
+}
+
 #[test]
 fn unreadable_answers_are_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -237,11 +275,13 @@ fn unreadable_answers_are_a_usage_error() {
     );
     assert_eq!(out.status, 2);
     assert!(out.stdout.is_empty());
+    // Our text, then serde_json's reason (only checked to name the missing field).
+    let ours = format!(
+        "ask-user: --answers {}: not {{\"answers\":[{{\"id\",\"selected\",\"custom\"?}}]}}: ",
+        answers.display()
+    );
     assert!(
-        out.stderr.starts_with(&format!(
-            "ask-user: --answers {}: not {{\"answers\":[{{\"id\",\"selected\",\"custom\"?}}]}}: missing field `answers`",
-            answers.display()
-        )),
+        out.stderr.starts_with(&ours) && out.stderr[ours.len()..].contains("answers"),
         "{}",
         out.stderr
     );
@@ -253,7 +293,7 @@ fn unreadable_answers_are_a_usage_error() {
     assert!(
         missing
             .stderr
-            .starts_with("ask-user: cannot read /nonexistent/a.json: "),
+            .starts_with("ask-user: --answers /nonexistent/a.json: cannot read it: "),
         "{}",
         missing.stderr
     );
@@ -288,7 +328,7 @@ fn usage_errors_exit_2_and_say_what_to_do() {
         (
             2,
             "",
-            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web\n"
+            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, hub, none\n"
         )
     );
     let out = run(&["ask", "--via", " , "], r#"{"question":"Go?"}"#);
@@ -297,7 +337,7 @@ fn usage_errors_exit_2_and_say_what_to_do() {
         (
             2,
             "",
-            "ask-user: --via needs at least one of: terminal, web\n"
+            "ask-user: --via needs at least one of: terminal, web, hub, none\n"
         )
     );
     let out = run(&["ask", "/nonexistent/q.json"], "");
@@ -358,4 +398,129 @@ fn help_shows_examples_and_exit_statuses_and_version_prints() {
         (0, concat!("ask-user ", env!("CARGO_PKG_VERSION"), "\n"))
     );
     assert!(!BIN.is_empty());
+}
+
+/// `ask` and `mcp` take `--via`, `--answers` and `--timeout` from one registry
+/// (`ask-user-via`, `ask-user-host`): the same names, the same checks, the same texts.
+#[test]
+fn ask_and_mcp_refuse_the_same_via_answers_and_timeout_with_the_same_text() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--via", "carrier-pigeon"],
+            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, hub, none\n",
+        ),
+        (
+            &["--via", ","],
+            "ask-user: --via needs at least one of: terminal, web, hub, none\n",
+        ),
+        (
+            &["--via", "none,terminal"],
+            "ask-user: --via none cannot be combined with other answerers\n",
+        ),
+        (
+            &["--answers", "/nonexistent/a.json"],
+            "ask-user: --answers /nonexistent/a.json: cannot read it: ",
+        ),
+    ];
+    for (flags, text) in cases {
+        for host in ["ask", "mcp"] {
+            let args: Vec<&str> = [host].iter().chain(flags).copied().collect();
+            let out = run(&args, r#"{"question":"Go?"}"#);
+            assert_eq!((out.status, out.stdout.as_str()), (2, ""), "{args:?}");
+            assert!(
+                out.stderr.starts_with(text),
+                "{args:?}: {:?} does not start with {text:?}",
+                out.stderr
+            );
+        }
+    }
+    for host in ["ask", "mcp"] {
+        let out = run(&[host, "--timeout", "0s"], "");
+        assert_eq!(out.status, 2, "{host}");
+        assert!(
+            out.stderr.contains(
+                "invalid value '0s' for '--timeout <DURATION>': the timeout must be longer than zero"
+            ),
+            "{host}: {}",
+            out.stderr
+        );
+        let help = run(&[host, "--help"], "");
+        assert!(
+            help.stdout.contains("terminal")
+                && help.stdout.contains("web")
+                && help.stdout.contains("none"),
+            "{host}: {}",
+            help.stdout
+        );
+    }
+    let nobody = run(&["ask", "--via", "none"], r#"{"question":"Go?"}"#);
+    assert_eq!(
+        (nobody.status, nobody.stdout.as_str()),
+        (6, NO_PROVIDER_TEXT)
+    );
+}
+
+#[test]
+fn completions_are_generated_for_each_shell_and_load_in_bash() {
+    for (shell, marker) in [
+        ("bash", "complete -F _ask__user"),
+        ("zsh", "#compdef ask-user"),
+        ("fish", "complete -c ask-user"),
+        ("elvish", "edit:completion:arg-completer[ask-user]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = run(&["completions", shell], "");
+        assert_eq!(out.status, 0, "{shell}: {}", out.stderr);
+        assert!(out.stdout.contains(marker), "{shell}: {}", out.stdout);
+        // Every subcommand is offered.
+        for sub in ["ask", "check", "schema", "mcp", "completions", "man"] {
+            assert!(out.stdout.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    // The bash script really loads and registers the completion.
+    let loaded = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{BIN}' completions bash) && complete -p ask-user"
+        ))
+        .output()
+        .unwrap();
+    let registered = String::from_utf8_lossy(&loaded.stdout);
+    assert!(
+        registered.starts_with("complete ")
+            && registered.trim_end().ends_with(" -F _ask__user ask-user"),
+        "{registered:?} {}",
+        String::from_utf8_lossy(&loaded.stderr)
+    );
+    let out = run(&["completions", "tcsh"], "");
+    assert_eq!(out.status, 2);
+    assert!(
+        out.stderr.contains("invalid value 'tcsh' for '<SHELL>'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn man_prints_one_page_with_every_subcommand_and_its_options() {
+    let out = run(&["man"], "");
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with(".ie \\n(.g .ds Aq \\(aq"),
+        "{}",
+        &out.stdout[..200]
+    );
+    for needle in [
+        ".TH ask-user 1",
+        ".SH NAME",
+        ".SH SUBCOMMANDS",
+        ".SH \"ASK-USER ASK\"",
+        ".SH \"ASK-USER MCP\"",
+        ".SH \"ASK-USER MAN\"",
+        "\\-\\-timeout",
+        "\\-\\-via",
+        "\\-\\-journal",
+    ] {
+        assert!(out.stdout.contains(needle), "{needle:?} in\n{}", out.stdout);
+    }
 }

@@ -77,9 +77,11 @@ fn an_unwritable_journal_is_a_usage_error_before_anything_is_asked() {
         (
             2,
             "",
+            // Our text around the OS's reason (ENOENT, as std words it).
             format!(
-                "ask-user: cannot open the journal file {}: No such file or directory (os error 2)\n",
-                path.display()
+                "ask-user: cannot open the journal file {}: {}\n",
+                path.display(),
+                std::io::Error::from_raw_os_error(2)
             )
             .as_str()
         )

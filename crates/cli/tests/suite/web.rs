@@ -68,13 +68,14 @@ impl Browser {
     }
 }
 
-/// Starts `ask-user ask ARGS` without a controlling terminal, DB on stdin; returns the child
-/// and the URL it printed on stderr.
+/// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
+/// returns the child and the URL it printed on stderr (only because of `--print-url`).
 fn spawn_web(args: &[&str]) -> (Child, String) {
     let mut child = Command::new("setsid")
         .arg("--wait")
         .arg(BIN)
         .arg("ask")
+        .arg("--print-url")
         .args(args)
         .env_remove("ASK_USER_DELEGATED_BY")
         .env_remove("RUST_LOG")
@@ -178,12 +179,17 @@ fn web_addr_sets_the_listening_address_and_a_used_one_is_a_usage_error() {
     );
 }
 
+/// The URL as the terminal shows it; stderr must not carry it (no `--print-url`).
 fn url_from(pane: &Pane) -> String {
+    let screen = pane.screen();
+    let url = screen
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the URL on the terminal:\n{screen}"))
+        .to_owned();
     let err = pane.file("err.txt").unwrap_or_default();
-    err.lines()
-        .find_map(|l| l.strip_prefix("ask-user: answer at "))
-        .unwrap_or_else(|| panic!("the URL in stderr: {err:?}"))
-        .to_owned()
+    assert!(!err.contains("http://"), "no URL on stderr: {err:?}");
+    url
 }
 
 #[test]
@@ -195,7 +201,6 @@ fn terminal_and_web_race_the_page_answers_and_the_terminal_withdraws() {
         screen.contains("Answer in a browser on this machine"),
         "{screen}"
     );
-    assert!(screen.contains(&url), "the URL on the terminal:\n{screen}");
     Browser::start("single", &url).result();
     let run = pane.finished();
     assert_eq!(
@@ -217,10 +222,7 @@ fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
     page.step("shown");
     pane.keys(&["Enter"]);
     let seen = page.result();
-    assert_eq!(
-        seen["closed"],
-        "Withdrawn: the agent no longer needs this answer."
-    );
+    assert_eq!(seen["closed"], "Not taken here: answered in the terminal.");
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -250,6 +252,169 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
+    );
+}
+
+/// `ask --via web` without a terminal, `--print-url` or a desktop (issue 9, item 7).
+fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(BIN)
+        .arg("ask")
+        .args(args)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    child
+}
+
+/// Who may answer (docs/contract.md §8): a harness that shows stderr to the model must not
+/// hand it the capability URL. Without a terminal, `--print-url` or a desktop, `--via web`
+/// is unavailable and says so without the URL.
+#[test]
+fn without_a_terminal_the_url_never_reaches_stderr() {
+    let (status, stdout, stderr) = output(run_headless(&["--via", "web"], &[]));
+    assert_eq!(
+        (status, stdout.as_str(), stderr.as_str()),
+        (
+            6,
+            ask_user_core::NO_PROVIDER_TEXT,
+            "ask-user: --via web: no terminal to show the page's address on and no desktop browser to open it in; pass --print-url to print it on stderr\n"
+        )
+    );
+}
+
+/// With no terminal but a desktop, the page opens in the desktop's browser (a stand-in
+/// `xdg-open` on PATH records the URL; headless Chromium then answers on it); stderr says so
+/// without the URL.
+#[test]
+fn without_a_terminal_the_page_opens_in_the_desktop_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened");
+    let launcher = dir.path().join("xdg-open");
+    std::fs::write(
+        &launcher,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" > {}.tmp && mv {0}.tmp {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let child = run_headless(&["--via", "web"], &[("PATH", &path), ("DISPLAY", ":99")]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let url = loop {
+        if let Ok(text) = std::fs::read_to_string(&opened) {
+            break text.trim_end().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the browser was never opened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Browser::start("single", &url).result();
+    let (status, stdout, stderr) = output(child);
+    assert_eq!(
+        (status, stdout.as_str(), stderr.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#,
+            "ask-user: the question is open in your browser\n"
+        )
+    );
+}
+
+/// Issue 9, item 1, the security trial re-run against the real binary: with `ulimit -n 256`
+/// (soft and hard, so nothing can be raised), 300 connections that send nothing or half a
+/// request do not stop the human's `GET /<key>/`, and the page still answers.
+#[test]
+fn three_hundred_silent_connections_do_not_lock_the_human_out() {
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
+        .arg(BIN)
+        .env_remove("ASK_USER_DELEGATED_BY")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(DB.as_bytes())
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .strip_prefix("ask-user: answer at ")
+        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
+        .trim_end()
+        .to_owned();
+    child.stderr = Some(stderr.into_inner());
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_once('/').unwrap();
+
+    let mut flood = Vec::new();
+    for i in 0..300 {
+        let Ok(mut conn) = TcpStream::connect(addr) else {
+            continue;
+        };
+        if i % 2 == 1 {
+            let _ = conn.write_all(format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\n").as_bytes());
+        }
+        flood.push(conn);
+    }
+    assert!(flood.len() > 256, "the flood got in: {}", flood.len());
+
+    let mut human = TcpStream::connect(addr).unwrap();
+    human
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    human
+        .write_all(
+            format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+    let mut page = String::new();
+    human
+        .read_to_string(&mut page)
+        .expect("the human's GET was answered in time");
+    assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+
+    Browser::start("single", &url).result();
+    drop(flood);
+    let (status, stdout, _) = output(child);
+    assert_eq!(
+        (status, stdout.as_str()),
         (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
     );
 }

@@ -118,9 +118,10 @@ fn nasty_string() -> impl Strategy<Value = String> {
     ]
 }
 
-/// A string that is not blank (so decoding keeps it as it is).
+/// A string that is not blank (so decoding keeps it as it is), within the text cap.
 fn text() -> impl Strategy<Value = String> {
     nasty_string().prop_map(|s| {
+        let s = capped(s);
         if s.trim().is_empty() {
             format!("{s}x")
         } else {
@@ -130,7 +131,14 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn optional_text() -> impl Strategy<Value = Option<String>> {
-    proptest::option::of(nasty_string()).prop_map(|s| s.filter(|s| !s.trim().is_empty()))
+    proptest::option::of(nasty_string())
+        .prop_map(|s| s.map(capped).filter(|s| !s.trim().is_empty()))
+}
+
+/// At most 3,000 characters, well under the 4,000 cap even with a suffix added (a repeated
+/// run can otherwise exceed it, and the request would not decode).
+fn capped(s: String) -> String {
+    s.chars().take(3_000).collect()
 }
 
 /// A request our decoder accepts unchanged: unique non-blank ids and labels, within the caps.
@@ -183,7 +191,7 @@ fn limits() -> Limits {
 }
 
 /// Answers `normalise` accepts for `request`, in a shuffled order, with repeated labels,
-/// whitespace around custom text, and omitted questions.
+/// whitespace around custom text, and explicitly skipped questions (an omitted one is refused).
 fn answers_for(request: &AskUserQuestionRequest) -> impl Strategy<Value = Answers> + use<> {
     let items: Vec<_> = request
         .questions()
@@ -207,10 +215,14 @@ fn answers_for(request: &AskUserQuestionRequest) -> impl Strategy<Value = Answer
             ))
             .prop_map(|c| c.map(|(pad, s)| format!("{pad}{s}{pad}")));
             (any::<u8>(), picks, custom).prop_map(move |(mode, selected, custom)| {
-                (mode % 8 != 0).then(|| AnswerItem {
-                    id: id.clone(),
-                    selected,
-                    custom,
+                Some(if mode % 8 != 0 {
+                    AnswerItem {
+                        id: id.clone(),
+                        selected,
+                        custom,
+                    }
+                } else {
+                    AnswerItem::skipped(id.clone())
                 })
             })
         })

@@ -1,3 +1,4 @@
+mod decision;
 mod decode;
 mod definition;
 mod fan_out;

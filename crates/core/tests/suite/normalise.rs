@@ -20,6 +20,17 @@ fn answers(items: Vec<AnswerItem>) -> Answers {
     Answers { answers: items }
 }
 
+/// `items` plus an explicit skip for every question they leave out (appended at the end, so
+/// the request order still has to be restored).
+fn complete(mut items: Vec<AnswerItem>) -> Answers {
+    for id in ["db", "features", "name"] {
+        if !items.iter().any(|i| i.id == id) {
+            items.push(AnswerItem::skipped(id));
+        }
+    }
+    answers(items)
+}
+
 fn item(id: &str, selected: &[&str], custom: Option<&str>) -> AnswerItem {
     AnswerItem {
         id: id.to_owned(),
@@ -29,11 +40,12 @@ fn item(id: &str, selected: &[&str], custom: Option<&str>) -> AnswerItem {
 }
 
 #[test]
-fn items_come_out_in_request_order_and_omitted_questions_are_skipped() {
+fn items_come_out_in_request_order() {
     let out = normalise(
         &request(),
         answers(vec![
             item("name", &[], Some("billing")),
+            item("features", &[], None),
             item("db", &["SQLite"], None),
         ]),
     )
@@ -52,7 +64,7 @@ fn items_come_out_in_request_order_and_omitted_questions_are_skipped() {
 fn labels_come_in_option_order_without_repeats() {
     let out = normalise(
         &request(),
-        answers(vec![item("features", &["Search", "Auth", "Search"], None)]),
+        complete(vec![item("features", &["Search", "Auth", "Search"], None)]),
     )
     .unwrap();
     assert_eq!(out.answers[1], item("features", &["Auth", "Search"], None));
@@ -62,7 +74,7 @@ fn labels_come_in_option_order_without_repeats() {
 fn custom_is_trimmed_and_dropped_when_blank() {
     let out = normalise(
         &request(),
-        answers(vec![
+        complete(vec![
             item("db", &["SQLite"], Some("   ")),
             item("name", &[], Some("  api \n")),
         ]),
@@ -76,7 +88,7 @@ fn custom_is_trimmed_and_dropped_when_blank() {
 fn custom_overrides_a_single_select_and_supplements_a_multi_select() {
     let out = normalise(
         &request(),
-        answers(vec![
+        complete(vec![
             item("db", &["SQLite"], Some("CockroachDB")),
             item("features", &["Billing"], Some("Audit log")),
         ]),
@@ -93,7 +105,7 @@ fn custom_overrides_a_single_select_and_supplements_a_multi_select() {
 fn a_repeated_label_on_a_single_select_is_one_label() {
     let out = normalise(
         &request(),
-        answers(vec![item("db", &["SQLite", "SQLite"], None)]),
+        complete(vec![item("db", &["SQLite", "SQLite"], None)]),
     )
     .unwrap();
     assert_eq!(out.answers[0], item("db", &["SQLite"], None));
@@ -127,16 +139,51 @@ fn every_refusal_text_is_pinned() {
         ),
     ];
     for (items, text) in cases {
-        let err = normalise(&request(), answers(items.clone())).unwrap_err();
+        let err = normalise(&request(), complete(items.clone())).unwrap_err();
         assert_eq!(err.to_string(), text, "answers: {items:?}");
     }
+}
+
+#[test]
+fn an_omitted_question_is_refused_and_a_skip_must_be_explicit() {
+    let omitted = [
+        (vec![], "db"),
+        (
+            vec![item("db", &["SQLite"], None), item("name", &[], None)],
+            "features",
+        ),
+        (
+            vec![item("features", &[], None), item("db", &[], None)],
+            "name",
+        ),
+    ];
+    for (items, id) in omitted {
+        let err = normalise(&request(), answers(items.clone())).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                r#"question "{id}" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)"#
+            ),
+            "answers: {items:?}"
+        );
+    }
+    let skipped = normalise(
+        &request(),
+        answers(vec![
+            item("db", &[], None),
+            item("features", &[], Some("  ")),
+            item("name", &[], None),
+        ]),
+    )
+    .unwrap();
+    assert!(skipped.answers.iter().all(AnswerItem::is_skipped));
 }
 
 #[test]
 fn normalising_twice_changes_nothing() {
     let once = normalise(
         &request(),
-        answers(vec![
+        complete(vec![
             item("features", &["Search", "Auth"], Some(" x ")),
             item("db", &["MongoDB"], None),
         ]),

@@ -272,7 +272,9 @@ fn expected_refusal(request: &AskUserQuestionRequest, answers: &Answers) -> Opti
     }
     for question in request.questions() {
         let Some(item) = answers.answers.iter().find(|a| a.id == question.id) else {
-            continue;
+            return Some(InvalidAnswer::Omitted {
+                id: question.id.clone(),
+            });
         };
         if let Some(label) = item
             .selected

@@ -63,8 +63,49 @@ fn an_unwritable_journal_flag_is_a_startup_error_naming_the_file() {
     let args = Command::try_parse_from(["host", "--journal", "/nonexistent-dir/j.jsonl"])
         .unwrap()
         .host;
+    // Our text around the OS's reason (ENOENT, as std words it).
     assert_eq!(
         args.open_journal().unwrap_err().to_string(),
-        "cannot open the journal file /nonexistent-dir/j.jsonl: No such file or directory (os error 2)"
+        format!(
+            "cannot open the journal file /nonexistent-dir/j.jsonl: {}",
+            std::io::Error::from_raw_os_error(2)
+        )
+    );
+}
+
+#[test]
+fn timeout_takes_a_humantime_duration_longer_than_zero() {
+    let parse =
+        |value: &str| Command::try_parse_from(["host", "--timeout", value]).map(|c| c.host.timeout);
+    assert_eq!(
+        parse("90s").unwrap(),
+        Some(std::time::Duration::from_secs(90))
+    );
+    assert_eq!(
+        parse("1h 30m").unwrap(),
+        Some(std::time::Duration::from_secs(5400))
+    );
+    assert_eq!(
+        Command::try_parse_from(["host"]).unwrap().host.timeout,
+        None
+    );
+    for zero in ["0s", "0m", "0"] {
+        let error = parse(zero).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!(
+                "invalid value '{zero}' for '--timeout <DURATION>': the timeout must be longer than zero"
+            )),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        ask_user_host::ZERO_TIMEOUT,
+        "the timeout must be longer than zero"
+    );
+    // humantime's reason is its own text; only our framing is pinned.
+    let error = parse("soon").unwrap_err().to_string();
+    assert!(
+        error.contains("invalid value 'soon' for '--timeout <DURATION>': "),
+        "{error}"
     );
 }

@@ -86,7 +86,15 @@ async fn pending_asks_all_end_when_their_turns_are_cancelled() {
             .map(|w| w.asked.load(Ordering::SeqCst))
             .sum::<usize>()
     };
+    // A generous deadline only turns a hang into a failure.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while pending() < ASKS * 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gave up waiting for {} asks ({} asked)",
+            ASKS * 3,
+            pending()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
     turn.cancel();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
 use ask_user_host::Notify;
-use ask_user_scripted::{PickRecommended, Scripted};
+use ask_user_scripted::PickRecommended;
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
@@ -79,11 +79,8 @@ async fn the_ask_never_waits_for_the_command() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let notify = Notify::new(
-        Arc::new(Scripted::from_json(r#"{"answers":[]}"#).unwrap()),
-        command,
-    )
-    .with_slow_after(Duration::ZERO);
+    let notify = Notify::new(Arc::new(ask_user_scripted::PickRecommended), command)
+        .with_slow_after(Duration::ZERO);
     let line = notify.command().to_owned();
     let outcome = tool(notify).call(big, ExecutionContext::default()).await;
     // The ask has returned while the command cannot have finished: it waits for `release`.
@@ -106,7 +103,7 @@ async fn a_failing_command_is_logged_and_the_ask_goes_on() {
     for (command, logged) in [
         ("exit 3 # failing-command-test", "failed: exit status: 3"),
         (
-            "no-such-notifier-9f2c # failing-command-test",
+            "no-such-notifier-9f2c 2>/dev/null # failing-command-test",
             "failed: exit status: 127",
         ),
     ] {
@@ -143,4 +140,90 @@ async fn availability_is_the_inner_answerers() {
     assert_eq!(outcome, ask_user_core::Outcome::NoProvider);
     // Nobody could be asked, so nobody is called to the desk.
     assert!(!marker.exists());
+}
+
+/// Issue 9, item 8: the attention command's wrapper passes the call's race through, so a
+/// page-like answerer inside it hears the call's decision: an answer it was told was accepted
+/// is the outcome even when the budget runs out before its future completes.
+#[tokio::test(start_paused = true)]
+async fn the_wrapper_forwards_the_calls_race() {
+    struct Acknowledging;
+    impl ask_user_core::UserInteraction for Acknowledging {
+        fn ask<'a>(
+            &'a self,
+            _: &'a ask_user_core::AskUserQuestionRequest,
+            _: ask_user_core::CancellationToken,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async {
+                Err(ask_user_core::AskError::Failed(
+                    "asked without the race".into(),
+                ))
+            })
+        }
+        fn ask_decided<'a>(
+            &'a self,
+            request: &'a ask_user_core::AskUserQuestionRequest,
+            cancel: ask_user_core::CancellationToken,
+            decide: ask_user_core::Decide,
+        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
+        {
+            Box::pin(async move {
+                let answers = PickRecommended::answers(request);
+                let decision = decide.offer(ask_user_core::Offer::Answers(answers)).await;
+                assert_eq!(decision, ask_user_core::Decision::Accepted);
+                // Accepted, then the future loses every race until it is cancelled.
+                cancel.cancelled().await;
+                Err(ask_user_core::AskError::Cancelled)
+            })
+        }
+        fn name(&self) -> Option<&str> {
+            Some("the page")
+        }
+    }
+    let notify = Notify::new(Arc::new(Acknowledging), "true");
+    assert_eq!(
+        ask_user_core::UserInteraction::name(&notify),
+        Some("the page")
+    );
+    let outcome = tool(notify)
+        .with_timeout(Some(Duration::from_millis(50)))
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.code(), None, "{}", outcome.text());
+}
+
+/// Threads of this process named `name` (Linux: `/proc/self/task/*/comm`).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+#[tokio::test]
+async fn one_thread_watches_every_running_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    let commands = 6;
+    for i in 0..commands {
+        let started = dir.path().join(format!("started-{i}"));
+        // Ends on `release`, or when the test's directory is gone.
+        let command = format!(
+            "touch {s}; while [ ! -e {} ] && [ -e {s} ]; do sleep 0.05; done",
+            quoted(&release),
+            s = quoted(&started),
+        );
+        let outcome = tool(Notify::new(Arc::new(PickRecommended), command))
+            .call(ARGS, ExecutionContext::default())
+            .await;
+        assert_eq!(outcome.code(), None, "{}", outcome.text());
+    }
+    wait_until("every command started", || {
+        (0..commands).all(|i| dir.path().join(format!("started-{i}")).exists())
+    });
+    // All six are running now; one notify thread watches them all (it was one thread each).
+    assert_eq!(threads_named("ask-user-notify"), 1);
+    std::fs::write(&release, "").unwrap();
 }

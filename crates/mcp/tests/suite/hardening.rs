@@ -16,29 +16,39 @@ use super::support::server_bin;
 const ARGS: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
 
-struct Server {
-    child: Child,
+pub(super) struct Server {
+    pub(super) child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The server's stderr, kept (not inherited, so a passing run prints nothing) and shown
+    /// when the test fails.
+    stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Server {
     /// Starts `ask-user-mcp` with `args` and completes the MCP handshake (a client without
     /// elicitation, protocol 2025-06-18).
-    fn start(args: &[&str]) -> Self {
+    pub(super) fn start(args: &[&str]) -> Self {
         let mut child = Command::new(server_bin())
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
         let mut server = Self {
             child,
             stdin,
             stdout,
+            stderr: Some(stderr),
         };
         server.send(
             json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -51,13 +61,17 @@ impl Server {
         server
     }
 
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string());
+    }
+
+    pub(super) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
+        writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn receive(&mut self) -> Value {
+    pub(super) fn receive(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).unwrap();
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
@@ -74,6 +88,10 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let stderr = self.stderr.take().and_then(|t| t.join().ok());
+        if std::thread::panicking() {
+            eprintln!("server stderr:\n{}", stderr.unwrap_or_default());
+        }
     }
 }
 
@@ -154,13 +172,50 @@ fn an_unwritable_journal_is_a_startup_error_naming_the_file() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+    // Our text around the OS's reason (ENOENT, as std words it).
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "ask-user-mcp: cannot open the journal file {}: No such file or directory (os error 2)\n",
-            path.display()
+            "ask-user-mcp: cannot open the journal file {}: {}\n",
+            path.display(),
+            std::io::Error::from_raw_os_error(2)
         )
     );
+}
+
+/// Logs to a pipe (a test, a log file) are plain text: no colour escapes.
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let mut child = Command::new(server_bin())
+        .args(["--via", "none", "--http", "127.0.0.1:0"])
+        .env("ASK_USER_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (lines, logged_lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut logged = String::new();
+    // The endpoint is logged (info) as soon as the server listens.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !logged.contains("MCP endpoint: http://") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match logged_lines.recv_timeout(left) {
+            Ok(line) => logged.push_str(&line),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(logged.contains(" INFO "), "{logged:?}");
+    assert!(!logged.contains('\u{1b}'), "{logged:?}");
 }
 
 #[test]
@@ -237,4 +292,103 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
             std::fs::read_to_string(&notified).is_ok_and(|s| s.ends_with('\n'))
         });
     }
+}
+
+/// Issue 9, item 12: `--http` on all interfaces accepts a client that names the machine by
+/// its LAN address (any IP literal), refuses other names, and follows the same
+/// `HostPolicy` as the web page (the one policy both use).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_on_all_interfaces_accepts_ip_literal_hosts_like_the_page() {
+    use ask_user_mcp::{AskUserServer, FOREIGN_HOST_TEXT, Routing, serve_http};
+    use ask_user_web::HostPolicy;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let bound = listener.local_addr().unwrap();
+    let port = bound.port();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(serve_http(
+        AskUserServer::new(Routing::default()),
+        listener,
+        shutdown.clone(),
+    ));
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let policy = HostPolicy::new(bound, &[]);
+    let cases = [
+        (format!("127.0.0.1:{port}"), true),
+        (format!("localhost:{port}"), true),
+        (format!("192.168.1.20:{port}"), true),
+        (format!("[fe80::1]:{port}"), true),
+        (format!("0.0.0.0:{port}"), true),
+        (format!("rebind.example:{port}"), false),
+        (format!("192.168.1.20:{}", port.wrapping_add(1)), false),
+    ];
+    for (host, accepted) in cases {
+        assert_eq!(policy.allows(&host), accepted, "the page's policy, {host}");
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Enough to see the status line and, for a refusal, its body.
+        while !String::from_utf8_lossy(&reply).contains("\r\n\r\n") || !accepted {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let reply = String::from_utf8_lossy(&reply);
+        if accepted {
+            assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{host}: {reply}");
+        } else {
+            assert!(
+                reply.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+                "{host}: {reply}"
+            );
+            assert!(reply.ends_with(FOREIGN_HOST_TEXT), "{host}: {reply}");
+        }
+    }
+    shutdown.cancel();
+}
+
+/// The standalone binary reports the registry's usage errors like `ask-user mcp` (exit 2).
+#[test]
+fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
+    for (args, text) in [
+        (
+            &["--via", "pigeon"][..],
+            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, hub, none\n",
+        ),
+        (
+            &["--via", "none,web"][..],
+            "ask-user-mcp: --via none cannot be combined with other answerers\n",
+        ),
+    ] {
+        let out = Command::new(server_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), text, "{args:?}");
+    }
+    let out = Command::new(server_bin())
+        .args(["--timeout", "0s"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "invalid value '0s' for '--timeout <DURATION>': the timeout must be longer than zero"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

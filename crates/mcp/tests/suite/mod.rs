@@ -2,5 +2,7 @@ mod concurrent;
 mod hardening;
 mod inspector;
 mod listing;
+mod protocol;
 mod python;
 mod support;
+mod typescript;

@@ -39,6 +39,19 @@ async fn run(args: &[&str]) {
             Ok(_) => say("ok"),
             Err(e) => say(&format!("err {e}")),
         },
+        ["open-default"] => match Store::open_default().await {
+            Ok(s) => say(&format!("ok {}", s.location())),
+            Err(e) => say(&format!("err {e}")),
+        },
+        ["follow", url] => {
+            let store = Store::open(url).await.unwrap();
+            let mut feed = store.subscribe().await.unwrap();
+            say("subscribed");
+            match feed.next().await {
+                Some(ask_user_store::Change::Ask(id)) => say(&format!("change {}", id.0)),
+                other => say(&format!("{other:?}")),
+            }
+        }
         ["write-loop", url] => {
             let store = Store::open(url).await.unwrap();
             for i in 0.. {

@@ -59,8 +59,9 @@ pub(crate) async fn postgres() -> Fixture {
     }
 }
 
-/// The server the Postgres tests use: `ASK_USER_TEST_PG`, else a throwaway cluster started
-/// once per test process and stopped when the process ends.
+/// The server the Postgres tests use: `ASK_USER_TEST_PG` (a role that may create databases,
+/// `max_connections` >= 200 for the 50-process test), else a throwaway cluster started once per
+/// test process and stopped when the process ends.
 fn pg_server() -> &'static str {
     static SERVER: OnceLock<String> = OnceLock::new();
     SERVER.get_or_init(|| match std::env::var("ASK_USER_TEST_PG") {
@@ -241,6 +242,15 @@ impl ChildProc {
     /// Starts the child under a wrapper command (e.g. `unshare -m sh -c '…' --`), which must
     /// exec its trailing arguments.
     pub(crate) fn spawn_wrapped(wrapper: &[&str], args: &[&str]) -> ChildProc {
+        ChildProc::spawn_full(wrapper, &[], args)
+    }
+
+    /// Starts `args` with extra environment variables.
+    pub(crate) fn spawn_with_env(env: &[(&str, &str)], args: &[&str]) -> ChildProc {
+        ChildProc::spawn_full(&[], env, args)
+    }
+
+    fn spawn_full(wrapper: &[&str], env: &[(&str, &str)], args: &[&str]) -> ChildProc {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = match wrapper.split_first() {
             Some((first, rest)) => {
@@ -257,6 +267,7 @@ impl ChildProc {
             "--test-threads=1",
             "--quiet",
         ])
+        .envs(env.iter().copied())
         .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -294,5 +305,15 @@ impl ChildProc {
     pub(crate) fn finish(mut self) {
         let status = self.child.wait().unwrap();
         assert!(status.success(), "child failed: {status}");
+    }
+}
+
+impl Drop for ChildProc {
+    /// A test that failed midway leaves no child behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -52,3 +52,30 @@ async fn follower_rescans_after_its_connection_is_killed_and_still_hears_the_ans
         .unwrap();
     assert_eq!(got.closed.map(|c| c.outcome), Some(answer));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_too_new_is_refused_naming_the_server_and_versions() {
+    let f = common::postgres().await;
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    admin
+        .batch_execute(
+            "UPDATE ask_user_meta SET value = 7 WHERE key = 'schema_version';
+             UPDATE ask_user_meta SET value = 3 WHERE key = 'compatible_from';",
+        )
+        .await
+        .unwrap();
+    let e = ask_user_store::Store::open(&f.url).await.unwrap_err();
+    let server = f.store.location();
+    assert!(
+        server.starts_with("postgres://127.0.0.1:") || std::env::var("ASK_USER_TEST_PG").is_ok()
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {server}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 1; upgrade ask-user or pick another store with --store"
+        )
+    );
+}

@@ -131,3 +131,16 @@ fn twenty_processes_creating_one_store_at_once_all_open_it() {
     }
     assert_eq!(said, vec!["ok".to_owned(); 20]);
 }
+
+/// The feed has no timer of its own (only `wait_outcome` re-reads as a safety net), so a change
+/// announced to another process's feed came through the sidecar file watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_feed_hears_a_new_ask_through_the_file_watch() {
+    let f = common::sqlite().await;
+    let child = ChildProc::spawn(&["follow", &f.url]);
+    assert_eq!(child.next(), "subscribed");
+    let ask = NewAsk::new(&Scope::HostKey("followed".into()), "{}", Asker::default());
+    let id = f.store.open_ask(&ask).await.unwrap().record().id;
+    assert_eq!(child.next(), format!("change {}", id.0));
+    child.finish();
+}

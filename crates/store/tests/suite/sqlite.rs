@@ -253,3 +253,47 @@ async fn writer_killed_mid_write_loses_nothing_it_acknowledged() {
         }
     }
 }
+
+#[test]
+fn default_store_is_created_under_the_state_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let child = ChildProc::spawn_with_env(
+        &[("XDG_STATE_HOME", state.to_str().unwrap())],
+        &["open-default"],
+    );
+    let said = child.next();
+    child.finish();
+    let path = state.join("ask-user/store.sqlite3");
+    assert_eq!(said, format!("ok {}", path.display()));
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[tokio::test]
+async fn a_value_written_by_something_else_is_reported_not_misread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("k".into()),
+        "{}",
+        ask_user_store::Asker::default(),
+    );
+    let id = store.open_ask(&ask).await.unwrap().record().id;
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE asks SET state = 'answered', outcome = 'yes', closed_at = 1 WHERE id = ?1",
+        [id.0],
+    )
+    .unwrap();
+    let e = store.get(id).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: ask {id} holds a value this ask-user cannot read: outcome: expected value at line 1 column 1",
+            path.display()
+        )
+    );
+}

@@ -21,6 +21,7 @@
   const shown = new Map();
   let connected = false;
   let everConnected = false;
+  let ended = false;
 
   function openCount() {
     let n = 0;
@@ -36,9 +37,11 @@
 
   function refreshStatus() {
     const n = openCount();
-    emptyEl.hidden = !everConnected || shown.size > 0;
+    emptyEl.hidden = ended || !everConnected || shown.size > 0;
     document.title = n > 0 ? '(' + n + ') ask-user' : 'ask-user';
-    if (!connected) {
+    if (ended) {
+      statusEl.textContent = 'Done, you can close this tab.';
+    } else if (!connected) {
       statusEl.textContent = everConnected
         ? 'Not connected (ask-user may have finished); retrying…'
         : 'Connecting…';
@@ -50,26 +53,64 @@
     }
   }
 
-  function displayLabel(label) {
+  // Characters that could hide, reorder or fake text (bidi overrides and isolates, marks,
+  // zero-width and other format characters, line/paragraph separators) and control
+  // characters are shown as visible stand-ins, as the terminal does (crates/terminal's
+  // sanitiser is the reference): C0 controls as Control Pictures (U+2400 + code), DEL as ␡,
+  // a tab as a space, everything else as \u{hex}. Newlines are kept (`keepNewlines`) or shown
+  // as ␤. The answer still carries the model's labels byte for byte; only the screen changes.
+  const INERT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
+  function inert(text, keepNewlines) {
+    return text.replace(INERT, (c) => {
+      const code = c.codePointAt(0);
+      if (c === '\n') return keepNewlines ? '\n' : '\u2424';
+      if (c === '\t') return ' ';
+      if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+      if (code === 0x7f) return '\u2421';
+      return '\\u{' + code.toString(16) + '}';
+    });
+  }
+
+  function isRecommended(label) {
     const trimmed = label.trimEnd();
-    if (trimmed.endsWith(RECOMMENDED)) {
-      const rest = trimmed.slice(0, -RECOMMENDED.length).trimEnd();
-      if (rest.length > 0) return rest;
+    return trimmed.endsWith(RECOMMENDED)
+      && trimmed.slice(0, -RECOMMENDED.length).trimEnd().length > 0;
+  }
+
+  function displayLabel(label) {
+    if (isRecommended(label)) {
+      return inert(label.trimEnd().slice(0, -RECOMMENDED.length).trimEnd(), false);
     }
-    return label;
+    return inert(label, false);
   }
 
   function buildQuestion(batchNo, index, q) {
     const node = tQuestion.content.firstElementChild.cloneNode(true);
     const chip = node.querySelector('.chip');
+    const idBase = 'b' + batchNo + 'q' + index;
     if (q.header) {
-      chip.textContent = q.header;
-      chip.title = q.header;
+      const header = inert(q.header, false);
+      chip.textContent = header;
+      chip.title = header;
       chip.hidden = false;
-      // A long header is cut on screen; a tap or click shows all of it.
-      chip.addEventListener('click', () => chip.classList.toggle('expanded'));
+      // A long header is cut on screen; a tap, a click, or Enter/Space on the focused chip
+      // shows all of it.
+      chip.tabIndex = 0;
+      chip.setAttribute('aria-expanded', 'false');
+      const toggle = () => {
+        const expanded = chip.classList.toggle('expanded');
+        chip.setAttribute('aria-expanded', expanded ? 'true' : 'false');
+      };
+      chip.addEventListener('click', toggle);
+      chip.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); }
+      });
     }
-    node.querySelector('.text').textContent = q.question;
+    node.querySelector('.text').textContent = inert(q.question, true);
+    // The hint belongs to its question: described by it, announced when it shows.
+    const hint = node.querySelector('.hint');
+    hint.id = idBase + '-hint';
+    node.setAttribute('aria-describedby', hint.id);
     const options = node.querySelector('.options');
     const type = q.multi_select ? 'checkbox' : 'radio';
     const name = 'b' + batchNo + 'q' + index;
@@ -82,14 +123,15 @@
       row.querySelector('.label').textContent = displayLabel(opt.label);
       if (opt.description) {
         const desc = row.querySelector('.desc');
-        desc.textContent = opt.description;
+        desc.textContent = inert(opt.description, true);
         desc.hidden = false;
       }
-      if (q.recommended === i) {
+      // Every "(Recommended)" option wears the badge; only the first is preselected.
+      if (q.recommended === i || isRecommended(opt.label)) {
         row.classList.add('recommended');
         row.querySelector('.badge').hidden = false;
-        input.checked = true;
       }
+      if (q.recommended === i) input.checked = true;
       options.appendChild(row);
     });
     if (q.options.length === 0) options.hidden = true;
@@ -153,8 +195,22 @@
   }
 
   function clearIncomplete(node) {
+    if (!node.classList.contains('incomplete')) return;
     node.classList.remove('incomplete');
+    node.removeAttribute('aria-invalid');
     node.querySelector('.hint').hidden = true;
+    const form = node.closest('form');
+    if (form) summarise(form);
+  }
+
+  /** The form's live summary of what still needs an answer (announced by screen readers). */
+  function summarise(form) {
+    const summary = form.querySelector('.summary');
+    const n = form.querySelectorAll('.question.incomplete').length;
+    summary.textContent = n === 0 ? ''
+      : (n === 1 ? '1 question needs an answer' : n + ' questions need an answer')
+        + ': choose an option, type an answer, or skip it.';
+    summary.hidden = n === 0;
   }
 
   /** The answer items of a form, or null (with the incomplete questions marked) if a question
@@ -172,6 +228,7 @@
       const custom = node.querySelector('.own-input').value.trim();
       if (selected.length === 0 && custom === '') {
         node.classList.add('incomplete');
+        node.setAttribute('aria-invalid', 'true');
         node.querySelector('.hint').hidden = false;
         if (!firstIncomplete) firstIncomplete = node;
         return;
@@ -180,6 +237,7 @@
       if (custom !== '') item.custom = custom;
       items.push(item);
     });
+    summarise(entry.form);
     if (firstIncomplete) {
       const focusable = firstIncomplete.querySelector('.choice, .own-input');
       if (focusable) focusable.focus();
@@ -194,6 +252,9 @@
     err.hidden = false;
   }
 
+  /** Sends a submission; true only when the server took it as the outcome (200). A 409
+   * means it was not taken (answered elsewhere, timed out, …): the card closes with the
+   * server's reason and the unsent choices are cleared. Anything else keeps it open. */
   async function post(entry, path, body) {
     const err = entry.form.querySelector('.error');
     err.hidden = true;
@@ -207,7 +268,12 @@
         cache: 'no-store',
       });
       if (response.ok) return true;
-      showError(entry, await response.text());
+      const text = await response.text();
+      if (response.status === 409) {
+        close(entry, 'not-taken', null, null, text);
+      } else {
+        showError(entry, text);
+      }
     } catch (e) {
       showError(entry, 'Could not reach ask-user: ' + e.message);
     } finally {
@@ -222,14 +288,14 @@
     const answers = collect(entry);
     if (!answers) return;
     if (await post(entry, 'answer', { batch: entry.data.batch, answers: answers, tab: tab })) {
-      close(entry, 'answered', tab);
+      close(entry, 'answered', tab, null, null);
     }
   }
 
   async function dismiss(entry) {
     if (entry.closed || entry.sending) return;
     if (await post(entry, 'dismiss', { batch: entry.data.batch, tab: tab })) {
-      close(entry, 'dismissed', tab);
+      close(entry, 'dismissed', tab, null, null);
     }
   }
 
@@ -266,9 +332,25 @@
     'answered-elsewhere': 'Answered in another tab or on another device.',
     'dismissed-here': 'Dismissed. The agent is told you did not answer.',
     'dismissed-elsewhere': 'Dismissed in another tab or on another device.',
+    'timed-out': 'Withdrawn: the agent stopped waiting for an answer.',
     cancelled: 'Withdrawn: the agent no longer needs this answer.',
     gone: 'No longer open.',
   };
+
+  /** What a closed card says. `where` names the answerer that won (ours, e.g. "the
+   * terminal"), `text` is the server's reason for a refused submission. */
+  function closedText(kind, where, text) {
+    if (kind === 'answered-other') {
+      return where ? 'Not taken here: answered in ' + where + '.' : 'Not taken here: answered elsewhere.';
+    }
+    if (kind === 'dismissed-other') {
+      return where ? 'Dismissed in ' + where + '.' : 'Dismissed elsewhere.';
+    }
+    if (kind === 'not-taken' && text) {
+      return 'N' + text.slice(1) + '.';
+    }
+    return CLOSED_TEXT[kind] || CLOSED_TEXT.gone;
+  }
 
   /** Moves the keyboard to the first open card, if the focus was in `form` or nowhere. */
   function focusNextOpen(form) {
@@ -281,36 +363,54 @@
     }
   }
 
-  function close(entry, reason, by) {
+  const KIND = {
+    answered_elsewhere: 'answered-other',
+    dismissed_elsewhere: 'dismissed-other',
+    timed_out: 'timed-out',
+  };
+
+  function close(entry, reason, by, where, text) {
     if (entry.closed) return;
     entry.closed = true;
-    let kind = reason;
+    let kind = KIND[reason] || reason;
     if (reason === 'answered' || reason === 'dismissed') {
       kind = reason + (by === tab ? '-here' : '-elsewhere');
     }
     entry.form.classList.add('is-closed', kind);
     entry.form.dataset.closed = kind;
-    for (const el of entry.form.querySelectorAll('input, textarea, .actions button, .skip')) {
+    const form = entry.form;
+    for (const el of form.querySelectorAll('input, textarea, .actions button, .skip')) {
       el.disabled = true;
     }
-    entry.form.querySelector('.error').hidden = true;
-    entry.form.querySelector('.closed-text').textContent = CLOSED_TEXT[kind] || CLOSED_TEXT.gone;
-    entry.form.querySelector('.closed').hidden = false;
-    focusNextOpen(entry.form);
+    if (kind !== 'answered-here' && kind !== 'dismissed-here') {
+      // Nothing of this tab was sent: clear its choices so none looks taken.
+      for (const c of form.querySelectorAll('.choice')) c.checked = false;
+      for (const t of form.querySelectorAll('.own-input')) t.value = '';
+    }
+    form.querySelector('.error').hidden = true;
+    for (const q of form.querySelectorAll('.question.incomplete')) {
+      q.classList.remove('incomplete');
+      q.removeAttribute('aria-invalid');
+      q.querySelector('.hint').hidden = true;
+    }
+    summarise(form);
+    form.querySelector('.closed-text').textContent = closedText(kind, where, text);
+    form.querySelector('.closed').hidden = false;
+    focusNextOpen(form);
     refreshStatus();
   }
 
   function onSnapshot(data) {
     const live = new Set(data.batches.map((b) => b.batch));
     for (const [no, entry] of shown) {
-      if (!entry.closed && !live.has(no)) close(entry, 'gone', null);
+      if (!entry.closed && !live.has(no)) close(entry, 'gone', null, null, null);
     }
     data.batches.forEach(addBatch);
   }
 
   function onWithdrawn(data) {
     const entry = shown.get(data.batch);
-    if (entry) close(entry, data.reason, data.by);
+    if (entry) close(entry, data.reason, data.by, typeof data.where === 'string' ? data.where : null, null);
   }
 
   function parse(e) {
@@ -329,5 +429,18 @@
   });
   source.addEventListener('opened', (e) => { const d = parse(e); if (d) addBatch(d); });
   source.addEventListener('withdrawn', (e) => { const d = parse(e); if (d) onWithdrawn(d); });
+  // The server is stopping (its ask is over): stop reconnecting to a server that is gone.
+  source.addEventListener('ended', () => {
+    source.close();
+    ended = true;
+    connected = false;
+    for (const entry of shown.values()) {
+      if (!entry.closed) close(entry, 'cancelled', null, null, null);
+    }
+    emptyEl.hidden = true;
+    refreshStatus();
+  });
+  // For the page's tests: the sanitiser, checked in Chromium against the terminal's rule.
+  window.askUserInert = inert;
   refreshStatus();
 }());

@@ -3,7 +3,7 @@
 // model-facing outcome and the observations printed as RESULT.
 'use strict';
 
-const { launch, open, step, result, assert, run } = require('./driver.cjs');
+const { launch, open, step, waitGo, result, assert, run } = require('./driver.cjs');
 
 const [scenario, url, ...extra] = process.argv.slice(2);
 
@@ -105,6 +105,8 @@ const scenarios = {
       await batches(b).first().getAttribute('data-closed'),
     ];
     const loser = kinds[0] === 'answered-here' ? b : a;
+    const loserChecked = await batches(loser).first().locator('.choice:checked').count();
+    const loserError = await batches(loser).first().locator('.error').isVisible();
     const late = await loser.evaluate(async () => {
       const batch = Number(document.querySelector('form.batch').dataset.batch);
       const r = await fetch('answer', {
@@ -118,6 +120,8 @@ const scenarios = {
       kinds,
       texts: [await closedText(batches(a).first()), await closedText(batches(b).first())],
       late,
+      loserChecked,
+      loserError,
     });
     await close();
   },
@@ -154,12 +158,80 @@ const scenarios = {
     const page = await open(context, url);
     const form = batches(page).first();
     await form.waitFor();
+    // An unsent choice: it must not look taken once the question is withdrawn.
+    await form.locator('.option').nth(1).click();
     step('shown');
-    await closedAs(page, 'cancelled').waitFor();
+    await page.locator('form.batch[data-closed]').waitFor();
     result({
+      kind: await form.getAttribute('data-closed'),
       closed: await closedText(form),
       inputsDisabled: await form.locator('.choice:enabled').count() === 0,
+      checked: await form.locator('.choice:checked').count(),
       title: await page.title(),
+    });
+    await close();
+  },
+
+  // Issue 9, items 3, 4, 6: bidi and control characters shown inert, every "(Recommended)"
+  // badged, the header chip by keyboard, the incomplete hint tied to its question with a live
+  // summary, accessible names without CSS uppercase; then, once answered and the server
+  // stopped, "Done" and no reconnecting.
+  async trust() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    let eventRequests = 0;
+    page.on('request', (r) => { if (new URL(r.url()).pathname.endsWith('/events')) eventRequests += 1; });
+    const form = batches(page).first();
+    await form.waitFor();
+    const q = (i) => form.locator('fieldset.question').nth(i);
+    const shown = await page.evaluate(() => ({
+      chip: document.querySelector('.chip').textContent,
+      question: document.querySelector('.question .text').textContent,
+      labels: Array.from(document.querySelectorAll('.question')[0].querySelectorAll('.option .label'), (e) => e.textContent),
+      values: Array.from(document.querySelectorAll('.question')[0].querySelectorAll('.option .choice'), (e) => e.value),
+      badges: Array.from(document.querySelectorAll('.question')[0].querySelectorAll('.option'), (e) => !e.querySelector('.badge').hidden),
+      preselected: Array.from(document.querySelectorAll('.question')[0].querySelectorAll('.choice:checked'), (e) => e.value),
+      description: document.querySelector('.option .desc').textContent,
+    }));
+    // The sanitiser itself, on the cases the terminal's own tests pin.
+    shown.inert = await page.evaluate((cases) => cases.map((c) => window.askUserInert(c, true)), JSON.parse(extra[0]));
+
+    // The chip: reachable by Tab, expands with Enter, says so.
+    const chip = q(0).locator('.chip');
+    await chip.focus();
+    await page.keyboard.press('Enter');
+    const chipExpanded = await chip.getAttribute('aria-expanded');
+    // Accessible names as Chromium computes them (CSS uppercase would leak into them).
+    const cdp = await context.newCDPSession(page);
+    const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+    const names = nodes.filter((n) => n.name && n.name.value).map((n) => n.name.value);
+    const chipName = names.includes(shown.chip);
+    const badgeName = names.some((n) => n === 'Recommended');
+    const noUppercase = !names.some((n) => n === shown.chip.toUpperCase() || n === 'RECOMMENDED');
+
+    // Submit with the second question unanswered: the hint belongs to it, the summary says so.
+    await form.locator('button.submit').click();
+    await q(1).locator('.hint').waitFor();
+    const incomplete = await q(1).evaluate((node) => ({
+      invalid: node.getAttribute('aria-invalid'),
+      describedBy: document.getElementById(node.getAttribute('aria-describedby')).textContent,
+      firstInvalid: document.querySelectorAll('.question')[0].getAttribute('aria-invalid'),
+    }));
+    const summary = await form.locator('.summary').textContent();
+    await q(1).locator('.own-input').fill('billing-api');
+    const summaryAfter = await form.locator('.summary').isHidden();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    step('answered');
+    await page.locator('#status', { hasText: 'Done, you can close this tab.' }).waitFor();
+    const requestsAtDone = eventRequests;
+    // Reconnecting would retry within a second; give it three.
+    await page.waitForTimeout(3000);
+    result({
+      shown, chipExpanded, chipName, badgeName, noUppercase, incomplete, summary, summaryAfter,
+      status: await page.locator('#status').textContent(),
+      reconnects: eventRequests - requestsAtDone,
+      errors: page.errors,
     });
     await close();
   },
@@ -204,9 +276,12 @@ const scenarios = {
     await closedAs(page, 'dismissed-here').waitFor();
     const closed = await closedText(form);
     await form.locator('button.hide').click();
-    await page.locator('#empty').waitFor();
+    // The empty-page text, unless the server has ended meanwhile (the CLI stops after its
+    // one ask): then the page says it is done instead.
+    await page.locator('#empty:visible, #status:has-text("Done, you can close this tab.")').first().waitFor();
+    const emptyShown = await page.locator('#empty').isVisible();
     result({ label, closed, cardsAfterHide: await batches(page).count(),
-      empty: await page.locator('#empty').textContent() });
+      empty: emptyShown ? await page.locator('#empty').textContent() : null });
     await close();
   },
 

@@ -92,19 +92,37 @@ async fn two_tabs_racing_one_wins_the_other_sees_it_answered_elsewhere() {
     let seen = Scenario::start("twoTabs", web.url(), &[]).result().await;
     let mut kinds: Vec<String> = serde_json::from_value(seen["kinds"].clone()).unwrap();
     kinds.sort();
-    assert_eq!(kinds, ["answered-elsewhere", "answered-here"]);
     let mut texts: Vec<String> = serde_json::from_value(seen["texts"].clone()).unwrap();
     texts.sort();
+    // The loser learns it lost from the live withdrawal, or from its own submission's 409 when
+    // that comes first (issue 9, item 5): either way it says so, without an error.
+    if kinds[1] == "not-taken" {
+        assert_eq!(kinds, ["answered-here", "not-taken"]);
+        assert_eq!(
+            texts,
+            [
+                "Answer sent. The agent carries on.",
+                "Not taken: already answered in another tab or on another device.",
+            ]
+        );
+    } else {
+        assert_eq!(kinds, ["answered-elsewhere", "answered-here"]);
+        assert_eq!(
+            texts,
+            [
+                "Answer sent. The agent carries on.",
+                "Answered in another tab or on another device.",
+            ]
+        );
+    }
     assert_eq!(
-        texts,
-        [
-            "Answer sent. The agent carries on.",
-            "Answered in another tab or on another device.",
-        ]
+        seen["loserChecked"], 0,
+        "the loser's unsent choices are cleared"
     );
+    assert_eq!(seen["loserError"], false, "and no error is shown");
     assert_eq!(
         seen["late"],
-        json!({"status": 409, "text": "these questions are no longer open: answered elsewhere, dismissed or withdrawn"})
+        json!({"status": 409, "text": "not taken: already answered in another tab or on another device"})
     );
     let text = call.await.unwrap().text();
     assert!(
@@ -153,7 +171,7 @@ async fn a_cancelled_question_is_withdrawn_live() {
     let seen = page.result().await;
     assert_eq!(
         seen,
-        json!({"closed": "Withdrawn: the agent no longer needs this answer.", "inputsDisabled": true, "title": "ask-user"})
+        json!({"kind": "cancelled", "closed": "Withdrawn: the agent no longer needs this answer.", "inputsDisabled": true, "checked": 0, "title": "ask-user"})
     );
     assert_eq!(
         call.await.unwrap().text(),
@@ -184,6 +202,10 @@ impl UserInteraction for Slow {
             }
         })
     }
+
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
 }
 
 fn race(
@@ -207,9 +229,10 @@ async fn racing_another_answerer_the_page_withdraws_when_the_other_answers_first
     page.step("shown").await;
     slow.go.notify_one();
     let seen = page.result().await;
+    // Issue 9, item 5: not "withdrawn" — the human answered, in the terminal.
     assert_eq!(
-        seen["closed"],
-        "Withdrawn: the agent no longer needs this answer."
+        seen,
+        json!({"kind": "answered-other", "closed": "Not taken here: answered in the terminal.", "inputsDisabled": true, "checked": 0, "title": "ask-user"})
     );
     assert_eq!(
         call.await.unwrap().text(),
@@ -368,4 +391,95 @@ async fn a_360_px_phone_in_dark_mode_fits_and_answers_by_touch() {
         call.await.unwrap().text(),
         format!(r#"{{"answers":[{{"id":"db","selected":["Other {long}"]}}]}}"#)
     );
+}
+
+/// Issue 9, items 3, 4 and 6 in real Chromium: bidi and control characters are shown inert
+/// (the terminal's rule, on the cases its own tests pin), every "(Recommended)" option is
+/// badged, the header chip works by keyboard, the incomplete hint belongs to its question
+/// and a live summary announces it, accessible names carry no CSS uppercase; once the ask is
+/// over and the server stops, the page says it is done and stops reconnecting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
+    let web = web().await;
+    let arguments = json!({"questions": [
+        {"id": "pay", "header": "Pay\u{202e}yaP",
+         "question": "Send \u{202e}0001$\u{202c} now?\u{7}",
+         "options": [
+            {"label": "\u{202e}oN (Recommended)", "description": "line 1\nline\u{2028}2"},
+            {"label": "Yes (Recommended)"},
+            {"label": "Maybe\u{200b}"}]},
+        {"id": "name", "question": "Service name?"}]})
+    .to_string();
+    let call = ask(&web, &arguments);
+    // The terminal sanitiser's own test cases (crates/terminal/src/sanitize.rs) and results.
+    let cases = [
+        ("\u{1b}]0;PWNED\u{7}", "␛]0;PWNED␇"),
+        ("a\u{1b}[2Jb", "a␛[2Jb"),
+        ("\u{9b}31m", "\\u{9b}31m"),
+        ("a\rb\u{8}c\u{7f}", "a␍b␈c␡"),
+        ("x\u{202e}y\u{2066}z", "x\\u{202e}y\\u{2066}z"),
+        ("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}"),
+        ("tab\there", "tab here"),
+        ("a\u{e0041}\u{e0042}b", "a\\u{e0041}\\u{e0042}b"),
+        (
+            "1\u{2028}2\u{2029}3\u{206a}4\u{180e}5\u{600}6\u{fff9}7",
+            "1\\u{2028}2\\u{2029}3\\u{206a}4\\u{180e}5\\u{600}6\\u{fff9}7",
+        ),
+        (
+            "Déployer en prod ? 部署 🚀\nline 2",
+            "Déployer en prod ? 部署 🚀\nline 2",
+        ),
+    ];
+    let inputs: Vec<&str> = cases.iter().map(|(input, _)| *input).collect();
+    let expected: Vec<&str> = cases.iter().map(|(_, shown)| *shown).collect();
+    let mut page = Scenario::start(
+        "trust",
+        web.url(),
+        &[&serde_json::to_string(&inputs).unwrap()],
+    );
+    page.step("answered").await;
+    assert_eq!(
+        call.await.unwrap().text(),
+        "{\"answers\":[{\"id\":\"pay\",\"selected\":[\"\u{202e}oN (Recommended)\"]},{\"id\":\"name\",\"selected\":[],\"custom\":\"billing-api\"}]}"
+    );
+    web.shut_down().await;
+    let seen = page.result().await;
+    assert_eq!(
+        seen["shown"],
+        json!({
+            "chip": "Pay\\u{202e}yaP",
+            "question": "Send \\u{202e}0001$\\u{202c} now?␇",
+            "labels": ["\\u{202e}oN", "Yes", "Maybe\\u{200b}"],
+            "values": ["\u{202e}oN (Recommended)", "Yes (Recommended)", "Maybe\u{200b}"],
+            "badges": [true, true, false],
+            "preselected": ["\u{202e}oN (Recommended)"],
+            "description": "line 1\nline\\u{2028}2",
+            "inert": expected,
+        })
+    );
+    assert_eq!(seen["chipExpanded"], "true");
+    assert_eq!(
+        seen["chipName"], true,
+        "the chip's accessible name is its text"
+    );
+    assert_eq!(seen["badgeName"], true);
+    assert_eq!(
+        seen["noUppercase"], true,
+        "no CSS uppercase in accessible names"
+    );
+    assert_eq!(
+        seen["incomplete"],
+        json!({"invalid": "true", "describedBy": "Choose an option, type an answer, or skip this question.", "firstInvalid": null})
+    );
+    assert_eq!(
+        seen["summary"],
+        "1 question needs an answer: choose an option, type an answer, or skip it."
+    );
+    assert_eq!(seen["summaryAfter"], true);
+    assert_eq!(seen["status"], "Done, you can close this tab.");
+    assert_eq!(
+        seen["reconnects"], 0,
+        "no reconnecting to a server that is gone"
+    );
+    assert_eq!(seen["errors"], json!([]));
 }

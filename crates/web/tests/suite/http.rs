@@ -69,6 +69,8 @@ const KEY_TEXT: &str =
     "forbidden: this address needs its secret key; open the full link ask-user printed";
 const HOST_TEXT: &str = "forbidden: unexpected Host header; open the address ask-user printed";
 const ORIGIN_TEXT: &str = "forbidden: cross-origin request";
+const OMITTED_DB: &str = "question \"db\" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)";
+
 const GONE_TEXT: &str =
     "these questions are no longer open: answered elsewhere, dismissed or withdrawn";
 
@@ -392,7 +394,15 @@ async fn an_invalid_answer_is_refused_with_422_and_the_first_valid_answer_wins()
             r#"{"id":"db","selected":[]},{"id":"db","selected":[]}"#,
             "question \"db\" is answered twice",
         ),
+        // Issue 9, item 2: an empty submission is not an answer; a skip is explicit.
+        ("", OMITTED_DB),
     ];
+    let no_answers = format!(r#"{{"batch":{batch}}}"#);
+    let reply = send(&state, post(&answer, no_answers)).await;
+    assert_eq!(
+        (reply.status, reply.text.as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, OMITTED_DB)
+    );
     for (items, text) in refusals {
         let body = format!(r#"{{"batch":{batch},"answers":[{items}]}}"#);
         let reply = send(&state, post(&answer, body)).await;
@@ -410,7 +420,10 @@ async fn an_invalid_answer_is_refused_with_422_and_the_first_valid_answer_wins()
     let reply = send(&state, post(&answer, body)).await;
     assert_eq!(
         (reply.status, reply.text.as_str()),
-        (StatusCode::CONFLICT, GONE_TEXT)
+        (
+            StatusCode::CONFLICT,
+            "not taken: already answered in another tab or on another device"
+        )
     );
     assert_eq!(
         call.await.unwrap(),
@@ -607,9 +620,126 @@ async fn a_timed_out_ask_is_withdrawn_and_the_model_reads_the_timeout() {
         seen[2],
         (
             "withdrawn".to_owned(),
-            r#"{"batch":1,"reason":"cancelled"}"#.to_owned()
+            r#"{"batch":1,"reason":"timed_out"}"#.to_owned()
         )
     );
+    // A submission arriving afterwards is told why it was not taken.
+    let body = r#"{"batch":1,"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+    let reply = send(&state, post(&format!("{}answer", state.base_path()), body)).await;
+    assert_eq!(
+        (reply.status, reply.text.as_str()),
+        (
+            StatusCode::CONFLICT,
+            "not taken: the agent stopped waiting after 5m"
+        )
+    );
+}
+
+/// Answers "PostgreSQL (Recommended)" after `0` milliseconds, acknowledging nothing (like the
+/// terminal), and names itself "the terminal".
+struct Terminal(u64);
+
+impl UserInteraction for Terminal {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        _: CancellationToken,
+    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(self.0)).await;
+            Ok(Answers {
+                answers: vec![AnswerItem::selected(
+                    &request.questions()[0].id,
+                    ["PostgreSQL (Recommended)"],
+                )],
+            })
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
+}
+
+/// Issue 9, items 5 and 8: the terminal wins; the page is told where, live, and a submission
+/// from the page afterwards is refused saying so (never "ok").
+#[tokio::test]
+async fn when_the_terminal_wins_the_page_is_told_it_was_answered_there() {
+    let state = state();
+    let stream = open_stream(&state).await;
+    let race =
+        ask_user_core::FirstAnswer::new(vec![Arc::new(state.clone()), Arc::new(Terminal(50))]);
+    let outcome = ask_user_core::AskUserQuestionTool::new(Arc::new(race))
+        .call(DB, ask_user_core::ExecutionContext::default())
+        .await;
+    assert_eq!(
+        outcome.text(),
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
+    );
+    let seen = events(stream, 3).await;
+    assert_eq!(
+        seen[2],
+        (
+            "withdrawn".to_owned(),
+            r#"{"batch":1,"reason":"answered_elsewhere","where":"the terminal"}"#.to_owned()
+        )
+    );
+    let body = r#"{"batch":1,"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+    let reply = send(&state, post(&format!("{}answer", state.base_path()), body)).await;
+    assert_eq!(
+        (reply.status, reply.text.as_str()),
+        (
+            StatusCode::CONFLICT,
+            "not taken: already answered in the terminal"
+        )
+    );
+}
+
+/// Issue 9, item 8: a submission racing the time budget is acknowledged ("ok") exactly when it
+/// is the outcome the model reads; otherwise the page hears 409. Many runs with the budget
+/// and the submission at nearly the same moment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_racing_the_budget_is_acknowledged_only_if_it_is_the_outcome() {
+    let mut acknowledged = 0;
+    let mut refused = 0;
+    for round in 0..40u64 {
+        let state = state();
+        let tool = ask_user_core::AskUserQuestionTool::new(Arc::new(state.clone()))
+            .with_timeout(Some(std::time::Duration::from_millis(20)));
+        let call = tokio::spawn(async move {
+            tool.call(DB, ask_user_core::ExecutionContext::default())
+                .await
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while state.pending() == 0 && !call.is_finished() {
+            assert!(std::time::Instant::now() < deadline, "the ask never opened");
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(15 + round % 10)).await;
+        let body = r#"{"batch":1,"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+        let reply = send(&state, post(&format!("{}answer", state.base_path()), body)).await;
+        let outcome = call.await.unwrap();
+        match reply.status {
+            StatusCode::OK => {
+                acknowledged += 1;
+                assert_eq!(
+                    outcome.text(),
+                    r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#,
+                    "acknowledged as sent, so it must be the outcome"
+                );
+            }
+            StatusCode::CONFLICT => {
+                refused += 1;
+                assert_eq!(outcome.code().map(|c| c.as_str()), Some("ASK_TIMED_OUT"));
+                assert_eq!(
+                    reply.text,
+                    "not taken: the agent stopped waiting after 20ms"
+                );
+            }
+            other => panic!("unexpected {other}: {}", reply.text),
+        }
+    }
+    assert_eq!(acknowledged + refused, 40);
 }
 
 /// Regression (found by the `web_submission` fuzz target): a valid submission must always fit

@@ -181,3 +181,128 @@ async fn shut_down_sends_the_last_withdrawal_then_ends_the_streams() {
         "the socket is closed"
     );
 }
+
+/// Reads from `stream` until `needle` shows up; `Err` with what was read if it closes first.
+async fn read_until(stream: &mut TcpStream, needle: &str) -> Result<String, String> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(String::from_utf8_lossy(&seen).into_owned());
+        }
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if text.contains(needle) {
+            return Ok(text.into_owned());
+        }
+    }
+}
+
+/// Issue 9, item 1 (regression of the security trial): connections that send nothing, half a
+/// request head, or a header now and then, without the secret, no longer lock the human out.
+/// The cap is small here (16) so a bounded number of connections (120) exceeds it many times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_half_sent_connections_do_not_lock_the_human_out() {
+    let config = WebConfig {
+        max_connections: 16,
+        header_read_timeout: std::time::Duration::from_secs(2),
+        ..WebConfig::default()
+    };
+    let web = WebAnswerer::start(config).await.unwrap();
+    let url = web.url().to_owned();
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_once('/').unwrap();
+    let (addr, path) = (addr.to_owned(), format!("/{path}"));
+
+    // The human's page is already open: its event stream must survive the flood, and the
+    // header timeout (it is a request in progress, not an idle connection).
+    let mut page = TcpStream::connect(&addr).await.unwrap();
+    page.write_all(format!("GET {path}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    read_until(&mut page, "event: snapshot").await.unwrap();
+
+    let mut flood = Vec::new();
+    for i in 0..120 {
+        let mut conn = TcpStream::connect(&addr).await.unwrap();
+        match i % 3 {
+            0 => {}
+            1 => conn.write_all(b"GET /").await.unwrap(),
+            _ => conn
+                .write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nX-A: 1\r\n").as_bytes())
+                .await
+                .unwrap(),
+        }
+        flood.push(conn);
+    }
+
+    // The human's GET is answered while the flood holds its connections.
+    let human = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        raw(
+            &addr,
+            &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        ),
+    )
+    .await
+    .expect("the human's GET timed out");
+    assert!(human.starts_with("HTTP/1.1 200 OK\r\n"), "{human}");
+
+    // Every flooding connection is closed by the server: evicted, or after the header timeout.
+    for conn in &mut flood {
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            let mut buf = [0u8; 1024];
+            loop {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "a flooding connection stayed open");
+    }
+
+    // The page's stream still works after all that: a new question reaches it.
+    let _call = super::support::ask(&web, super::support::DB);
+    let opened = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        read_until(&mut page, "event: opened"),
+    )
+    .await
+    .expect("the open page heard nothing");
+    assert!(
+        opened.is_ok(),
+        "the page's event stream was closed: {opened:?}"
+    );
+}
+
+/// Issue 9, item 1: an idle keep-alive connection (a full request answered, then nothing) is
+/// closed after the header timeout too, so idle connections cannot pile up either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
+    let config = WebConfig {
+        header_read_timeout: std::time::Duration::from_secs(1),
+        ..WebConfig::default()
+    };
+    let web = WebAnswerer::start(config).await.unwrap();
+    let rest = web.url().strip_prefix("http://").unwrap().to_owned();
+    let (addr, path) = rest.split_once('/').unwrap();
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(format!("GET /{path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    read_until(&mut conn, "</html>").await.unwrap();
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        let mut buf = [0u8; 256];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the idle connection stayed open");
+}

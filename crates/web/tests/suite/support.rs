@@ -33,9 +33,16 @@ pub fn ask_with(web: &WebAnswerer, arguments: &str, ctx: ExecutionContext) -> Jo
     tokio::spawn(async move { tool.call(arguments, ctx).await })
 }
 
-/// Waits until `web` has `n` batches pending (a condition, polled; no fixed sleep).
+/// Waits until `web` has `n` batches pending (a condition, polled; no fixed sleep). A generous
+/// deadline only turns a hang into a failure.
 pub async fn until_pending(web: &WebAnswerer, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while web.state().pending() != n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gave up waiting for {n} pending batches ({} pending)",
+            web.state().pending()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }

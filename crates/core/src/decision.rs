@@ -1,0 +1,232 @@
+//! Decided before acknowledged (docs/contract.md §4): the one place where an ask's outcome is
+//! decided, so an answerer tells the human "sent" only for the answer that counts.
+//!
+//! Every ask run by [`crate::AskUserQuestionTool`] has one race, reached through [`Decide`]
+//! handles. An answerer that acknowledges the human (a page, a channel, an inbox)
+//! [`offers`](Decide::offer) what the human gave and hears a [`Decision`]:
+//!
+//! - [`Decision::Accepted`]: the answer (or dismissal) is the outcome; now say "sent";
+//! - [`Decision::Invalid`]: it does not fit the questions ([`crate::normalise`]); say why and
+//!   keep the question open — the race is still open;
+//! - [`Decision::Refused`]: the race was already settled — another answer won, the human
+//!   dismissed elsewhere, the ask timed out, was aborted or withdrawn; the [`Settled`] value
+//!   says which, so the human can be told it was not taken and why;
+//! - [`Decision::NotRecorded`]: the outcome could not be recorded (see [`RecordOutcome`]); the
+//!   race stays open and the human may try again.
+//!
+//! The first outcome wins: offers and the tool's own closing (budget ran out, turn aborted,
+//! every answerer failed) are serialised, and whichever settles the race first is final. What
+//! the model reads is taken from the settled race, never from a future that happened to
+//! finish first, so an acknowledged answer is never dropped by a timeout or a fan-out losing
+//! the `select!`.
+//!
+//! A host that keeps outcomes (a durable store) plugs a [`RecordOutcome`] into the tool; the
+//! race calls it inside the decision, after the answer is checked and before it is accepted,
+//! so nothing is acknowledged that was not recorded. The core itself does no I/O.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::answer::{Answers, InvalidAnswer, normalise};
+use crate::interaction::BoxFuture;
+use crate::request::AskUserQuestionRequest;
+
+/// What an answerer offers as the outcome of an ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Offer {
+    /// The human's answers, as submitted (the race normalises them).
+    Answers(Answers),
+    /// The human dismissed the whole batch.
+    Dismiss,
+}
+
+/// How a race ended. Once settled it never changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Settled {
+    /// The human answered; `answers` are normalised. `by` names where, when the answerer gave
+    /// its name (e.g. `"the terminal"`, `"the web page"`; see [`crate::UserInteraction::name`]).
+    Answered {
+        /// The normalised answers the model reads.
+        answers: Answers,
+        /// Where the human answered, when known.
+        by: Option<String>,
+    },
+    /// The human dismissed the batch (`by` as above).
+    Dismissed {
+        /// Where the human dismissed, when known.
+        by: Option<String>,
+    },
+    /// The host's time budget ran out before a human decided.
+    TimedOut(Duration),
+    /// The caller's turn was cancelled before a human decided.
+    Aborted,
+    /// The ask ended without a human decision for another reason (every answerer failed or
+    /// was unavailable, an invalid single-step answer, the answerer stopped).
+    Withdrawn,
+}
+
+impl Settled {
+    /// Whether a human decided this (answered or dismissed), rather than the ask ending.
+    pub fn is_human(&self) -> bool {
+        matches!(self, Self::Answered { .. } | Self::Dismissed { .. })
+    }
+
+    /// Where the human answered or dismissed, when the answerer named itself.
+    pub fn by(&self) -> Option<&str> {
+        match self {
+            Self::Answered { by, .. } | Self::Dismissed { by } => by.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// The answer to an [`Offer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decision {
+    /// The offer is the outcome (recorded, when a recorder is set). Tell the human "sent".
+    Accepted,
+    /// The race was settled before this offer; the value says how. Tell the human the answer
+    /// was not taken and why.
+    Refused(Settled),
+    /// The answers do not fit the questions; the race stays open. Show the reason and keep the
+    /// question open.
+    Invalid(InvalidAnswer),
+    /// The recorder failed (the message says why); the race stays open.
+    NotRecorded(String),
+}
+
+/// Persists an outcome inside the decision, before it is accepted (a durable store's hook,
+/// docs/contract.md §8). Called once per race, with the race's lock held, for the outcome
+/// that settles it: a human's answer or dismissal (an error refuses the offer with
+/// [`Decision::NotRecorded`] and keeps the race open) and also the tool's own closing
+/// (timed out, aborted, withdrawn: an error there cannot reopen the ask; the implementation
+/// logs it).
+pub trait RecordOutcome: Send + Sync {
+    /// Records `settled` as the outcome of `request`. Return an error to refuse the outcome.
+    fn record<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+struct Race {
+    request: AskUserQuestionRequest,
+    recorder: Option<Arc<dyn RecordOutcome>>,
+    /// Serialises decisions, held across the recorder's await.
+    deciding: futures::lock::Mutex<()>,
+    /// `None` while open; read without waiting for a decision in flight.
+    settled: Mutex<Option<Settled>>,
+}
+
+/// A handle on an ask's race (see the module doc). Cheap to clone; every clone offers into the
+/// same race. [`Decide::named`] gives a clone that signs its offers with where the human is.
+#[derive(Clone)]
+pub struct Decide {
+    race: Arc<Race>,
+    by: Option<Arc<str>>,
+}
+
+impl std::fmt::Debug for Decide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decide")
+            .field("by", &self.by)
+            .field("settled", &self.settled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decide {
+    /// A fresh, open race for `request`, with no recorder. [`crate::AskUserQuestionTool`]
+    /// makes one per call; an answerer asked on its own makes its own.
+    pub fn new(request: &AskUserQuestionRequest) -> Self {
+        Self::with_recorder(request, None)
+    }
+
+    /// A fresh race whose outcome `recorder` persists before it is accepted.
+    pub fn with_recorder(
+        request: &AskUserQuestionRequest,
+        recorder: Option<Arc<dyn RecordOutcome>>,
+    ) -> Self {
+        Self {
+            race: Arc::new(Race {
+                request: request.clone(),
+                recorder,
+                deciding: futures::lock::Mutex::new(()),
+                settled: Mutex::new(None),
+            }),
+            by: None,
+        }
+    }
+
+    /// A handle on the same race whose offers are signed `by` (where the human is, e.g.
+    /// `"the web page"`); a later `named` replaces the name.
+    pub fn named(&self, by: &str) -> Self {
+        Self {
+            race: self.race.clone(),
+            by: Some(by.into()),
+        }
+    }
+
+    /// The name this handle signs with.
+    pub fn name(&self) -> Option<&str> {
+        self.by.as_deref()
+    }
+
+    /// How the race ended, or `None` while it is open (a decision in flight counts as open).
+    pub fn settled(&self) -> Option<Settled> {
+        self.lock().clone()
+    }
+
+    /// Offers a human's answer or dismissal as the outcome; see [`Decision`]. Answers are
+    /// normalised first (an invalid one leaves the race open); the recorder, if any, runs
+    /// before the race is settled.
+    pub async fn offer(&self, offer: Offer) -> Decision {
+        let _deciding = self.race.deciding.lock().await;
+        if let Some(settled) = self.settled() {
+            return Decision::Refused(settled);
+        }
+        let by = self.by.as_deref().map(str::to_owned);
+        let settled = match offer {
+            Offer::Answers(answers) => match normalise(&self.race.request, answers) {
+                Ok(answers) => Settled::Answered { answers, by },
+                Err(invalid) => return Decision::Invalid(invalid),
+            },
+            Offer::Dismiss => Settled::Dismissed { by },
+        };
+        if let Some(recorder) = &self.race.recorder
+            && let Err(why) = recorder.record(&self.race.request, &settled).await
+        {
+            return Decision::NotRecorded(why);
+        }
+        *self.lock() = Some(settled);
+        Decision::Accepted
+    }
+
+    /// Settles the race with `ending` (timed out, aborted, withdrawn) unless it is settled
+    /// already, and returns how it ended: `ending`, or the outcome that came first (for
+    /// instance an answer accepted just before the budget ran out — that answer stands).
+    /// Waits for a decision in flight. The recorder's error is ignored here (see
+    /// [`RecordOutcome`]).
+    pub async fn close(&self, ending: Settled) -> Settled {
+        let _deciding = self.race.deciding.lock().await;
+        if let Some(settled) = self.settled() {
+            return settled;
+        }
+        if let Some(recorder) = &self.race.recorder {
+            let _ = recorder.record(&self.race.request, &ending).await;
+        }
+        *self.lock() = Some(ending.clone());
+        ending
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Settled>> {
+        self.race
+            .settled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}

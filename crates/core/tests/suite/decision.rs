@@ -1,0 +1,352 @@
+//! Decided before acknowledged (docs/contract.md §4): an answerer that tells the human "sent"
+//! hears the decision first, the first outcome wins, and an answer that was accepted is never
+//! dropped by the budget, the turn's cancel or a fan-out (issue 9, item 8).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Limits, Offer, Outcome,
+    RecordOutcome, Settled, UserInteraction, decode,
+};
+use pretty_assertions::assert_eq;
+
+const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+const YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+
+fn request() -> AskUserQuestionRequest {
+    decode(ARGS, &Limits::default()).unwrap().request
+}
+
+fn yes() -> Answers {
+    Answers {
+        answers: vec![AnswerItem::selected("go", ["Yes"])],
+    }
+}
+
+fn no() -> Answers {
+    Answers {
+        answers: vec![AnswerItem::selected("go", ["No"])],
+    }
+}
+
+/// When the human submits on a page that acknowledges.
+#[derive(Clone, Copy)]
+enum Submits {
+    /// After this many milliseconds; once accepted, the answerer's future stays pending (as
+    /// if it lost every `select!` from then on) until cancelled.
+    After(u64),
+    /// Just as the question is being withdrawn (the click arrives with the withdrawal).
+    OnCancel,
+}
+
+/// A page-like answerer: offers "No" through the race and remembers what it was told, and
+/// what the race said when its question was withdrawn.
+struct Acknowledging {
+    submits: Submits,
+    heard: Mutex<Option<Decision>>,
+    withdrawn_because: Mutex<Option<Option<Settled>>>,
+}
+
+impl Acknowledging {
+    fn new(submits: Submits) -> Arc<Self> {
+        Arc::new(Self {
+            submits,
+            heard: Mutex::new(None),
+            withdrawn_because: Mutex::new(None),
+        })
+    }
+
+    fn heard(&self) -> Option<Decision> {
+        self.heard.lock().unwrap().clone()
+    }
+}
+
+impl UserInteraction for Acknowledging {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.ask_decided(request, cancel, Decide::new(request))
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            if let Submits::After(millis) = self.submits {
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(millis)) => {
+                        let decision = decide.offer(Offer::Answers(no())).await;
+                        *self.heard.lock().unwrap() = Some(decision);
+                    }
+                    () = cancel.cancelled() => {}
+                }
+            }
+            cancel.cancelled().await;
+            *self.withdrawn_because.lock().unwrap() = Some(decide.settled());
+            if let Submits::OnCancel = self.submits {
+                let decision = decide.offer(Offer::Answers(no())).await;
+                *self.heard.lock().unwrap() = Some(decision);
+            }
+            Err(AskError::Cancelled)
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the web page")
+    }
+}
+
+/// A terminal-like answerer: acknowledges nothing, answers "Yes" after a delay.
+struct Terminal(u64);
+
+impl UserInteraction for Terminal {
+    fn ask<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        _: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(self.0)).await;
+            Ok(yes())
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
+}
+
+fn tool(answerer: Arc<dyn UserInteraction>, budget_ms: u64) -> AskUserQuestionTool {
+    AskUserQuestionTool::new(answerer).with_timeout(Some(Duration::from_millis(budget_ms)))
+}
+
+fn no_answer() -> String {
+    r#"{"answers":[{"id":"go","selected":["No"]}]}"#.to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_accepted_before_the_budget_ran_out_is_the_outcome_even_if_its_future_lost_the_select()
+ {
+    let page = Acknowledging::new(Submits::After(90));
+    let outcome = tool(page.clone(), 100)
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(page.heard(), Some(Decision::Accepted));
+    assert_eq!(
+        outcome.text(),
+        no_answer(),
+        "the human was told it was sent"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_accepted_before_the_turn_was_cancelled_is_the_outcome() {
+    let page = Acknowledging::new(Submits::After(10));
+    let cancel = CancellationToken::new();
+    let later = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        later.cancel();
+    });
+    let outcome = AskUserQuestionTool::new(page.clone())
+        .call(ARGS, ExecutionContext::new(cancel))
+        .await;
+    assert_eq!(page.heard(), Some(Decision::Accepted));
+    assert_eq!(outcome.text(), no_answer());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_arriving_after_the_budget_ran_out_is_refused_with_the_reason() {
+    let page = Acknowledging::new(Submits::OnCancel);
+    let outcome = tool(page.clone(), 100)
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome, Outcome::TimedOut(Duration::from_millis(100)));
+    let timed_out = Settled::TimedOut(Duration::from_millis(100));
+    assert_eq!(page.heard(), Some(Decision::Refused(timed_out.clone())));
+    assert_eq!(
+        *page.withdrawn_because.lock().unwrap(),
+        Some(Some(timed_out))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_fan_out_the_losing_page_is_told_the_terminal_answered() {
+    let page = Acknowledging::new(Submits::OnCancel);
+    let outcome = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
+        page.clone(),
+        Arc::new(Terminal(10)),
+    ])))
+    .call(ARGS, ExecutionContext::default())
+    .await;
+    assert_eq!(outcome.text(), YES);
+    let won = Settled::Answered {
+        answers: yes(),
+        by: Some("the terminal".to_owned()),
+    };
+    assert_eq!(page.heard(), Some(Decision::Refused(won.clone())));
+    assert_eq!(*page.withdrawn_because.lock().unwrap(), Some(Some(won)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_fan_out_an_accepted_page_answer_beats_a_terminal_answer_that_returns_first() {
+    // The page's answer is accepted at 10 ms but its future never completes; the terminal
+    // returns at 20 ms. The page's answer settled the race, so it is the outcome.
+    let page = Acknowledging::new(Submits::After(10));
+    let outcome = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
+        page.clone(),
+        Arc::new(Terminal(20)),
+    ])))
+    .call(ARGS, ExecutionContext::default())
+    .await;
+    assert_eq!(page.heard(), Some(Decision::Accepted));
+    assert_eq!(outcome.text(), no_answer());
+}
+
+#[tokio::test]
+async fn the_first_offer_wins_an_invalid_one_leaves_the_race_open() {
+    let decide = Decide::new(&request());
+    let page = decide.named("the web page");
+    let invalid = Answers {
+        answers: vec![AnswerItem::selected("go", ["Maybe"])],
+    };
+    let Decision::Invalid(why) = page.offer(Offer::Answers(invalid)).await else {
+        panic!("an unknown label is invalid")
+    };
+    assert_eq!(
+        why.to_string(),
+        r#""Maybe" is not one of the options of question "go""#
+    );
+    let Decision::Invalid(why) = page.offer(Offer::Answers(Answers::default())).await else {
+        panic!("an empty submission is invalid")
+    };
+    assert_eq!(
+        why.to_string(),
+        r#"question "go" is not answered; answer it, or skip it explicitly (nothing selected, no own answer)"#
+    );
+    assert_eq!(decide.settled(), None);
+
+    let (first, second) = futures::join!(
+        page.offer(Offer::Answers(yes())),
+        decide.offer(Offer::Dismiss)
+    );
+    let won = Settled::Answered {
+        answers: yes(),
+        by: Some("the web page".to_owned()),
+    };
+    assert_eq!(first, Decision::Accepted);
+    assert_eq!(second, Decision::Refused(won.clone()));
+    assert_eq!(decide.close(Settled::Aborted).await, won, "settled stays");
+}
+
+#[tokio::test]
+async fn a_dismissal_offered_through_the_race_is_the_dismissed_outcome() {
+    struct Dismisses;
+    impl UserInteraction for Dismisses {
+        fn ask<'a>(
+            &'a self,
+            _: &'a AskUserQuestionRequest,
+            _: CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>> {
+            unreachable!("asked through the race")
+        }
+        fn ask_decided<'a>(
+            &'a self,
+            _: &'a AskUserQuestionRequest,
+            _: CancellationToken,
+            decide: Decide,
+        ) -> BoxFuture<'a, Result<Answers, AskError>> {
+            Box::pin(async move {
+                assert_eq!(decide.offer(Offer::Dismiss).await, Decision::Accepted);
+                Err(AskError::Dismissed)
+            })
+        }
+    }
+    let outcome = AskUserQuestionTool::new(Arc::new(Dismisses))
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome, Outcome::Dismissed);
+}
+
+/// Fails the first `fail` records, then keeps every outcome it is given.
+#[derive(Default)]
+struct Store {
+    fail: Mutex<usize>,
+    kept: Mutex<Vec<Settled>>,
+}
+
+impl RecordOutcome for Store {
+    fn record<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            let mut fail = self.fail.lock().unwrap();
+            if *fail > 0 {
+                *fail -= 1;
+                return Err("disk full".to_owned());
+            }
+            self.kept.lock().unwrap().push(settled.clone());
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_recorder_keeps_the_outcome_before_it_is_accepted() {
+    let store = Arc::new(Store {
+        fail: Mutex::new(1),
+        ..Store::default()
+    });
+    let decide = Decide::with_recorder(&request(), Some(store.clone()));
+    assert_eq!(
+        decide.offer(Offer::Answers(yes())).await,
+        Decision::NotRecorded("disk full".to_owned())
+    );
+    assert_eq!(decide.settled(), None, "not recorded, not taken");
+    assert_eq!(
+        decide.offer(Offer::Answers(yes())).await,
+        Decision::Accepted
+    );
+    let won = Settled::Answered {
+        answers: yes(),
+        by: None,
+    };
+    assert_eq!(*store.kept.lock().unwrap(), vec![won.clone()]);
+    assert_eq!(decide.settled(), Some(won));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tool_records_a_timeout_and_a_single_step_answer() {
+    let store = Arc::new(Store::default());
+    let page = Acknowledging::new(Submits::OnCancel);
+    let outcome = tool(page, 50)
+        .with_recorder(store.clone())
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome, Outcome::TimedOut(Duration::from_millis(50)));
+    let outcome = AskUserQuestionTool::new(Arc::new(Terminal(1)))
+        .with_recorder(store.clone())
+        .call(ARGS, ExecutionContext::default())
+        .await;
+    assert_eq!(outcome.text(), YES);
+    assert_eq!(
+        *store.kept.lock().unwrap(),
+        vec![
+            Settled::TimedOut(Duration::from_millis(50)),
+            Settled::Answered {
+                answers: yes(),
+                by: None
+            }
+        ]
+    );
+}

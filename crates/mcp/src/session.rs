@@ -1,0 +1,294 @@
+//! One client session as the tool calls see it (docs/contract.md §7): [`Linked`] wraps a
+//! session's transport, [`LinkedSessions`] wraps rmcp's HTTP session manager with it.
+//!
+//! - **Request ids from 1.** rmcp numbers the server's own requests (`elicitation/create`)
+//!   from 0, and the TypeScript SDK ignores a `notifications/cancelled` for a falsy id, so the
+//!   first form of a session could never be withdrawn there. The wrapper adds 1 to the id of
+//!   every request the server sends (and of its `notifications/cancelled` for them) and takes
+//!   it off the client's responses, so rmcp keeps its own numbering inside.
+//! - **The session ending withdraws at once.** When the session ends (stdio closed, `DELETE`,
+//!   the idle timeout) the session's [`SessionLink::gone`] token fires when the transport
+//!   reports it, before rmcp's own drain (which lets running calls go on for 2–5 s). Over HTTP
+//!   `DELETE` itself cancels the token and waits (at most [`CLOSE_GRACE`]) for the session's
+//!   calls to withdraw their questions before it answers, so a late answer on the page gets
+//!   409, never "200 ok".
+//!
+//! The seam for re-attaching (§8) is here: a host that wants an ended session to detach its
+//! asks instead of withdrawing them changes what the calls do when `gone` fires, not this file.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::Stream;
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, NumberOrString, RequestId,
+    ServerJsonRpcMessage, ServerNotification,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How long closing a session waits for its calls to withdraw their questions.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// What a tool call learns about its session, carried in the request's extensions.
+#[derive(Debug, Clone, Default)]
+pub struct SessionLink {
+    gone: CancellationToken,
+    calls: TaskTracker,
+}
+
+impl SessionLink {
+    /// Fires when the client ended the session (or went away).
+    pub fn gone(&self) -> &CancellationToken {
+        &self.gone
+    }
+
+    /// Tracks the calls of this session; a call holds a token while it runs.
+    pub fn calls(&self) -> &TaskTracker {
+        &self.calls
+    }
+
+    /// Ends the session for its calls: `gone` fires, then waits (at most `grace`) until every
+    /// call has ended. Returns whether all ended in time.
+    pub async fn end(&self, grace: Duration) -> bool {
+        self.gone.cancel();
+        self.calls.close();
+        tokio::time::timeout(grace, self.calls.wait()).await.is_ok()
+    }
+}
+
+/// A session's transport with request ids shifted to start at 1 and a [`SessionLink`]
+/// attached to every incoming request; `gone` fires when the client's side ends.
+#[derive(Debug)]
+pub struct Linked<T> {
+    inner: T,
+    link: SessionLink,
+}
+
+impl<T> Linked<T> {
+    /// Wraps `inner` with a fresh link.
+    pub fn new(inner: T) -> Self {
+        Self::with_link(inner, SessionLink::default())
+    }
+
+    /// Wraps `inner` with `link` (shared with whoever ends the session).
+    pub fn with_link(inner: T, link: SessionLink) -> Self {
+        Self { inner, link }
+    }
+}
+
+fn shift(id: &mut RequestId, by: i64) {
+    if let NumberOrString::Number(n) = id {
+        *n = n.saturating_add(by);
+    }
+}
+
+/// Outgoing: our requests and our cancellations of them count from 1.
+fn shift_out(message: &mut ServerJsonRpcMessage) {
+    match message {
+        JsonRpcMessage::Request(request) => shift(&mut request.id, 1),
+        JsonRpcMessage::Notification(notification) => {
+            if let ServerNotification::CancelledNotification(cancelled) =
+                &mut notification.notification
+                && let Some(id) = &mut cancelled.params.request_id
+            {
+                shift(id, 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Incoming: the client's replies to our requests, back to rmcp's numbering.
+fn shift_in(message: &mut ClientJsonRpcMessage, link: &SessionLink) {
+    match message {
+        JsonRpcMessage::Response(response) => shift(&mut response.id, -1),
+        JsonRpcMessage::Error(error) => {
+            if let Some(id) = &mut error.id {
+                shift(id, -1);
+            }
+        }
+        JsonRpcMessage::Request(request) => {
+            request.request.extensions_mut().insert(link.clone());
+        }
+        JsonRpcMessage::Notification(_) => {}
+    }
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        mut item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        shift_out(&mut item);
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        match self.inner.receive().await {
+            Some(mut message) => {
+                shift_in(&mut message, &self.link);
+                Some(message)
+            }
+            None => {
+                self.link.gone.cancel();
+                None
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.link.gone.cancel();
+        self.inner.close()
+    }
+}
+
+/// An HTTP session manager whose sessions are [`Linked`]: `DELETE` withdraws the session's
+/// questions before it is answered.
+#[derive(Debug, Default)]
+pub struct LinkedSessions<M> {
+    inner: M,
+    links: Arc<Mutex<HashMap<SessionId, SessionLink>>>,
+}
+
+impl<M> LinkedSessions<M> {
+    /// Wraps `inner`.
+    pub fn new(inner: M) -> Self {
+        Self {
+            inner,
+            links: Arc::default(),
+        }
+    }
+
+    fn take(&self, id: &SessionId) -> Option<SessionLink> {
+        self.links
+            .lock()
+            .ok()
+            .and_then(|mut links| links.remove(id))
+    }
+}
+
+impl<M: SessionManager> SessionManager for LinkedSessions<M> {
+    type Error = M::Error;
+    type Transport = Linked<M::Transport>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.inner.create_session().await?;
+        let link = SessionLink::default();
+        if let Ok(mut links) = self.links.lock() {
+            // Sessions that end without DELETE (idle, shutdown) leave their entry behind;
+            // drop those whose calls can no longer run.
+            links.retain(|_, link| !link.gone.is_cancelled());
+            links.insert(id.clone(), link.clone());
+        }
+        Ok((id, Linked::with_link(transport, link)))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Some(link) = self.take(id)
+            && !link.end(CLOSE_GRACE).await
+        {
+            tracing::warn!("a call did not withdraw its question in time after DELETE");
+        }
+        self.inner.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.resume(id, last_event_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{
+        CancelledNotification, CancelledNotificationParam, ClientResult, CustomRequest,
+        EmptyResult, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0,
+        ServerRequest,
+    };
+
+    use super::*;
+
+    #[test]
+    fn our_requests_count_from_one_and_replies_map_back() {
+        let mut request = ServerJsonRpcMessage::Request(JsonRpcRequest::new(
+            RequestId::Number(0),
+            ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", None)),
+        ));
+        shift_out(&mut request);
+        let JsonRpcMessage::Request(sent) = &request else {
+            panic!()
+        };
+        assert_eq!(sent.id, RequestId::Number(1));
+
+        let mut cancel = ServerJsonRpcMessage::Notification(JsonRpcNotification {
+            jsonrpc: JsonRpcVersion2_0,
+            notification: ServerNotification::CancelledNotification(CancelledNotification::new(
+                CancelledNotificationParam::new(Some(RequestId::Number(0)), None),
+            )),
+        });
+        shift_out(&mut cancel);
+        assert!(
+            serde_json::to_string(&cancel)
+                .unwrap()
+                .contains(r#""requestId":1"#)
+        );
+
+        let mut reply = ClientJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: RequestId::Number(1),
+            result: ClientResult::EmptyResult(EmptyResult {}),
+        });
+        shift_in(&mut reply, &SessionLink::default());
+        let JsonRpcMessage::Response(reply) = &reply else {
+            panic!()
+        };
+        assert_eq!(reply.id, RequestId::Number(0));
+    }
+}
