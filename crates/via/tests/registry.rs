@@ -28,7 +28,7 @@ fn names_of(chosen: &[&ask_user_via::Answerer]) -> Vec<&'static str> {
 #[test]
 fn the_registry_lists_every_answerer_once_with_a_help_line() {
     let names: Vec<_> = ANSWERERS.iter().map(|a| a.name).collect();
-    assert_eq!(names, ["terminal", "web", "none"]);
+    assert_eq!(names, ["terminal", "web", "hub", "none"]);
     for a in ANSWERERS {
         assert!(!a.help.is_empty() && !a.help.contains('\n'), "{}", a.name);
         assert!(a.name.bytes().all(|b| b.is_ascii_lowercase()), "{}", a.name);
@@ -141,11 +141,20 @@ fn a_failing_presentation_hook_is_a_start_error() {
 }
 
 #[test]
+fn hub_without_its_url_and_token_cannot_start() {
+    let options = Options::new("127.0.0.1:0".parse().unwrap());
+    assert_eq!(
+        err(build(&list(&["hub"]), &options)).to_string(),
+        "--via hub: needs the hub's URL and this agent's token: --hub URL --hub-token TOKEN (or ASK_USER_HUB, ASK_USER_HUB_TOKEN)"
+    );
+}
+
+#[test]
 fn help_is_built_from_the_registry() {
     assert_eq!(help("Who asks"), "Who asks: terminal, web, hub, none");
     assert_eq!(
         long_help("Who asks"),
-        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
+        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  hub       an ask-user hub's inbox (--hub URL, --hub-token): one inbox for every agent\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
     );
 }
 
