@@ -1,9 +1,9 @@
 //! `ask-user hub …` (serve, tokens, sign-in links) and `ask-user ask --hub URL`
 //! (docs/contract.md §9).
 
-use std::net::SocketAddr;
 use ask_user_hub_client::{CallerContext, HubClientConfig};
 use ask_user_store::Store;
+use std::net::SocketAddr;
 
 use crate::Ended;
 
@@ -39,7 +39,7 @@ enum HubCommand {
         /// Serve plain HTTP on a non-loopback address (only behind a TLS-terminating proxy).
         #[arg(long)]
         insecure_http: bool,
-        /// TLS certificate (PEM). Not built in yet: use a reverse proxy.
+        /// TLS certificate chain (PEM): the hub serves https itself.
         #[arg(long, value_name = "FILE", requires = "tls_key")]
         tls_cert: Option<std::path::PathBuf>,
         /// TLS private key (PEM).
@@ -141,15 +141,17 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             public_url,
             insecure_http,
             tls_cert,
-            tls_key: _,
+            tls_key,
             max_connections,
         } => {
-            if tls_cert.is_some() {
-                return Ok(Ended::Usage(
-                    "--tls-cert/--tls-key: this build does not terminate TLS itself yet; put the hub behind a TLS reverse proxy and pass --public-url https://… (and --insecure-http when it listens beyond loopback)".to_owned(),
-                ));
-            }
-            if let Err(e) = ask_user_hub::check_transport(listen, false, insecure_http) {
+            let tls = match (&tls_cert, &tls_key) {
+                (Some(cert), Some(key)) => match ask_user_hub::HubTls::load(cert, key) {
+                    Ok(tls) => Some(tls),
+                    Err(e) => return Ok(Ended::Usage(e.to_string())),
+                },
+                _ => None,
+            };
+            if let Err(e) = ask_user_hub::check_transport(listen, tls.is_some(), insecure_http) {
                 return Ok(Ended::Usage(e.to_string()));
             }
             let store = open(&store).await?;
@@ -160,6 +162,8 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             let mut config = ask_user_hub::HubConfig::new(store.clone());
             config.public_url = public_url;
             config.max_connections = max_connections;
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            config.tls = tls;
             let stop = tokio_util::sync::CancellationToken::new();
             let on_signal = stop.clone();
             tokio::spawn(async move {
@@ -167,7 +171,7 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
                 on_signal.cancel();
             });
             eprintln!(
-                "ask-user hub: serving on http://{bound} (store: {})",
+                "ask-user hub: serving on {scheme}://{bound} (store: {})",
                 store.location()
             );
             ask_user_hub::serve(listener, config, stop)

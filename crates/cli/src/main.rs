@@ -14,8 +14,8 @@
 
 mod ask;
 mod check;
-mod hub;
 mod generated;
+mod hub;
 mod input;
 mod mcp;
 mod schema;

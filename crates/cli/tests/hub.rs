@@ -691,3 +691,134 @@ async fn inbox_screenshots_with_three_agents() {
         assert!(Path::new(shot["file"].as_str().unwrap()).exists());
     }
 }
+
+/// `--tls-cert`/`--tls-key`: the hub serves https itself (rustls); an agent reaches it with
+/// the system's trust store (here `SSL_CERT_FILE` naming the test's own CA), the session cookie
+/// is `Secure`, and a non-loopback address needs no `--insecure-http`.
+#[test]
+fn tls_serves_https_and_the_agent_gets_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=ask-user hub test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl runs")
+        .success();
+    assert!(ok, "openssl made the test certificate");
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let tok = token(&store, "remote");
+    let tls = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let hub = Hub::start(&store, &tls);
+    assert!(hub.url.starts_with("https://127.0.0.1:"), "{}", hub.url);
+    let mut agent = Command::new(bin())
+        .args(["ask", "--hub", &hub.url])
+        .env("ASK_USER_HUB_TOKEN", &tok)
+        .env("SSL_CERT_FILE", &cert)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        agent
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+    }
+    let agent = Agent { child: agent };
+    let curl = |args: &[&str]| -> String {
+        let out = Command::new("curl")
+            .args(["-sS", "--cacert", cert.to_str().unwrap()])
+            .args(args)
+            .output()
+            .expect("curl runs");
+        assert!(
+            out.status.success(),
+            "curl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let link = login_link(&store, &hub.url);
+    let head = curl(&[
+        "-i",
+        "-X",
+        "POST",
+        "-H",
+        &format!("Origin: {}", hub.url),
+        &link,
+    ]);
+    let cookie_line = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie");
+    assert!(cookie_line.contains("; Secure"), "{cookie_line}");
+    let cookie = cookie_line
+        .split_once(':')
+        .unwrap()
+        .1
+        .trim()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let start = Instant::now();
+    let id = loop {
+        let state: Value = serde_json::from_str(&curl(&[
+            "-H",
+            &format!("Cookie: {cookie}"),
+            &format!("{}/inbox/state", hub.url),
+        ]))
+        .unwrap();
+        if let Some(id) = state["open"][0]["id"].as_i64() {
+            break id;
+        }
+        assert!(start.elapsed() < DEADLINE, "the ask never showed");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let sent = curl(&[
+        "-H",
+        &format!("Cookie: {cookie}"),
+        "-H",
+        &format!("Origin: {}", hub.url),
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#,
+        &format!("{}/inbox/asks/{id}/answer", hub.url),
+    ]);
+    assert_eq!(sent, r#"{"sent":true}"#);
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    // With TLS, a non-loopback address is served without --insecure-http.
+    let open = Hub::start_at("0.0.0.0:0", "memory", &tls);
+    assert!(open.url.starts_with("https://0.0.0.0:"), "{}", open.url);
+}

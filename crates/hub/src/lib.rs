@@ -88,8 +88,8 @@ pub struct HubConfig {
     /// `https://hub.example.com`. Its host is accepted in `Host`, its origin in `Origin`, and
     /// `https` marks the session cookie `Secure`. `None`: the listen address.
     pub public_url: Option<String>,
-    /// Whether this process terminates TLS itself (cookies are then `Secure`).
-    pub tls: bool,
+    /// TLS this process terminates itself ([`HubTls::load`]); cookies are then `Secure`.
+    pub tls: Option<HubTls>,
     /// Each connection must send a complete request head this soon after connecting or after
     /// its previous response (also the keep-alive idle limit).
     pub header_read_timeout: Duration,
@@ -104,7 +104,7 @@ impl HubConfig {
         HubConfig {
             store,
             public_url: None,
-            tls: false,
+            tls: None,
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1024,
         }
@@ -134,6 +134,14 @@ pub enum HubError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] ask_user_store::Error),
+    /// `--tls-cert` / `--tls-key` unusable.
+    #[error("TLS: {file}: {detail}")]
+    Tls {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// The listen socket failed.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -165,15 +173,19 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
     let (origin, public_host, https) = match &config.public_url {
         Some(url) => auth::parse_public_url(url)?,
         None => {
-            let scheme = if config.tls { "https" } else { "http" };
-            (format!("{scheme}://{bound}"), None, config.tls)
+            let scheme = if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            (format!("{scheme}://{bound}"), None, config.tls.is_some())
         }
     };
     let hub = Arc::new(Hub {
         store: config.store.clone(),
         hosts: auth::HostPolicy::new(bound, public_host),
         origin,
-        secure_cookies: https || config.tls,
+        secure_cookies: https || config.tls.is_some(),
     });
     Ok(Router::new()
         .merge(api::routes())
@@ -183,8 +195,8 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
         .with_state(hub))
 }
 
-/// Serves the hub on `listener` until `stop` fires (plain HTTP; put TLS in front with a
-/// reverse proxy, see the README). Raises the open-files soft limit first, so the connection
+/// Serves the hub on `listener` until `stop` fires, over TLS when [`HubConfig::tls`] is set,
+/// else plain HTTP (behind a reverse proxy, or on loopback). Raises the open-files soft limit first, so the connection
 /// cap, not the operating system, is what a flood meets.
 ///
 /// # Errors
@@ -206,9 +218,56 @@ pub async fn serve(
         stop,
         config.header_read_timeout,
         config.max_connections,
+        config
+            .tls
+            .as_ref()
+            .map(|t| tokio_rustls::TlsAcceptor::from(t.0.clone())),
     )
     .await;
     Ok(())
+}
+
+/// A TLS server configuration (rustls with ring) loaded from PEM files.
+#[derive(Clone)]
+pub struct HubTls(Arc<tokio_rustls::rustls::ServerConfig>);
+
+impl std::fmt::Debug for HubTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HubTls")
+    }
+}
+
+impl HubTls {
+    /// Loads the certificate chain `cert` and private key `key` (PEM; `--tls-cert`,
+    /// `--tls-key`). HTTP/1.1 only.
+    ///
+    /// # Errors
+    /// [`HubError::Tls`] naming the file and what is wrong with it.
+    pub fn load(cert: &std::path::Path, key: &std::path::Path) -> Result<HubTls, HubError> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        let tls_err = |file: &std::path::Path, detail: String| HubError::Tls {
+            file: file.display().to_string(),
+            detail,
+        };
+        let certs = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| tls_err(cert, e.to_string()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| tls_err(cert, e.to_string()))?;
+        if certs.is_empty() {
+            return Err(tls_err(cert, "no certificate in it".to_owned()));
+        }
+        let private = PrivateKeyDer::from_pem_file(key).map_err(|e| tls_err(key, e.to_string()))?;
+        let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+        let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_err(cert, e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(certs, private)
+            .map_err(|e| tls_err(key, format!("does not go with the certificate: {e}")))?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(HubTls(Arc::new(config)))
+    }
 }
 
 /// What an agent (and the page) sees of one ask.

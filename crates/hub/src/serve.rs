@@ -155,6 +155,7 @@ pub(crate) async fn serve(
     stop: CancellationToken,
     header_read_timeout: Duration,
     max_connections: usize,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) {
     let table = Connections::new(max_connections);
     let (closed_tx, closed_rx) = watch::channel(());
@@ -178,8 +179,28 @@ pub(crate) async fn serve(
         let app = app.clone();
         let stop = stop.clone();
         let closed_rx = closed_rx.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            connection(stream, app, stop, admitted, header_read_timeout).await;
+            match tls {
+                None => connection(stream, app, stop, admitted, header_read_timeout).await,
+                Some(acceptor) => {
+                    // The handshake is held to the same deadline as a request head, and an
+                    // unfinished handshake is an idle connection the cap may close.
+                    let evicted = admitted.slot.evict.clone();
+                    let handshake = tokio::select! {
+                        r = tokio::time::timeout(header_read_timeout, acceptor.accept(stream)) => r,
+                        () = evicted.cancelled() => return,
+                        () = stop.cancelled() => return,
+                    };
+                    match handshake {
+                        Ok(Ok(stream)) => {
+                            connection(stream, app, stop, admitted, header_read_timeout).await;
+                        }
+                        Ok(Err(error)) => tracing::debug!(%error, "TLS handshake failed"),
+                        Err(_) => tracing::debug!("TLS handshake timed out"),
+                    }
+                }
+            }
             drop(closed_rx);
         });
     }
@@ -188,13 +209,15 @@ pub(crate) async fn serve(
     closed_tx.closed().await;
 }
 
-async fn connection(
-    stream: tokio::net::TcpStream,
+async fn connection<S>(
+    stream: S,
     app: Router,
     stop: CancellationToken,
     admitted: Admitted,
     header_read_timeout: Duration,
-) {
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let busy = admitted.slot.busy.clone();
     let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {
         let app = app.clone();
