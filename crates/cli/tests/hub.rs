@@ -266,6 +266,19 @@ fn browser(args: &[&str]) -> Value {
     serde_json::from_str(line).unwrap()
 }
 
+/// Runs the futures concurrently on this task and collects their outputs.
+async fn futures_like_join<F>(futs: Vec<F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    for f in futs {
+        set.spawn(f);
+    }
+    set.join_all().await
+}
+
 const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
 
 /// An agent waits on replica A; the human answers in Chromium on replica B's inbox; the agent
@@ -547,10 +560,39 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
     assert!(!page.text().await.unwrap().contains("<script>"));
+    // Per-token rate limits: one agent's flood is refused (429) and leaves the others alone.
+    let flood = futures_like_join(
+        (0..150)
+            .map(|_| {
+                c.get(format!("{}/v1/asks/{}", hub.url, id + 1000))
+                    .bearer_auth(&theirs)
+                    .send()
+            })
+            .collect(),
+    )
+    .await;
+    let limited: Vec<_> = flood
+        .into_iter()
+        .map(|r| r.unwrap())
+        .filter(|r| r.status() == 429)
+        .collect();
+    assert!(!limited.is_empty(), "150 requests at once meet the limit");
+    assert_eq!(
+        limited
+            .into_iter()
+            .next()
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap(),
+        json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"})
+    );
+    let other = token(&store, "other");
+    assert_eq!(get(Some(other.clone()), id).await, (404, no_such.clone()));
     // A body over the limit.
     let big = c
         .post(format!("{}/v1/asks", hub.url))
-        .bearer_auth(&theirs)
+        .bearer_auth(&other)
         .header("Content-Type", "application/json")
         .body(vec![b' '; 300 * 1024])
         .send()

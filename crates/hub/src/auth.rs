@@ -136,6 +136,44 @@ pub(crate) fn error(status: StatusCode, text: &str) -> Response {
 /// The text of every refused agent request.
 pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
 
+/// The text of a request over its token's rate.
+pub(crate) const RATE_LIMITED: &str =
+    "rate limited: this agent's token sent too many requests; slow down and retry";
+
+/// Per-token rate limits (docs/contract.md §9 "Limits"), per replica: a token bucket per
+/// agent name, [`RateLimits::BURST`] requests at once, refilled at [`RateLimits::PER_SECOND`].
+/// A waiting agent long-polls (one request per 25 s), so only a misbehaving one meets it.
+#[derive(Debug, Default)]
+pub(crate) struct RateLimits {
+    buckets: std::sync::Mutex<std::collections::HashMap<String, (f64, std::time::Instant)>>,
+}
+
+impl RateLimits {
+    pub(crate) const BURST: f64 = 60.0;
+    pub(crate) const PER_SECOND: f64 = 20.0;
+
+    /// Takes one request from `agent`'s bucket; false when it is empty.
+    pub(crate) fn allow(&self, agent: &str) -> bool {
+        let now = std::time::Instant::now();
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (tokens, at) = buckets
+            .entry(agent.to_owned())
+            .or_insert((Self::BURST, now));
+        *tokens =
+            (*tokens + now.duration_since(*at).as_secs_f64() * Self::PER_SECOND).min(Self::BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// An agent authenticated by its bearer token: its name.
 #[derive(Debug, Clone)]
 pub(crate) struct Agent(pub(crate) String);
@@ -159,7 +197,8 @@ impl FromRequestParts<Arc<Hub>> for Agent {
             .check_secret(KIND_TOKEN, &hash_secret(token), Timestamp::now())
             .await
         {
-            Ok(Some(s)) => Ok(Agent(s.name)),
+            Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
+            Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
             Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
             Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
         }

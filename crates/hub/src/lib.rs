@@ -40,7 +40,8 @@
 //!
 //! Header-read and keep-alive idle timeouts, a cap on open connections (the oldest idle one is
 //! closed to make room, so a flood of silent connections never locks the human out), body
-//! limits ([`BODY_LIMIT`]). The human's routes check `Host` (DNS rebinding) and, when they
+//! limits ([`BODY_LIMIT`]), per-token rate limits (60 requests at once, 20 a second, per
+//! replica; 429 beyond). The human's routes check `Host` (DNS rebinding) and, when they
 //! change state, `Origin`; every response carries a strict Content-Security-Policy with no
 //! inline script.
 #![deny(missing_docs)]
@@ -118,6 +119,7 @@ pub(crate) struct Hub {
     pub(crate) hosts: auth::HostPolicy,
     pub(crate) origin: String,
     pub(crate) secure_cookies: bool,
+    pub(crate) rate: auth::RateLimits,
 }
 
 /// Why the hub cannot serve.
@@ -186,6 +188,7 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
         hosts: auth::HostPolicy::new(bound, public_host),
         origin,
         secure_cookies: https || config.tls.is_some(),
+        rate: auth::RateLimits::default(),
     });
     Ok(Router::new()
         .merge(api::routes())
