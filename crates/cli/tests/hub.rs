@@ -712,6 +712,36 @@ async fn inbox_screenshots_with_three_agents() {
             .await
             .unwrap();
         assert_eq!(resp.status(), 200);
+        if agent == "ci-runner" {
+            // This agent's long-poll breaks off: its ask is detached, and the page says so.
+            let id = resp.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+            let cut = reqwest::Client::builder()
+                .timeout(Duration::from_millis(500))
+                .build()
+                .unwrap()
+                .get(format!("{}/v1/asks/{id}?wait=30", hub.url))
+                .bearer_auth(&tok)
+                .send()
+                .await;
+            assert!(cut.is_err(), "the poll was cut");
+            let start = Instant::now();
+            loop {
+                let view: Value = http()
+                    .get(format!("{}/v1/asks/{id}", hub.url))
+                    .bearer_auth(&tok)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if view["attached"] == false {
+                    break;
+                }
+                assert!(start.elapsed() < DEADLINE, "never detached: {view}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
     }
     let out_dir = std::env::var("ASK_USER_HUB_SCREENSHOTS")
         .map(PathBuf::from)
@@ -729,6 +759,11 @@ async fn inbox_screenshots_with_three_agents() {
             "grouped by agent, newest first"
         );
         assert_eq!(shot["overflow"], false, "no horizontal scrolling: {shot}");
+        assert_eq!(
+            shot["detached"],
+            json!(["ci-runner"]),
+            "the detached ask is marked"
+        );
         assert_eq!(shot["errors"], json!([]));
         assert!(Path::new(shot["file"].as_str().unwrap()).exists());
     }

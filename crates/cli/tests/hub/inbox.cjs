@@ -61,10 +61,13 @@ async function main() {
       const page = await signIn(context, link.split(',')[shots.length]);
       await page.waitForFunction((n) => document.querySelectorAll('article.card').length >= n, Number(count), { timeout: 60000 });
       const agents = await page.locator('h2.agent strong').allTextContents();
+      const detached = await page.evaluate(() => [...document.querySelectorAll('article.card')]
+        .filter((c) => { const b = c.querySelector('.detached'); return b && !b.hidden && b.offsetParent !== null; })
+        .map((c) => c.dataset.agent));
       const file = path.join(arg, `hub-inbox-${w}x${h}.png`);
       await page.screenshot({ path: file });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
-      shots.push({ file, agents, overflow, errors: page.errors });
+      shots.push({ file, agents, overflow, detached, errors: page.errors });
       await close();
     }
     console.log('RESULT ' + JSON.stringify(shots));
