@@ -75,7 +75,7 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
     assert_eq!(
         e.to_string(),
         format!(
-            "store {server}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 1; upgrade ask-user or pick another store with --store"
+            "store {server}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 2; upgrade ask-user or pick another store with --store"
         )
     );
 }
