@@ -34,10 +34,16 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             Err(e) => return Ended::Usage(e.to_string()),
         },
         None => {
+            let hub = match crate::hub::client_config(&args.hub, args.store.key.as_deref()) {
+                Ok(hub) => hub,
+                Err(message) => return Ended::Usage(message),
+            };
+            let via = crate::hub::via_names(hub.is_some(), &args.via);
             let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
             options.durable = true;
             options.timeout = args.host.timeout;
-            match ask_user_via::build(&args.via, &options) {
+            options.hub = hub;
+            match ask_user_via::build(&via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
                 Err(e) => return Ended::Usage(e.to_string()),
             }

@@ -17,6 +17,7 @@ mod check;
 mod durable;
 mod generated;
 mod history;
+mod hub;
 mod inbox;
 mod input;
 mod mcp;
@@ -80,6 +81,8 @@ enum Command {
     /// Answer, in this terminal, the questions agents asked elsewhere (`ask --via inbox`, or
     /// a caller that stopped waiting): the store's open asks, updated live.
     Inbox(inbox::InboxArgs),
+    /// The hub: one inbox for every agent on every machine (serve, token, login-link).
+    Hub(hub::HubArgs),
     /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
@@ -133,6 +136,9 @@ struct AskArgs {
     /// `--store URL` and `--key KEY` (durable asks).
     #[command(flatten)]
     store: ask_user_host::durable::StoreArgs,
+    /// `--hub URL` (env ASK_USER_HUB) and `--hub-token` (env ASK_USER_HUB_TOKEN).
+    #[command(flatten)]
+    hub: hub::HubAskArgs,
 }
 
 /// The lead of the `--via` help, before the registry's names.
@@ -168,6 +174,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(args),
         Command::History(args) => history::run(&args),
         Command::Inbox(args) => inbox::run(&args),
+        Command::Hub(args) => hub::run(args),
         Command::Completions(args) => generated::completions(Cli::command(), args.shell),
         Command::Man => generated::man(Cli::command()),
     };

@@ -92,6 +92,9 @@ macro_rules! dispatch {
     };
 }
 
+mod secrets;
+pub use secrets::{NewSecret, SecretRecord};
+
 /// The embedded default store file: `$XDG_STATE_HOME/ask-user/store.sqlite3`, falling back to
 /// `~/.local/state/ask-user/store.sqlite3` (an empty or relative `XDG_STATE_HOME` is ignored,
 /// as the XDG spec says).

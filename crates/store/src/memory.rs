@@ -12,6 +12,7 @@ use crate::model::{
     AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
     Reuse, Swept, Timestamp, duration_ms, reuse_of,
 };
+use crate::secrets::{NewSecret, SecretRecord};
 
 #[derive(Debug, Clone)]
 pub(crate) struct MemoryStore {
@@ -27,6 +28,8 @@ struct Inner {
     tokens: BTreeMap<String, (ChannelToken, Option<Timestamp>)>,
     /// (ask, channel) → (reference once sent, whether its close was claimed).
     messages: BTreeMap<(AskId, String), (Option<String>, bool)>,
+    /// Hashed secrets by hash (docs/contract.md §9).
+    secrets: BTreeMap<String, SecretRecord>,
 }
 
 impl MemoryStore {
@@ -303,5 +306,86 @@ impl MemoryStore {
 
     pub(crate) async fn subscribe(&self) -> Result<Feed> {
         Ok(Feed::new(self.tx.subscribe()))
+    }
+
+    pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
+        let mut inner = self.lock();
+        if inner.secrets.contains_key(&secret.hash) {
+            return Err(Error::Backend {
+                location: "memory".to_owned(),
+                detail: "this secret hash is already stored".to_owned(),
+            });
+        }
+        inner.secrets.insert(
+            secret.hash.clone(),
+            SecretRecord {
+                kind: secret.kind.clone(),
+                name: secret.name.clone(),
+                created_at: secret.created_at,
+                expires_at: secret.expires_at,
+                used_at: None,
+                revoked_at: None,
+            },
+        );
+        Ok(())
+    }
+
+    pub(crate) async fn check_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        Ok(self
+            .lock()
+            .secrets
+            .get(hash)
+            .filter(|s| s.kind == kind && s.is_live(now))
+            .cloned())
+    }
+
+    pub(crate) async fn consume_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        let mut inner = self.lock();
+        let Some(s) = inner.secrets.get_mut(hash) else {
+            return Ok(None);
+        };
+        if s.kind != kind || !s.is_live(now) || s.used_at.is_some() {
+            return Ok(None);
+        }
+        s.used_at = Some(now);
+        Ok(Some(s.clone()))
+    }
+
+    pub(crate) async fn revoke_secrets(
+        &self,
+        kind: &str,
+        name: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64> {
+        let mut n = 0;
+        for s in self.lock().secrets.values_mut() {
+            if s.kind == kind && name.is_none_or(|n| n == s.name) && s.revoked_at.is_none() {
+                s.revoked_at = Some(now);
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
+        let mut out: Vec<SecretRecord> = self
+            .lock()
+            .secrets
+            .values()
+            .filter(|s| s.kind == kind && s.revoked_at.is_none())
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| (&a.name, a.created_at).cmp(&(&b.name, b.created_at)));
+        Ok(out)
     }
 }

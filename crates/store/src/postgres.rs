@@ -29,6 +29,7 @@ use crate::model::{
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
+use crate::secrets::{NewSecret, SecretRecord};
 
 /// The NOTIFY channel.
 const CHANNEL: &str = "ask_user_changes";
@@ -738,6 +739,108 @@ impl PgStore {
 
 /// Forwards notifications to the feed; reconnects with backoff after a lost connection and
 /// then announces [`Change::Rescan`]. Ends when the store is dropped.
+const SECRET_COLUMNS: &str = "kind, name, created_at, expires_at, used_at, revoked_at";
+
+fn read_secret(
+    r: &tokio_postgres::Row,
+) -> std::result::Result<SecretRecord, tokio_postgres::Error> {
+    Ok(SecretRecord {
+        kind: r.try_get(0)?,
+        name: r.try_get(1)?,
+        created_at: Timestamp(r.try_get(2)?),
+        expires_at: r.try_get::<_, Option<i64>>(3)?.map(Timestamp),
+        used_at: r.try_get::<_, Option<i64>>(4)?.map(Timestamp),
+        revoked_at: r.try_get::<_, Option<i64>>(5)?.map(Timestamp),
+    })
+}
+
+impl PgStore {
+    pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "INSERT INTO ask_user_secrets (hash, kind, name, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+                &[&secret.hash, &secret.kind, &secret.name, &secret.created_at.0, &secret.expires_at.map(|t| t.0)],
+            )
+            .await
+            .map_err(|e| self.err(&e))
+            .map(drop)
+        })
+        .await
+    }
+
+    async fn secret_query(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<SecretRecord>> {
+        self.in_tx(async |tx| {
+            let rows = tx.query(sql, params).await.map_err(|e| self.err(&e))?;
+            rows.iter()
+                .map(|r| read_secret(r).map_err(|e| self.err(&e)))
+                .collect()
+        })
+        .await
+    }
+
+    pub(crate) async fn check_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        let sql = format!(
+            "SELECT {SECRET_COLUMNS} FROM ask_user_secrets WHERE hash = $1 AND kind = $2 \
+             AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)"
+        );
+        Ok(self
+            .secret_query(&sql, &[&hash, &kind, &now.0])
+            .await?
+            .pop())
+    }
+
+    pub(crate) async fn consume_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        let sql = format!(
+            "UPDATE ask_user_secrets SET used_at = $3 WHERE hash = $1 AND kind = $2 AND used_at IS NULL \
+             AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING {SECRET_COLUMNS}"
+        );
+        Ok(self
+            .secret_query(&sql, &[&hash, &kind, &now.0])
+            .await?
+            .pop())
+    }
+
+    pub(crate) async fn revoke_secrets(
+        &self,
+        kind: &str,
+        name: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "UPDATE ask_user_secrets SET revoked_at = $3 WHERE kind = $1 \
+                 AND ($2::TEXT IS NULL OR name = $2) AND revoked_at IS NULL",
+                &[&kind, &name, &now.0],
+            )
+            .await
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
+        let sql = format!(
+            "SELECT {SECRET_COLUMNS} FROM ask_user_secrets WHERE kind = $1 AND revoked_at IS NULL \
+             ORDER BY name, created_at"
+        );
+        self.secret_query(&sql, &[&kind]).await
+    }
+}
+
 async fn listen_loop(
     weak: Weak<Inner>,
     shutdown: Arc<Notify>,

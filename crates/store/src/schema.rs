@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -21,7 +21,7 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2];
+pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
 
 /// The asks (docs/contract.md §8).
 const MIGRATION_1: Migration = Migration {
@@ -118,6 +118,37 @@ const MIGRATION_2: Migration = Migration {
             closed_at BIGINT,
             PRIMARY KEY (ask, channel)
         );
+    ",
+};
+
+/// Hashed bearer secrets (the hub's agent tokens, login links, sessions; docs/contract.md §9).
+/// Additive: an older binary ignores the table.
+const MIGRATION_3: Migration = Migration {
+    version: 3,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TABLE secrets (
+            hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            used_at INTEGER,
+            revoked_at INTEGER
+        );
+        CREATE INDEX secrets_by_name ON secrets (kind, name);
+    ",
+    postgres: "
+        CREATE TABLE ask_user_secrets (
+            hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            used_at BIGINT,
+            revoked_at BIGINT
+        );
+        CREATE INDEX ask_user_secrets_by_name ON ask_user_secrets (kind, name);
     ",
 };
 

@@ -28,6 +28,7 @@ use crate::model::{
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
+use crate::secrets::{NewSecret, SecretRecord};
 
 /// How long a writer waits for another process's write lock before failing.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -867,6 +868,114 @@ impl SqliteStore {
 }
 
 /// Announces other processes' changes each time the sidecar is touched; ends with the store.
+const SECRET_COLUMNS: &str = "kind, name, created_at, expires_at, used_at, revoked_at";
+
+fn read_secret(r: &rusqlite::Row<'_>) -> rusqlite::Result<SecretRecord> {
+    Ok(SecretRecord {
+        kind: r.get(0)?,
+        name: r.get(1)?,
+        created_at: Timestamp(r.get(2)?),
+        expires_at: r.get::<_, Option<i64>>(3)?.map(Timestamp),
+        used_at: r.get::<_, Option<i64>>(4)?.map(Timestamp),
+        revoked_at: r.get::<_, Option<i64>>(5)?.map(Timestamp),
+    })
+}
+
+impl SqliteStore {
+    pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
+        let s = secret.clone();
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "INSERT INTO secrets (hash, kind, name, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![s.hash, s.kind, s.name, s.created_at.0, s.expires_at.map(|t| t.0)],
+            )
+            .map_err(|e| map_err(shown, e))
+            .map(drop)
+        })
+        .await
+    }
+
+    pub(crate) async fn check_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        let (kind, hash) = (kind.to_owned(), hash.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                &format!(
+                    "SELECT {SECRET_COLUMNS} FROM secrets WHERE hash = ?1 AND kind = ?2 \
+                     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)"
+                ),
+                params![hash, kind, now.0],
+                read_secret,
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn consume_secret(
+        &self,
+        kind: &str,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<SecretRecord>> {
+        let (kind, hash) = (kind.to_owned(), hash.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                &format!(
+                    "UPDATE secrets SET used_at = ?3 WHERE hash = ?1 AND kind = ?2 AND used_at IS NULL \
+                     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3) \
+                     RETURNING {SECRET_COLUMNS}"
+                ),
+                params![hash, kind, now.0],
+                read_secret,
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn revoke_secrets(
+        &self,
+        kind: &str,
+        name: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64> {
+        let (kind, name) = (kind.to_owned(), name.map(str::to_owned));
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "UPDATE secrets SET revoked_at = ?3 WHERE kind = ?1 AND (?2 IS NULL OR name = ?2) \
+                 AND revoked_at IS NULL",
+                params![kind, name, now.0],
+            )
+            .map_err(|e| map_err(shown, e))
+            .map(|n| n as u64)
+        })
+        .await
+    }
+
+    pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
+        let kind = kind.to_owned();
+        self.with_conn(move |conn, shown| {
+            let err = |e| map_err(shown, e);
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {SECRET_COLUMNS} FROM secrets WHERE kind = ?1 AND revoked_at IS NULL \
+                     ORDER BY name, created_at"
+                ))
+                .map_err(err)?;
+            let rows = stmt.query_map([kind], read_secret).map_err(err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+        })
+        .await
+    }
+}
+
 async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;

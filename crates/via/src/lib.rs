@@ -38,7 +38,7 @@
 //! let typo = resolve(&["termnial".to_owned()]).unwrap_err();
 //! assert_eq!(
 //!     typo.to_string(),
-//!     r#"--via: unknown answerer "termnial"; use one or more of: terminal, web, inbox, none"#
+//!     r#"--via: unknown answerer "termnial"; use one or more of: terminal, web, inbox, hub, none"#
 //! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -86,6 +86,11 @@ pub const ANSWERERS: &[Answerer] = &[
         build: inbox,
     },
     Answerer {
+        name: "hub",
+        help: "an ask-user hub's inbox (--hub URL, --hub-token): one inbox for every agent",
+        build: hub,
+    },
+    Answerer {
         name: "none",
         help: "nobody: every ask ends with the no-answerer outcome (alone only)",
         build: none,
@@ -112,6 +117,8 @@ pub struct Options<'a> {
     /// The host's time budget (`--timeout`), for answerers that show it (the terminal's
     /// countdown); the budget itself is kept by the core, not by the answerers.
     pub timeout: Option<Duration>,
+    /// Where `hub` asks (`--hub URL`, `--hub-token`); `None`: `hub` cannot start.
+    pub hub: Option<ask_user_hub_client::HubClientConfig>,
 }
 
 impl fmt::Debug for Options<'_> {
@@ -134,6 +141,7 @@ impl Options<'static> {
             show_web: &page_only,
             durable: false,
             timeout: None,
+            hub: None,
         }
     }
 }
@@ -146,6 +154,7 @@ impl Options<'_> {
             show_web: show,
             durable: self.durable,
             timeout: self.timeout,
+            hub: self.hub,
         }
     }
 }
@@ -195,6 +204,14 @@ impl ask_user_core::UserInteraction for InboxWait {
     fn name(&self) -> Option<&str> {
         Some("the inbox")
     }
+}
+
+fn hub(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
+    let config = options.hub.clone().ok_or_else(|| {
+        "needs the hub's URL and this agent's token: --hub URL --hub-token TOKEN (or ASK_USER_HUB, ASK_USER_HUB_TOKEN)".to_owned()
+    })?;
+    let answerer = ask_user_hub_client::HubAnswerer::new(config).map_err(|e| e.to_string())?;
+    Ok(Some(Arc::new(answerer)))
 }
 
 fn none(_: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
@@ -296,7 +313,7 @@ pub fn build(
     Ok(out)
 }
 
-/// The short `--via` help: `lead` followed by the names, e.g. `"Who asks: terminal, web, inbox, none"`.
+/// The short `--via` help: `lead` followed by the names, e.g. `"Who asks: terminal, web, inbox, hub, none"`.
 pub fn help(lead: &str) -> String {
     format!("{lead}: {}", names())
 }

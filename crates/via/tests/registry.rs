@@ -28,12 +28,12 @@ fn names_of(chosen: &[&ask_user_via::Answerer]) -> Vec<&'static str> {
 #[test]
 fn the_registry_lists_every_answerer_once_with_a_help_line() {
     let names: Vec<_> = ANSWERERS.iter().map(|a| a.name).collect();
-    assert_eq!(names, ["terminal", "web", "inbox", "none"]);
+    assert_eq!(names, ["terminal", "web", "inbox", "hub", "none"]);
     for a in ANSWERERS {
         assert!(!a.help.is_empty() && !a.help.contains('\n'), "{}", a.name);
         assert!(a.name.bytes().all(|b| b.is_ascii_lowercase()), "{}", a.name);
     }
-    assert_eq!(ask_user_via::names(), "terminal, web, inbox, none");
+    assert_eq!(ask_user_via::names(), "terminal, web, inbox, hub, none");
 }
 
 #[test]
@@ -50,19 +50,19 @@ fn every_usage_error_text_is_pinned() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["terminal", "carrier-pigeon"],
-            r#"--via: unknown answerer "carrier-pigeon"; use one or more of: terminal, web, inbox, none"#,
+            r#"--via: unknown answerer "carrier-pigeon"; use one or more of: terminal, web, inbox, hub, none"#,
         ),
         (
             &["Terminal"],
-            r#"--via: unknown answerer "Terminal"; use one or more of: terminal, web, inbox, none"#,
+            r#"--via: unknown answerer "Terminal"; use one or more of: terminal, web, inbox, hub, none"#,
         ),
         (
             &[" ", ""],
-            "--via needs at least one of: terminal, web, inbox, none",
+            "--via needs at least one of: terminal, web, inbox, hub, none",
         ),
         (
             &[],
-            "--via needs at least one of: terminal, web, inbox, none",
+            "--via needs at least one of: terminal, web, inbox, hub, none",
         ),
         (
             &["none", "web"],
@@ -145,7 +145,10 @@ fn a_failing_presentation_hook_is_a_start_error() {
 
 #[test]
 fn help_is_built_from_the_registry() {
-    assert_eq!(help("Who asks"), "Who asks: terminal, web, inbox, none");
+    assert_eq!(
+        help("Who asks"),
+        "Who asks: terminal, web, inbox, hub, none"
+    );
     assert_eq!(
         long_help("Who asks"),
         "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
@@ -194,4 +197,13 @@ fn inbox_needs_a_host_that_keeps_a_store() {
     assert_eq!(built.len(), 1);
     assert_eq!(built[0].name(), Some("the inbox"));
     assert!(built[0].is_available(), "waits for another process");
+}
+
+#[test]
+fn hub_without_its_url_and_token_cannot_start() {
+    let options = Options::new("127.0.0.1:0".parse().unwrap());
+    assert_eq!(
+        err(build(&list(&["hub"]), &options)).to_string(),
+        "--via hub: needs the hub's URL and this agent's token: --hub URL --hub-token TOKEN (or ASK_USER_HUB, ASK_USER_HUB_TOKEN)"
+    );
 }

@@ -328,7 +328,7 @@ fn usage_errors_exit_2_and_say_what_to_do() {
         (
             2,
             "",
-            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, inbox, none\n"
+            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, inbox, hub, none\n"
         )
     );
     let out = run(&["ask", "--via", " , "], r#"{"question":"Go?"}"#);
@@ -337,7 +337,7 @@ fn usage_errors_exit_2_and_say_what_to_do() {
         (
             2,
             "",
-            "ask-user: --via needs at least one of: terminal, web, inbox, none\n"
+            "ask-user: --via needs at least one of: terminal, web, inbox, hub, none\n"
         )
     );
     let out = run(&["ask", "/nonexistent/q.json"], "");
@@ -407,11 +407,11 @@ fn ask_and_mcp_refuse_the_same_via_answers_and_timeout_with_the_same_text() {
     let cases: [(&[&str], &str); 4] = [
         (
             &["--via", "carrier-pigeon"],
-            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, inbox, none\n",
+            "ask-user: --via: unknown answerer \"carrier-pigeon\"; use one or more of: terminal, web, inbox, hub, none\n",
         ),
         (
             &["--via", ","],
-            "ask-user: --via needs at least one of: terminal, web, inbox, none\n",
+            "ask-user: --via needs at least one of: terminal, web, inbox, hub, none\n",
         ),
         (
             &["--via", "none,terminal"],

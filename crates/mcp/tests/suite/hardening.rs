@@ -364,7 +364,7 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
     for (args, text) in [
         (
             &["--via", "pigeon"][..],
-            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, inbox, none\n",
+            "ask-user-mcp: --via: unknown answerer \"pigeon\"; use one or more of: terminal, web, inbox, hub, none\n",
         ),
         (
             &["--via", "none,web"][..],

@@ -96,6 +96,7 @@ conformance!(
     concurrent_spends_of_one_token_have_one_winner,
     channel_messages_are_claimed_once_to_send_and_once_to_close,
     sweep_purges_the_channel_rows_of_purged_asks,
+    secrets_are_checked_used_once_expired_and_revoked,
 );
 
 async fn created_ask_is_stored_open_and_attached(f: Fixture) {
@@ -676,4 +677,75 @@ async fn sweep_purges_the_channel_rows_of_purged_asks(f: Fixture) {
         Spend::Spent(_)
     ));
     assert!(!f.store.claim_channel_send(young, "ntfy").await.unwrap());
+}
+
+async fn secrets_are_checked_used_once_expired_and_revoked(f: Fixture) {
+    use ask_user_store::NewSecret;
+    let s = &f.store;
+    let secret = |kind: &str, name: &str, hash: &str, expires: Option<Timestamp>| NewSecret {
+        kind: kind.into(),
+        name: name.into(),
+        hash: hash.into(),
+        created_at: T0,
+        expires_at: expires,
+    };
+    s.add_secret(&secret("token", "ci", "h1", None))
+        .await
+        .unwrap();
+    s.add_secret(&secret("token", "laptop", "h2", None))
+        .await
+        .unwrap();
+    s.add_secret(&secret("login", "", "h3", Some(T0.plus(HOUR))))
+        .await
+        .unwrap();
+    // The same hash twice is refused.
+    assert!(
+        s.add_secret(&secret("token", "x", "h1", None))
+            .await
+            .is_err()
+    );
+    let other = f.second().await;
+    let found = other
+        .check_secret("token", "h1", T0)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((found.kind.as_str(), found.name.as_str()), ("token", "ci"));
+    // Per kind: a token's hash is not a login link.
+    assert_eq!(other.check_secret("login", "h1", T0).await.unwrap(), None);
+    assert_eq!(other.check_secret("token", "nope", T0).await.unwrap(), None);
+    let names: Vec<String> = s
+        .list_secrets("token")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["ci", "laptop"]);
+    // Single use, across handles; expired is gone.
+    assert_eq!(
+        s.consume_secret("login", "h3", T0.plus(HOUR))
+            .await
+            .unwrap(),
+        None
+    );
+    let used = other
+        .consume_secret("login", "h3", T0)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(used.used_at, Some(T0));
+    assert_eq!(s.consume_secret("login", "h3", T0).await.unwrap(), None);
+    // Revocation by name, then of a whole kind.
+    assert_eq!(s.revoke_secrets("token", Some("ci"), T0).await.unwrap(), 1);
+    assert_eq!(other.check_secret("token", "h1", T0).await.unwrap(), None);
+    assert!(
+        other
+            .check_secret("token", "h2", T0)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(s.revoke_secrets("token", None, T0).await.unwrap(), 1);
+    assert!(s.list_secrets("token").await.unwrap().is_empty());
 }

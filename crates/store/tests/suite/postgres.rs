@@ -63,7 +63,7 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
     admin
         .batch_execute(
             "UPDATE ask_user_meta SET value = 7 WHERE key = 'schema_version';
-             UPDATE ask_user_meta SET value = 3 WHERE key = 'compatible_from';",
+             UPDATE ask_user_meta SET value = 4 WHERE key = 'compatible_from';",
         )
         .await
         .unwrap();
@@ -75,7 +75,7 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
     assert_eq!(
         e.to_string(),
         format!(
-            "store {server}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 2; upgrade ask-user or pick another store with --store"
+            "store {server}: schema version 7 needs ask-user schema 4 or newer, and this ask-user knows up to 3; upgrade ask-user or pick another store with --store"
         )
     );
 }

@@ -178,7 +178,7 @@ fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
 }
 
 #[tokio::test]
-async fn a_version_1_store_gains_the_channel_tables_and_keeps_its_asks() {
+async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_asks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.sqlite3");
     let url = format!("sqlite:{}", path.display());
@@ -193,7 +193,7 @@ async fn a_version_1_store_gains_the_channel_tables_and_keeps_its_asks() {
     // Make it the store a version-1 binary left behind.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE channel_tokens; DROP TABLE channel_messages; \
+        "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
     .unwrap();
@@ -233,7 +233,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
         .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
-    set(3, 1);
+    set(4, 1);
     let store = Store::open(&url).await.unwrap();
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
@@ -245,15 +245,15 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v, 4);
     drop(conn);
     // A newer binary made a change this one cannot follow.
-    set(7, 3);
+    set(7, 4);
     let e = Store::open(&url).await.unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
-            "store {}: schema version 7 needs ask-user schema 3 or newer, and this ask-user knows up to 2; upgrade ask-user or pick another store with --store",
+            "store {}: schema version 7 needs ask-user schema 4 or newer, and this ask-user knows up to 3; upgrade ask-user or pick another store with --store",
             path.display()
         )
     );

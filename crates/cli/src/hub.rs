@@ -1,0 +1,300 @@
+//! `ask-user hub …` (serve, tokens, sign-in links) and `ask-user ask --hub URL`
+//! (docs/contract.md §9).
+
+use ask_user_hub_client::{CallerContext, HubClientConfig};
+use ask_user_store::Store;
+use std::net::SocketAddr;
+
+use crate::Ended;
+
+/// `ask-user hub`: one inbox for every agent on every machine.
+#[derive(Debug, clap::Args)]
+pub(crate) struct HubArgs {
+    #[command(subcommand)]
+    command: HubCommand,
+}
+
+/// Where the store is (every command of one hub names the same one).
+#[derive(Debug, clap::Args)]
+struct StoreArg {
+    /// The store: sqlite:PATH, postgres://… (any number of replicas on one Postgres) or memory.
+    /// Default: the embedded SQLite store.
+    #[arg(long, value_name = "URL", env = "ASK_USER_STORE")]
+    store: Option<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum HubCommand {
+    /// Serve the agent API (/v1/) and the human's inbox page.
+    Serve {
+        /// Where to listen. A non-loopback address needs TLS (a reverse proxy) and
+        /// --insecure-http.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+        listen: SocketAddr,
+        #[command(flatten)]
+        store: StoreArg,
+        /// The URL browsers use when the hub is behind a reverse proxy (https://hub.example.com).
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
+        /// Serve plain HTTP on a non-loopback address (only behind a TLS-terminating proxy).
+        #[arg(long)]
+        insecure_http: bool,
+        /// TLS certificate chain (PEM): the hub serves https itself.
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// TLS private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
+        /// At most this many open connections.
+        #[arg(long, value_name = "N", default_value_t = 1024)]
+        max_connections: usize,
+    },
+    /// Agent tokens: add NAME (prints the token once), list, revoke NAME.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Print a single-use sign-in link for the inbox, valid 15 minutes.
+    LoginLink {
+        #[command(flatten)]
+        store: StoreArg,
+        /// The hub's URL as the browser reaches it.
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "ASK_USER_HUB_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8765"
+        )]
+        url: String,
+    },
+    /// Sign every browser out: revoke every session and unused sign-in link.
+    RevokeSessions {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TokenCommand {
+    /// Make a token for agent NAME and print it (once: only its hash is kept).
+    Add {
+        /// The agent's name, shown to the human beside its questions.
+        name: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// List the agents that have a token.
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Revoke agent NAME's token.
+    Revoke {
+        /// The agent's name.
+        name: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+async fn open(store: &StoreArg) -> Result<Store, String> {
+    let url = match &store.store {
+        Some(u) => u.clone(),
+        None => format!(
+            "sqlite:{}",
+            ask_user_store::default_sqlite_path()
+                .map_err(|e| e.to_string())?
+                .display()
+        ),
+    };
+    Store::open(&url).await.map_err(|e| e.to_string())
+}
+
+fn printed(stdout: String) -> Ended {
+    Ended::Printed { stdout, status: 0 }
+}
+
+/// Runs `ask-user hub …`.
+pub(crate) fn run(args: HubArgs) -> Ended {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
+    };
+    match runtime.block_on(run_async(args)) {
+        Ok(ended) => ended,
+        Err(message) => Ended::Printed {
+            stdout: String::new(),
+            status: {
+                eprintln!("ask-user hub: {message}");
+                1
+            },
+        },
+    }
+}
+
+async fn run_async(args: HubArgs) -> Result<Ended, String> {
+    match args.command {
+        HubCommand::Serve {
+            listen,
+            store,
+            public_url,
+            insecure_http,
+            tls_cert,
+            tls_key,
+            max_connections,
+        } => {
+            let tls = match (&tls_cert, &tls_key) {
+                (Some(cert), Some(key)) => match ask_user_hub::HubTls::load(cert, key) {
+                    Ok(tls) => Some(tls),
+                    Err(e) => return Ok(Ended::Usage(e.to_string())),
+                },
+                _ => None,
+            };
+            if let Err(e) = ask_user_hub::check_transport(listen, tls.is_some(), insecure_http) {
+                return Ok(Ended::Usage(e.to_string()));
+            }
+            let store = open(&store).await?;
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let mut config = ask_user_hub::HubConfig::new(store.clone());
+            config.public_url = public_url;
+            config.max_connections = max_connections;
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            config.tls = tls;
+            let stop = tokio_util::sync::CancellationToken::new();
+            let on_signal = stop.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                on_signal.cancel();
+            });
+            eprintln!(
+                "ask-user hub: serving on {scheme}://{bound} (store: {})",
+                store.location()
+            );
+            ask_user_hub::serve(listener, config, stop)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(String::new()))
+        }
+        HubCommand::Token(TokenCommand::Add { name, store }) => {
+            let store = open(&store).await?;
+            let token = ask_user_hub::add_token(&store, &name)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(format!("{token}\n")))
+        }
+        HubCommand::Token(TokenCommand::List { store }) => {
+            let store = open(&store).await?;
+            let tokens = ask_user_hub::list_tokens(&store)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(
+                tokens
+                    .into_iter()
+                    .map(|(name, _)| format!("{name}\n"))
+                    .collect(),
+            ))
+        }
+        HubCommand::Token(TokenCommand::Revoke { name, store }) => {
+            let store = open(&store).await?;
+            ask_user_hub::revoke_token(&store, &name)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(String::new()))
+        }
+        HubCommand::LoginLink { store, url } => {
+            let store = open(&store).await?;
+            let link = ask_user_hub::login_link(&store, &url)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(format!("{link}\n")))
+        }
+        HubCommand::RevokeSessions { store } => {
+            let store = open(&store).await?;
+            let n = ask_user_hub::revoke_sessions(&store)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(printed(format!("revoked {n}\n")))
+        }
+    }
+}
+
+/// `ask-user ask --hub URL`: the options.
+#[derive(Debug, clap::Args)]
+pub(crate) struct HubAskArgs {
+    /// Ask through an ask-user hub: its URL (several, comma-separated: any replicas of one
+    /// inbox). Alone it is the only answerer; add `hub` to --via to race it with others.
+    #[arg(
+        long = "hub",
+        value_name = "URL",
+        env = "ASK_USER_HUB",
+        value_delimiter = ','
+    )]
+    hub: Vec<String>,
+    /// The agent's hub token (`ask-user hub token add NAME` prints one).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "ASK_USER_HUB_TOKEN",
+        hide_env_values = true
+    )]
+    hub_token: Option<String>,
+    /// The session title shown to the human beside the question.
+    #[arg(long, value_name = "TITLE", env = "ASK_USER_SESSION_TITLE")]
+    session_title: Option<String>,
+}
+
+fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+}
+
+/// The hub client's settings from `--hub`/`--hub-token` and the call's `--key` (shared with
+/// the local store: a retry with the same key and request re-attaches to the same ask):
+/// `None` without `--hub`.
+pub(crate) fn client_config(
+    hub: &HubAskArgs,
+    key: Option<&str>,
+) -> Result<Option<HubClientConfig>, String> {
+    let urls: Vec<String> = hub
+        .hub
+        .iter()
+        .map(|u| u.trim().to_owned())
+        .filter(|u| !u.is_empty())
+        .collect();
+    if urls.is_empty() {
+        return Ok(None);
+    }
+    let Some(token) = hub.hub_token.clone().filter(|t| !t.is_empty()) else {
+        return Err(
+            "--hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)"
+                .to_owned(),
+        );
+    };
+    let mut config = HubClientConfig::new(urls, token);
+    config.key = key.filter(|k| !k.is_empty()).map(str::to_owned);
+    config.context = CallerContext {
+        project: std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
+        host: host_name(),
+        session: hub.session_title.clone(),
+    };
+    Ok(Some(config))
+}
+
+/// The `--via` names to build: with `--hub` and no `hub` among them, the hub alone (so
+/// `--hub URL` is enough); otherwise as given (`--via hub,terminal` races both).
+pub(crate) fn via_names(hub_given: bool, via: &[String]) -> Vec<String> {
+    if hub_given && !via.iter().any(|v| v.trim() == "hub") {
+        vec!["hub".to_owned()]
+    } else {
+        via.to_vec()
+    }
+}

@@ -1,0 +1,901 @@
+//! The hub as it runs (docs/contract.md §9): real `ask-user hub serve` processes, real
+//! Postgres (the store's throwaway-cluster harness), real headless Chromium (playwright-core,
+//! `tests/hub/inbox.cjs`), agents as real `ask-user ask --hub` processes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
+
+#[path = "../../store/tests/suite/common.rs"]
+#[allow(dead_code)]
+mod pg;
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// Generous: the machine is small and shared.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+const QUESTION: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ask-user")
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `ask-user ARGS` to completion: (status, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn token(store: &str, name: &str) -> String {
+    let (code, out, err) = run(&["hub", "token", "add", name, "--store", store]);
+    assert_eq!(code, 0, "token add: {err}");
+    out.trim().to_owned()
+}
+
+fn login_link(store: &str, url: &str) -> String {
+    let (code, out, err) = run(&["hub", "login-link", "--store", store, "--url", url]);
+    assert_eq!(code, 0, "login-link: {err}");
+    out.trim().to_owned()
+}
+
+/// A running `ask-user hub serve`; killed (SIGKILL) when dropped.
+struct Hub {
+    child: Child,
+    url: String,
+}
+
+impl Hub {
+    fn start(store: &str, extra: &[&str]) -> Hub {
+        Hub::start_at("127.0.0.1:0", store, extra)
+    }
+
+    fn start_at(listen: &str, store: &str, extra: &[&str]) -> Hub {
+        let mut child = Command::new(bin())
+            .args(["hub", "serve", "--listen", listen, "--store", store])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(i) = line.find("serving on ") {
+                    let url = line[i + 11..].split(' ').next().unwrap().to_owned();
+                    let _ = tx.send(url);
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(DEADLINE)
+            .expect("the hub printed its address");
+        Hub { child, url }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// An agent: `ask-user ask --hub URLS` with the question on stdin.
+struct Agent {
+    child: Child,
+}
+
+impl Agent {
+    fn start(urls: &str, token: &str, session: &str) -> Agent {
+        let mut child = Command::new(bin())
+            .args(["ask", "--hub", urls, "--session-title", session])
+            .env("ASK_USER_HUB_TOKEN", token)
+            .env_remove("ASK_USER_HUB")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+        Agent { child }
+    }
+
+    /// Waits (up to the deadline) for the agent to end: (status, stdout, stderr).
+    fn finish(mut self) -> (i32, String, String) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut out = String::new();
+                let mut err = String::new();
+                self.child
+                    .stdout
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut out)
+                    .unwrap();
+                self.child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                return (status.code().unwrap_or(-1), out, err);
+            }
+            if start.elapsed() > DEADLINE {
+                let _ = self.child.kill();
+                panic!("the agent did not end within {DEADLINE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Signs in with a fresh link on `url`; the session cookie's value.
+async fn session(store: &str, url: &str) -> String {
+    let link = login_link(store, url);
+    let resp = http()
+        .post(&link)
+        .header("Origin", url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .trim_start_matches("ask_user_hub=")
+        .to_owned()
+}
+
+async fn inbox(url: &str, cookie: &str) -> Value {
+    let resp = http()
+        .get(format!("{url}/inbox/state"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+/// Waits until `n` asks are open in the inbox; their ids, newest first.
+async fn wait_open(url: &str, cookie: &str, n: usize) -> Vec<i64> {
+    let start = Instant::now();
+    loop {
+        let state = inbox(url, cookie).await;
+        let open = state["open"].as_array().unwrap();
+        if open.len() >= n {
+            return open.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{n} open asks never showed: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn human_answer(url: &str, cookie: &str, id: i64, label: &str) -> (u16, Value) {
+    let resp = http()
+        .post(format!("{url}/inbox/asks/{id}/answer"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .header("Origin", url)
+        .header("Content-Type", "application/json")
+        .body(json!({"answers": [{"id": "go", "selected": [label]}]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap())
+}
+
+/// Runs the Chromium driver; its `RESULT` JSON.
+fn browser(args: &[&str]) -> Value {
+    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
+    assert!(
+        playwright.join("package.json").exists(),
+        "playwright-core is missing at {}: run scripts/setup",
+        playwright.display()
+    );
+    assert!(
+        Path::new("/usr/bin/chromium").exists(),
+        "/usr/bin/chromium is missing: run scripts/setup"
+    );
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/inbox.cjs"))
+        .args(args)
+        .env("PLAYWRIGHT_CORE", playwright)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .expect("a RESULT line");
+    serde_json::from_str(line).unwrap()
+}
+
+/// Runs the futures concurrently on this task and collects their outputs.
+async fn futures_like_join<F>(futs: Vec<F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    for f in futs {
+        set.spawn(f);
+    }
+    set.join_all().await
+}
+
+const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+
+/// An agent waits on replica A; the human answers in Chromium on replica B's inbox; the agent
+/// prints the answer. Then A is killed (SIGKILL) while the agent waits: the agent reconnects to
+/// B, re-attaches with its call key, and still gets the answer given meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_killed() {
+    let store = pg::fresh_pg_database().await;
+    let tok = token(&store, "laptop-claude");
+    let mut a = Hub::start(&store, &[]);
+    let b = Hub::start(&store, &[]);
+    let urls = format!("{},{}", a.url, b.url);
+
+    // 1. Answer on B, in the browser, while the agent waits on A.
+    let agent = Agent::start(&urls, &tok, "fix the build");
+    let cookie = session(&store, &b.url).await;
+    let ids = wait_open(&b.url, &cookie, 1).await;
+    let state = inbox(&b.url, &cookie).await;
+    assert_eq!(state["open"][0]["agent"], "laptop-claude");
+    assert_eq!(state["open"][0]["session"], "fix the build");
+    let link = login_link(&store, &b.url);
+    let seen = browser(&["answer", &link, "Yes"]);
+    assert_eq!(seen["agent"], "laptop-claude");
+    assert_eq!(seen["note"], "sent to laptop-claude");
+    assert!(
+        seen["history"]
+            .as_str()
+            .unwrap()
+            .starts_with("go: Yes — laptop-claude: Deploy now?"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["errors"],
+        json!([]),
+        "console errors (CSP?) on the page"
+    );
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    let state = inbox(&b.url, &cookie).await;
+    assert_eq!(state["history"][0]["id"], ids[0]);
+    assert_eq!(state["history"][0]["state"], "answered");
+
+    // 2. A dies mid-wait; the answer given on B meanwhile still reaches the agent.
+    let agent = Agent::start(&urls, &tok, "second");
+    wait_open(&b.url, &cookie, 1).await;
+    a.kill();
+    let id = wait_open(&b.url, &cookie, 1).await[0];
+    let (status, body) = human_answer(&b.url, &cookie, id, "No").await;
+    assert_eq!((status, body), (200, json!({"sent": true})));
+    let (code, out, err) = agent.finish();
+    assert_eq!(
+        (code, out.as_str()),
+        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        "{err}"
+    );
+}
+
+/// Two humans answer the same ask at once, on A and on B: exactly one wins everywhere; the
+/// other is told which answer counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
+    let store = pg::fresh_pg_database().await;
+    let tok = token(&store, "ci");
+    let a = Hub::start(&store, &[]);
+    let b = Hub::start(&store, &[]);
+    for round in 0..5 {
+        let posted: Value = http()
+            .post(format!("{}/v1/asks", a.url))
+            .bearer_auth(&tok)
+            .json(&json!({"arguments": serde_json::from_str::<Value>(QUESTION).unwrap(), "key": format!("race-{round}")}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = posted["id"].as_i64().unwrap();
+        let ca = session(&store, &a.url).await;
+        let cb = session(&store, &b.url).await;
+        let (ra, rb) = tokio::join!(
+            human_answer(&a.url, &ca, id, "Yes"),
+            human_answer(&b.url, &cb, id, "No")
+        );
+        let (won, lost, winner) = match (ra.0, rb.0) {
+            (200, 409) => (ra, rb, "Yes"),
+            (409, 200) => (rb, ra, "No"),
+            other => panic!("expected one 200 and one 409, got {other:?}: {ra:?} {rb:?}"),
+        };
+        assert_eq!(won.1, json!({"sent": true}));
+        assert_eq!(
+            lost.1["error"],
+            "not sent: this question was already closed elsewhere; the outcome that counted is shown"
+        );
+        assert_eq!(
+            lost.1["counted"]["answers"]["answers"][0]["selected"][0],
+            winner
+        );
+        // The agent, on either replica, reads the winner.
+        for hub in [&a, &b] {
+            let view: Value = http()
+                .get(format!("{}/v1/asks/{id}", hub.url))
+                .bearer_auth(&tok)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(view["answers"]["answers"][0]["selected"][0], winner);
+        }
+    }
+}
+
+/// Everything the hub refuses, with the texts pinned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let mine = token(&store, "mine");
+    let theirs = token(&store, "theirs");
+    let hub = Hub::start(&store, &[]);
+    let c = http();
+    let unauthorized = json!({"error": "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)"});
+    let no_such = json!({"error": "no such ask for this agent"});
+    let posted: Value = c
+        .post(format!("{}/v1/asks", hub.url))
+        .bearer_auth(&mine)
+        .json(&json!({"arguments": serde_json::from_str::<Value>(QUESTION).unwrap()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = posted["id"].as_i64().unwrap();
+    assert_eq!(posted["state"], "open");
+    let get = |tok: Option<String>, id: i64| {
+        let mut r = c.get(format!("{}/v1/asks/{id}", hub.url));
+        if let Some(t) = tok {
+            r = r.bearer_auth(t);
+        }
+        async move {
+            let resp = r.send().await.unwrap();
+            (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+        }
+    };
+    // No token, a wrong token.
+    assert_eq!(get(None, id).await, (401, unauthorized.clone()));
+    assert_eq!(
+        get(Some("auh_wrong".into()), id).await,
+        (401, unauthorized.clone())
+    );
+    // Another agent's ask looks exactly like one that does not exist, for reading and deleting.
+    assert_eq!(get(Some(theirs.clone()), id).await, (404, no_such.clone()));
+    assert_eq!(
+        get(Some(theirs.clone()), id + 1000).await,
+        (404, no_such.clone())
+    );
+    let del = c
+        .delete(format!("{}/v1/asks/{id}", hub.url))
+        .bearer_auth(&theirs)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(del.status(), 404);
+    assert_eq!(get(Some(mine.clone()), id).await.1["state"], "open");
+    // Invalid arguments: the model-facing refusal.
+    let bad = c
+        .post(format!("{}/v1/asks", hub.url))
+        .bearer_auth(&mine)
+        .json(&json!({"arguments": {"questions": []}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    assert_eq!(
+        bad.json::<Value>().await.unwrap(),
+        json!({"error": "Error: invalid arguments: questions: empty, add at least one question"})
+    );
+    // A revoked token is refused like a wrong one.
+    let (code, _, err) = run(&["hub", "token", "revoke", "mine", "--store", &store]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        get(Some(mine.clone()), id).await,
+        (401, unauthorized.clone())
+    );
+    let (_, listed, _) = run(&["hub", "token", "list", "--store", &store]);
+    assert_eq!(listed, "theirs\n");
+    let (code, _, err) = run(&["hub", "token", "add", "theirs", "--store", &store]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("an agent named `theirs` already has a token; revoke it first (ask-user hub token revoke theirs)"),
+        "{err}"
+    );
+
+    // Login link: single use; revoked links refused; the cookie's flags.
+    let link = login_link(&store, &hub.url);
+    let first = c
+        .post(&link)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 303);
+    let replay = c
+        .post(&link)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), 403);
+    assert_eq!(
+        replay.text().await.unwrap(),
+        "This sign-in link was already used, has expired or was revoked. Print a new one with: ask-user hub login-link"
+    );
+    let unused = login_link(&store, &hub.url);
+    let cookie = session(&store, &hub.url).await;
+    let (code, out, _) = run(&["hub", "revoke-sessions", "--store", &store]);
+    assert_eq!((code, out.as_str()), (0, "revoked 5\n"));
+    let revoked = c
+        .post(&unused)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 403);
+    let signed_out = c
+        .get(format!("{}/inbox/state", hub.url))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_out.status(), 401);
+    let page = c.get(&hub.url).send().await.unwrap();
+    assert_eq!(page.status(), 401);
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains("ask-user hub login-link")
+    );
+
+    // CSRF: a signed-in browser's cookie sent by another origin's page is refused.
+    let cookie = session(&store, &hub.url).await;
+    for origin in [Some("http://evil.example"), None] {
+        let mut r = c
+            .post(format!("{}/inbox/asks/{id}/dismiss", hub.url))
+            .header("Cookie", format!("ask_user_hub={cookie}"));
+        if let Some(o) = origin {
+            r = r.header("Origin", o);
+        }
+        let resp = r.send().await.unwrap();
+        assert_eq!(resp.status(), 403);
+        assert_eq!(
+            resp.json::<Value>().await.unwrap(),
+            json!({"error": "refused: this request did not come from the hub's own page"})
+        );
+    }
+    // DNS rebinding: a foreign Host name is refused even with the cookie.
+    let port = hub.url.rsplit(':').next().unwrap();
+    let rebound = c
+        .get(format!("{}/inbox/state", hub.url))
+        .header("Host", format!("rebind.test:{port}"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 421);
+    // The page's headers.
+    let page = c
+        .get(&hub.url)
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(
+        page.headers()["content-security-policy"],
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    );
+    assert!(!page.text().await.unwrap().contains("<script>"));
+    // Per-token rate limits: one agent's flood is refused (429) and leaves the others alone.
+    let flood = futures_like_join(
+        (0..150)
+            .map(|_| {
+                c.get(format!("{}/v1/asks/{}", hub.url, id + 1000))
+                    .bearer_auth(&theirs)
+                    .send()
+            })
+            .collect(),
+    )
+    .await;
+    let limited: Vec<_> = flood
+        .into_iter()
+        .map(|r| r.unwrap())
+        .filter(|r| r.status() == 429)
+        .collect();
+    assert!(!limited.is_empty(), "150 requests at once meet the limit");
+    assert_eq!(
+        limited
+            .into_iter()
+            .next()
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap(),
+        json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"})
+    );
+    let other = token(&store, "other");
+    assert_eq!(get(Some(other.clone()), id).await, (404, no_such.clone()));
+    // A body over the limit.
+    let big = c
+        .post(format!("{}/v1/asks", hub.url))
+        .bearer_auth(&other)
+        .header("Content-Type", "application/json")
+        .body(vec![b' '; 300 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(big.status(), 413);
+
+    // Plain HTTP on a non-loopback address: refused without --insecure-http.
+    let (code, _, err) = run(&["hub", "serve", "--listen", "0.0.0.0:0", "--store", "memory"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        "ask-user: refusing to serve the hub over plain HTTP on 0.0.0.0:0, which is not a loopback address: anyone on the network could read its tokens and answers; give --tls-cert and --tls-key, or put it behind a TLS reverse proxy and pass --insecure-http (with --public-url https://…)"
+    );
+    let open = Hub::start_at("0.0.0.0:0", "memory", &["--insecure-http"]);
+    assert!(open.url.starts_with("http://0.0.0.0:"), "{}", open.url);
+}
+
+/// An unreachable hub is a clear error at once (exit 6, nobody can answer), never a hang.
+#[test]
+fn unreachable_hub_is_a_clear_error_not_a_hang() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let agent = Agent::start(&url, "auh_x", "s");
+    let (code, out, err) = agent.finish();
+    assert_eq!(code, 6, "{out} {err}");
+    assert_eq!(
+        out,
+        "Error: no way to ask the user is available; ask your question in plain text in your reply instead."
+    );
+    assert!(
+        err.contains(&format!("no hub reachable ({url}: ")),
+        "the reason is logged: {err}"
+    );
+    // A hub that refuses the token: the same for the model, the hub's words in the log.
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let hub = Hub::start(&store, &[]);
+    let (code, out, err) = Agent::start(&hub.url, "auh_wrong", "s").finish();
+    assert_eq!(code, 6, "{out}");
+    assert!(
+        err.contains(&format!(
+            "the hub {} refused the ask: unauthorized: this request needs a valid agent token",
+            hub.url
+        )),
+        "{err}"
+    );
+}
+
+/// 300 idle connections without credentials (loopback, bounded) do not stop the human's page:
+/// the hub closes the oldest idle connection to make room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connection_flood_does_not_lock_the_human_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let hub = Hub::start(&store, &["--max-connections", "64"]);
+    let cookie = session(&store, &hub.url).await;
+    let addr = hub.url.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    for _ in 0..3 {
+        let resp = http()
+            .get(&hub.url)
+            .header("Cookie", format!("ask_user_hub={cookie}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+    }
+    assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
+    drop(idle);
+}
+
+/// The inbox with asks from three agents at 1280×800 and 390×844 in real Chromium; the
+/// screenshots go to `ASK_USER_HUB_SCREENSHOTS` (docs/ when refreshing them) or a temp dir.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inbox_screenshots_with_three_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let hub = Hub::start(&store, &[]);
+    let asks = [
+        (
+            "laptop-claude",
+            "/home/ana/src/shop",
+            "laptop",
+            "Fix the checkout bug",
+            json!({"questions":[{"id":"db","header":"Migration","question":"The fix needs a schema change. Run the migration on staging now?","options":[{"label":"Run it (Recommended)","description":"Takes about 2 minutes; staging is idle."},{"label":"Wait until tonight"},{"label":"Skip the migration","description":"Ship the code fix only."}]}]}),
+        ),
+        (
+            "ci-runner",
+            "github.com/acme/api",
+            "ci-7f3a",
+            "nightly release",
+            json!({"questions":[{"id":"tag","question":"Tag release v2.4.0 and publish to crates.io?","options":["Publish","Tag only","Stop"]},{"id":"notes","question":"Anything to add to the release notes?"}]}),
+        ),
+        (
+            "build-box",
+            "/srv/builds/firmware",
+            "build-box",
+            "flaky test triage",
+            json!({"questions":[{"id":"quarantine","header":"Tests","question":"Which flaky tests should be quarantined?","multi_select":true,"options":["usb_reconnect","ota_resume","sensor_calibration"]}]}),
+        ),
+    ];
+    for (agent, project, host, session_title, arguments) in asks {
+        let tok = token(&store, agent);
+        let resp = http()
+            .post(format!("{}/v1/asks", hub.url))
+            .bearer_auth(&tok)
+            .json(&json!({"arguments": arguments, "context": {"project": project, "host": host, "session": session_title}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        if agent == "ci-runner" {
+            // This agent's long-poll breaks off: its ask is detached, and the page says so.
+            let id = resp.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+            let cut = reqwest::Client::builder()
+                .timeout(Duration::from_millis(500))
+                .build()
+                .unwrap()
+                .get(format!("{}/v1/asks/{id}?wait=30", hub.url))
+                .bearer_auth(&tok)
+                .send()
+                .await;
+            assert!(cut.is_err(), "the poll was cut");
+            let start = Instant::now();
+            loop {
+                let view: Value = http()
+                    .get(format!("{}/v1/asks/{id}", hub.url))
+                    .bearer_auth(&tok)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if view["attached"] == false {
+                    break;
+                }
+                assert!(start.elapsed() < DEADLINE, "never detached: {view}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    let out_dir = std::env::var("ASK_USER_HUB_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_owned());
+    let links = format!(
+        "{},{}",
+        login_link(&store, &hub.url),
+        login_link(&store, &hub.url)
+    );
+    let shots = browser(&["screens", &links, out_dir.to_str().unwrap(), "3"]);
+    for shot in shots.as_array().unwrap() {
+        assert_eq!(
+            shot["agents"],
+            json!(["build-box", "ci-runner", "laptop-claude"]),
+            "grouped by agent, newest first"
+        );
+        assert_eq!(shot["overflow"], false, "no horizontal scrolling: {shot}");
+        assert_eq!(
+            shot["detached"],
+            json!(["ci-runner"]),
+            "the detached ask is marked"
+        );
+        assert_eq!(shot["errors"], json!([]));
+        assert!(Path::new(shot["file"].as_str().unwrap()).exists());
+    }
+}
+
+/// `--tls-cert`/`--tls-key`: the hub serves https itself (rustls); an agent reaches it with
+/// the system's trust store (here `SSL_CERT_FILE` naming the test's own CA), the session cookie
+/// is `Secure`, and a non-loopback address needs no `--insecure-http`.
+#[test]
+fn tls_serves_https_and_the_agent_gets_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=ask-user hub test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl runs")
+        .success();
+    assert!(ok, "openssl made the test certificate");
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let tok = token(&store, "remote");
+    let tls = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let hub = Hub::start(&store, &tls);
+    assert!(hub.url.starts_with("https://127.0.0.1:"), "{}", hub.url);
+    let mut agent = Command::new(bin())
+        .args(["ask", "--hub", &hub.url])
+        .env("ASK_USER_HUB_TOKEN", &tok)
+        .env("SSL_CERT_FILE", &cert)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        agent
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+    }
+    let agent = Agent { child: agent };
+    let curl = |args: &[&str]| -> String {
+        let out = Command::new("curl")
+            .args(["-sS", "--cacert", cert.to_str().unwrap()])
+            .args(args)
+            .output()
+            .expect("curl runs");
+        assert!(
+            out.status.success(),
+            "curl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let link = login_link(&store, &hub.url);
+    let head = curl(&[
+        "-i",
+        "-X",
+        "POST",
+        "-H",
+        &format!("Origin: {}", hub.url),
+        &link,
+    ]);
+    let cookie_line = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie");
+    assert!(cookie_line.contains("; Secure"), "{cookie_line}");
+    let cookie = cookie_line
+        .split_once(':')
+        .unwrap()
+        .1
+        .trim()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let start = Instant::now();
+    let id = loop {
+        let state: Value = serde_json::from_str(&curl(&[
+            "-H",
+            &format!("Cookie: {cookie}"),
+            &format!("{}/inbox/state", hub.url),
+        ]))
+        .unwrap();
+        if let Some(id) = state["open"][0]["id"].as_i64() {
+            break id;
+        }
+        assert!(start.elapsed() < DEADLINE, "the ask never showed");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let sent = curl(&[
+        "-H",
+        &format!("Cookie: {cookie}"),
+        "-H",
+        &format!("Origin: {}", hub.url),
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#,
+        &format!("{}/inbox/asks/{id}/answer", hub.url),
+    ]);
+    assert_eq!(sent, r#"{"sent":true}"#);
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    // With TLS, a non-loopback address is served without --insecure-http.
+    let open = Hub::start_at("0.0.0.0:0", "memory", &tls);
+    assert!(open.url.starts_with("https://0.0.0.0:"), "{}", open.url);
+}

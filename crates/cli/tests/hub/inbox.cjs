@@ -1,0 +1,79 @@
+// Drives real headless Chromium (Debian's /usr/bin/chromium) with playwright-core against the
+// hub's inbox page. Spawned by crates/cli/tests/hub.rs:
+//
+//   node inbox.cjs answer <login-link> <option-label>   sign in, answer the only open ask
+//   node inbox.cjs screens <login-link> <dir> <count>   sign in, wait for <count> asks, screenshots
+//
+// Prints `RESULT <json>` (observations the Rust test asserts); any failure exits non-zero.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+
+async function launch(viewport) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-user-hub-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run'],
+    viewport,
+    colorScheme: 'light',
+  });
+  return { context, close: async () => { await context.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+}
+
+async function signIn(context, link) {
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  await page.goto(link);
+  await Promise.all([page.waitForURL((u) => u.pathname === '/'), page.click('#signin')]);
+  await page.waitForSelector('#status:has-text("live")', { timeout: 60000 });
+  return page;
+}
+
+async function main() {
+  const [mode, link, arg, count] = process.argv.slice(2);
+  if (mode === 'answer') {
+    const { context, close } = await launch({ width: 1280, height: 800 });
+    const page = await signIn(context, link);
+    const card = page.locator('article.card').first();
+    await card.waitFor({ timeout: 60000 });
+    const agent = await page.locator('h2.agent strong').first().textContent();
+    await card.locator('label.opt', { hasText: arg }).click();
+    await card.locator('button.send').click();
+    const flash = page.locator('#flash', { hasText: 'sent' });
+    await flash.waitFor({ timeout: 60000 });
+    const note = await flash.textContent();
+    // The answered ask leaves the open list and shows in the history.
+    await page.waitForFunction(() => document.querySelectorAll('article.card').length === 0, null, { timeout: 60000 });
+    const history = await page.locator('#history li').first().textContent();
+    console.log('RESULT ' + JSON.stringify({ agent, note, history, errors: page.errors }));
+    await close();
+  } else if (mode === 'screens') {
+    const shots = [];
+    for (const [w, h] of [[1280, 800], [390, 844]]) {
+      const { context, close } = await launch({ width: w, height: h });
+      const page = await signIn(context, link.split(',')[shots.length]);
+      await page.waitForFunction((n) => document.querySelectorAll('article.card').length >= n, Number(count), { timeout: 60000 });
+      const agents = await page.locator('h2.agent strong').allTextContents();
+      const detached = await page.evaluate(() => [...document.querySelectorAll('article.card')]
+        .filter((c) => { const b = c.querySelector('.detached'); return b && !b.hidden && b.offsetParent !== null; })
+        .map((c) => c.dataset.agent));
+      const file = path.join(arg, `hub-inbox-${w}x${h}.png`);
+      await page.screenshot({ path: file });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+      shots.push({ file, agents, overflow, detached, errors: page.errors });
+      await close();
+    }
+    console.log('RESULT ' + JSON.stringify(shots));
+  } else {
+    throw new Error('unknown mode ' + mode);
+  }
+}
+
+main().catch((e) => { console.error(e && e.stack || String(e)); process.exit(1); });

@@ -1,0 +1,336 @@
+//! The hub answerer (docs/contract.md §9 "Agents"): asks the human through an ask-user hub.
+//!
+//! [`HubAnswerer`] implements [`UserInteraction`]: it posts the ask (the canonical request, the
+//! caller's [`CallerContext`] and a call key) to a hub, then waits for the outcome by
+//! long-poll. When a hub goes away mid-wait (a replica killed, a network blip) it reconnects
+//! with backoff — to the next of its hub URLs, any replica of one inbox — and re-attaches by
+//! posting the same ask with the same key: the store hands back the same ask, or the answer
+//! given meanwhile. It never hangs on an unreachable hub:
+//!
+//! - no hub answers the first post within [`HubClientConfig::connect_timeout`] (each URL tried
+//!   once) → [`AskError::Unavailable`] at once, so `--via` moves on to the next answerer;
+//! - a hub refuses the token → [`AskError::Unavailable`] naming the hub's words;
+//! - once the ask is posted, no hub answers for [`HubClientConfig::give_up_after`] →
+//!   [`AskError::Failed`] (the ask stays in the inbox for its grace; a retry re-attaches).
+//!
+//! When `cancel` fires the ask is withdrawn (`DELETE`, best effort, bounded).
+
+use std::time::Duration;
+
+use ask_user_core::{Answers, AskError, AskUserQuestionRequest, BoxFuture, UserInteraction};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// Who asks, as shown to the human beside the agent's name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallerContext {
+    /// The project or working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The machine's host name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The session title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Where and how to reach the hub.
+#[derive(Debug, Clone)]
+pub struct HubClientConfig {
+    /// Hub base URLs (`http://host:port`), any replica of one inbox; tried in order.
+    pub urls: Vec<String>,
+    /// The agent's bearer token.
+    pub token: String,
+    /// Who asks.
+    pub context: CallerContext,
+    /// The call key (`--key`, `ASK_USER_CALL_ID`); `None`: a random key per ask, enough to
+    /// re-attach after a reconnect within this process.
+    pub key: Option<String>,
+    /// How long one connection attempt may take.
+    pub connect_timeout: Duration,
+    /// How long one long-poll waits on the hub (the request's own timeout is this plus a
+    /// margin).
+    pub poll: Duration,
+    /// Once posted, how long without any hub answering before giving up.
+    pub give_up_after: Duration,
+}
+
+impl HubClientConfig {
+    /// A configuration with the default timings (3 s connect, 25 s polls, give up after 2 min
+    /// without a hub).
+    #[must_use]
+    pub fn new(urls: Vec<String>, token: String) -> HubClientConfig {
+        HubClientConfig {
+            urls,
+            token,
+            context: CallerContext::default(),
+            key: None,
+            connect_timeout: Duration::from_secs(3),
+            poll: Duration::from_secs(25),
+            give_up_after: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The answerer that asks through a hub.
+#[derive(Debug, Clone)]
+pub struct HubAnswerer {
+    config: HubClientConfig,
+    http: reqwest::Client,
+}
+
+/// What the hub says about an ask.
+#[derive(Debug, Clone, Deserialize)]
+struct View {
+    id: i64,
+    state: String,
+    #[serde(default)]
+    answers: Option<Answers>,
+}
+
+/// One attempt's failure.
+enum Failure {
+    /// The hub could not be reached or broke mid-request: try again (another URL).
+    Transient(String),
+    /// The hub refused: give up with this text.
+    Refused(String),
+}
+
+impl HubAnswerer {
+    /// An answerer for `config`.
+    ///
+    /// # Errors
+    /// [`AskError::Unavailable`] when no URL is given or the HTTP client cannot be built.
+    pub fn new(config: HubClientConfig) -> Result<HubAnswerer, AskError> {
+        if config.urls.is_empty() {
+            return Err(AskError::Unavailable(
+                "no hub URL given (--hub URL or ASK_USER_HUB)".to_owned(),
+            ));
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|e| AskError::Unavailable(format!("cannot build the HTTP client: {e}")))?;
+        Ok(HubAnswerer { config, http })
+    }
+
+    fn url(&self, i: usize, path: &str) -> String {
+        let base = &self.config.urls[i % self.config.urls.len()];
+        format!("{}{path}", base.trim_end_matches('/'))
+    }
+
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+        timeout: Duration,
+    ) -> Result<Option<View>, Failure> {
+        let resp = req
+            .bearer_auth(&self.config.token)
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| Failure::Transient(describe(&e)))?;
+        let status = resp.status();
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| Failure::Transient(describe(&e)))?;
+        if status.is_success() {
+            if body.is_empty() {
+                return Ok(None);
+            }
+            return serde_json::from_slice(&body)
+                .map(Some)
+                .map_err(|e| Failure::Transient(format!("unreadable answer: {e}")));
+        }
+        let text = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| format!("HTTP {status}"));
+        if status.is_server_error() {
+            Err(Failure::Transient(text))
+        } else {
+            Err(Failure::Refused(text))
+        }
+    }
+
+    async fn post(&self, i: usize, body: &serde_json::Value) -> Result<View, Failure> {
+        let req = self
+            .http
+            .post(self.url(i, "/v1/asks"))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        self.send(req, self.config.connect_timeout + Duration::from_secs(10))
+            .await?
+            .ok_or_else(|| Failure::Transient("empty answer".to_owned()))
+    }
+
+    async fn poll(&self, i: usize, id: i64) -> Result<View, Failure> {
+        let url = self.url(
+            i,
+            &format!("/v1/asks/{id}?wait={}", self.config.poll.as_secs_f64()),
+        );
+        let req = self.http.get(url);
+        self.send(req, self.config.poll + Duration::from_secs(10))
+            .await?
+            .ok_or_else(|| Failure::Transient("empty answer".to_owned()))
+    }
+
+    async fn withdraw(&self, i: usize, id: i64) {
+        let req = self.http.delete(self.url(i, &format!("/v1/asks/{id}")));
+        let _ = self.send(req, Duration::from_secs(3)).await;
+    }
+
+    async fn delivered(&self, i: usize, id: i64) {
+        let req = self
+            .http
+            .post(self.url(i, &format!("/v1/asks/{id}/delivered")));
+        let _ = self.send(req, Duration::from_secs(3)).await;
+    }
+
+    async fn run(
+        &self,
+        request: &AskUserQuestionRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Answers, AskError> {
+        let key = self.config.key.clone().unwrap_or_else(random_key);
+        let arguments: serde_json::Value =
+            serde_json::from_str(&request.to_canonical_json()).unwrap_or_default();
+        let body = serde_json::json!({
+            "arguments": arguments,
+            "context": self.config.context,
+            "key": key,
+        });
+        let n = self.config.urls.len();
+        // First post: each URL once; none answers → unavailable at once.
+        let mut errors = Vec::new();
+        let mut posted = None;
+        for i in 0..n {
+            let step = tokio::select! {
+                s = self.post(i, &body) => s,
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+            };
+            match step {
+                Ok(v) => {
+                    posted = Some((i, v));
+                    break;
+                }
+                Err(Failure::Refused(t)) => {
+                    let reason = format!("the hub {} refused the ask: {t}", self.config.urls[i]);
+                    tracing::warn!("{reason}");
+                    return Err(AskError::Unavailable(reason));
+                }
+                Err(Failure::Transient(t)) => errors.push(format!("{}: {t}", self.config.urls[i])),
+            }
+        }
+        let Some((mut at, mut view)) = posted else {
+            let reason = format!("no hub reachable ({})", errors.join("; "));
+            // The model reads only "nobody can answer"; the human reading the logs needs why.
+            tracing::warn!("{reason}");
+            return Err(AskError::Unavailable(reason));
+        };
+        let mut backoff = Duration::from_millis(100);
+        let mut last_ok = tokio::time::Instant::now();
+        let mut need_post = false;
+        loop {
+            if view.state != "open" {
+                return self.finish(at, view).await;
+            }
+            let step = async {
+                if need_post {
+                    self.post(at, &body).await
+                } else {
+                    self.poll(at, view.id).await
+                }
+            };
+            let step = tokio::select! {
+                s = step => s,
+                () = cancel.cancelled() => {
+                    self.withdraw(at, view.id).await;
+                    return Err(AskError::Cancelled);
+                }
+            };
+            match step {
+                Ok(v) => {
+                    view = v;
+                    need_post = false;
+                    backoff = Duration::from_millis(100);
+                    last_ok = tokio::time::Instant::now();
+                }
+                Err(Failure::Refused(t)) => {
+                    return Err(AskError::Failed(format!(
+                        "the hub {} refused: {t}",
+                        self.config.urls[at % n]
+                    )));
+                }
+                Err(Failure::Transient(t)) => {
+                    if last_ok.elapsed() >= self.config.give_up_after {
+                        return Err(AskError::Failed(format!(
+                            "lost the hub for {}s (last: {}: {t}); the question stays in the inbox and a retry re-attaches",
+                            self.config.give_up_after.as_secs(),
+                            self.config.urls[at % n]
+                        )));
+                    }
+                    tracing::debug!(hub = %self.config.urls[at % n], error = %t, "hub lost; reconnecting");
+                    at = (at + 1) % n;
+                    need_post = true;
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = cancel.cancelled() => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    async fn finish(&self, at: usize, view: View) -> Result<Answers, AskError> {
+        match view.state.as_str() {
+            "answered" => {
+                let answers = view.answers.ok_or_else(|| {
+                    AskError::Failed("the hub sent an answer without answers".to_owned())
+                })?;
+                self.delivered(at, view.id).await;
+                Ok(answers)
+            }
+            "dismissed" => {
+                self.delivered(at, view.id).await;
+                Err(AskError::Dismissed)
+            }
+            other => Err(AskError::Failed(format!(
+                "the question was closed on the hub ({})",
+                other.replace('_', " ")
+            ))),
+        }
+    }
+}
+
+impl UserInteraction for HubAnswerer {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move { self.run(request, &cancel).await })
+    }
+}
+
+fn random_key() -> String {
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        return format!("{:?}", std::time::SystemTime::now());
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,202 @@
+//! The agent API under `/v1/` (docs/contract.md §9 "Agents"); see the crate doc's table.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user_core::{Limits, decode};
+use ask_user_store::{AskId, AskRecord, Asker, NewAsk, Outcome, Recorded, Scope, Store, Timestamp};
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use crate::auth::{Agent, error};
+use crate::{AskView, Hub, MAX_WAIT};
+
+/// The text for an ask that does not exist or is not this agent's: the same for both, so a
+/// token never learns whether another agent's ask exists.
+pub(crate) const NO_SUCH_ASK: &str = "no such ask for this agent";
+
+pub(crate) fn routes() -> Router<Arc<Hub>> {
+    Router::new()
+        .route("/v1/asks", post(post_ask))
+        .route("/v1/asks/{id}", get(get_ask).delete(delete_ask))
+        .route("/v1/asks/{id}/delivered", post(delivered))
+}
+
+/// The caller's context: who asks, as shown to the human.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Context {
+    project: Option<String>,
+    host: Option<String>,
+    session: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PostAsk {
+    arguments: serde_json::Value,
+    #[serde(default)]
+    context: Context,
+    #[serde(default)]
+    key: Option<String>,
+}
+
+/// Caps a context field so a caller cannot fill the human's page.
+fn cap(s: Option<String>) -> Option<String> {
+    s.map(|s| s.chars().take(200).collect::<String>())
+        .filter(|s| !s.trim().is_empty())
+}
+
+fn store_error(e: &ask_user_store::Error) -> Response {
+    match e {
+        ask_user_store::Error::NotFound(_) => error(StatusCode::NOT_FOUND, NO_SUCH_ASK),
+        other => error(StatusCode::SERVICE_UNAVAILABLE, &other.to_string()),
+    }
+}
+
+async fn post_ask(
+    State(hub): State<Arc<Hub>>,
+    Agent(agent): Agent,
+    body: Result<axum::Json<PostAsk>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let axum::Json(body) = match body {
+        Ok(b) => b,
+        Err(e) => return error(e.status(), &e.body_text()),
+    };
+    let decoded = match decode(body.arguments, &Limits::default()) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
+    };
+    // Each agent its own namespace: the scope always starts with the agent's name.
+    let scope = match body.key.filter(|k| !k.is_empty()) {
+        Some(key) => Scope::HostKey(format!("{agent}\n{key}")),
+        None => Scope::Caller(agent.clone()),
+    };
+    let asker = Asker {
+        agent: Some(agent),
+        project: cap(body.context.project),
+        host: cap(body.context.host),
+        session: cap(body.context.session),
+        pid: None,
+    };
+    let ask = NewAsk::new(&scope, decoded.request.to_canonical_json(), asker);
+    match hub.store.open_ask(&ask).await {
+        Ok(opened) => axum::Json(AskView::of(opened.record())).into_response(),
+        Err(e) => store_error(&e),
+    }
+}
+
+/// The ask if it is this agent's; otherwise the same 404 as a missing one.
+async fn own(store: &Store, agent: &str, id: i64) -> Result<AskRecord, Response> {
+    match store.get(AskId(id)).await {
+        Ok(rec) if rec.asker.agent.as_deref() == Some(agent) => Ok(rec),
+        Ok(_) => Err(error(StatusCode::NOT_FOUND, NO_SUCH_ASK)),
+        Err(e) => Err(store_error(&e)),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Wait {
+    #[serde(default)]
+    wait: Option<f64>,
+}
+
+/// Detaches the ask when the waiting request goes away before its answer (the agent's
+/// connection broke): the ask stays open for the human for its grace.
+struct DetachOnDrop {
+    store: Store,
+    id: AskId,
+    armed: bool,
+}
+
+impl Drop for DetachOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let (store, id) = (self.store.clone(), self.id);
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    let _ = store.set_attached(id, false, Timestamp::now()).await;
+                });
+            }
+        }
+    }
+}
+
+async fn get_ask(
+    State(hub): State<Arc<Hub>>,
+    Agent(agent): Agent,
+    Path(id): Path<i64>,
+    Query(w): Query<Wait>,
+) -> Response {
+    let rec = match own(&hub.store, &agent, id).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    let wait = w
+        .wait
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::ZERO, |s| Duration::from_secs_f64(s).min(MAX_WAIT));
+    if !rec.is_open() || wait.is_zero() {
+        return axum::Json(AskView::of(&rec)).into_response();
+    }
+    if !rec.attached
+        && let Err(e) = hub.store.set_attached(rec.id, true, Timestamp::now()).await
+    {
+        return store_error(&e);
+    }
+    let mut guard = DetachOnDrop {
+        store: hub.store.clone(),
+        id: rec.id,
+        armed: true,
+    };
+    let out = match tokio::time::timeout(wait, hub.store.wait_outcome(rec.id)).await {
+        Ok(Ok(rec)) => rec,
+        Ok(Err(e)) => return store_error(&e),
+        Err(_) => match hub.store.get(rec.id).await {
+            Ok(r) => r,
+            Err(e) => return store_error(&e),
+        },
+    };
+    guard.armed = false;
+    axum::Json(AskView::of(&out)).into_response()
+}
+
+async fn delivered(
+    State(hub): State<Arc<Hub>>,
+    Agent(agent): Agent,
+    Path(id): Path<i64>,
+) -> Response {
+    let rec = match own(&hub.store, &agent, id).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    match hub.store.mark_delivered(rec.id, Timestamp::now()).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => store_error(&e),
+    }
+}
+
+async fn delete_ask(
+    State(hub): State<Arc<Hub>>,
+    Agent(agent): Agent,
+    Path(id): Path<i64>,
+) -> Response {
+    let rec = match own(&hub.store, &agent, id).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    match hub
+        .store
+        .record_outcome(rec.id, &Outcome::Withdrawn, Timestamp::now())
+        .await
+    {
+        Ok(Recorded::Won | Recorded::Lost(_)) => match hub.store.get(rec.id).await {
+            Ok(r) => axum::Json(AskView::of(&r)).into_response(),
+            Err(e) => store_error(&e),
+        },
+        Err(e) => store_error(&e),
+    }
+}

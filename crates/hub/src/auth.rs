@@ -1,0 +1,306 @@
+//! Who may do what: agent bearer tokens, the human's session cookie, `Host` and `Origin`
+//! checks, and the security headers of every response (docs/contract.md §9).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use ask_user_store::Timestamp;
+use axum::extract::{FromRequestParts, Request};
+use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use crate::{Hub, HubError, KIND_SESSION, KIND_TOKEN};
+
+/// The Content-Security-Policy of every response: nothing but the hub's own script, style and
+/// event stream; no inline script, no framing, no form posts elsewhere.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The session cookie's name.
+pub(crate) const COOKIE: &str = "ask_user_hub";
+
+/// A new secret: `prefix` + 256 random bits in lower-case hex.
+///
+/// # Panics
+/// When the operating system's random source fails (nothing safe can be made then).
+#[must_use]
+pub fn new_secret(prefix: &str) -> String {
+    let mut bytes = [0u8; 32];
+    #[allow(clippy::expect_used)]
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    let mut out = String::with_capacity(prefix.len() + 64);
+    out.push_str(prefix);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The stored form of a secret: its SHA-256, lower-case hex.
+#[must_use]
+pub fn hash_secret(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Parses `--public-url`: its origin, its `Host` (with port when given) and whether it is https.
+pub(crate) fn parse_public_url(url: &str) -> Result<(String, Option<String>, bool), HubError> {
+    let bad = || HubError::BadPublicUrl(url.to_owned());
+    let trimmed = url.trim_end_matches('/');
+    let (https, rest) = if let Some(r) = trimmed.strip_prefix("https://") {
+        (true, r)
+    } else if let Some(r) = trimmed.strip_prefix("http://") {
+        (false, r)
+    } else {
+        return Err(bad());
+    };
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+        return Err(bad());
+    }
+    let host = rest.to_ascii_lowercase();
+    Ok((trimmed.to_ascii_lowercase(), Some(host), https))
+}
+
+/// Which `Host` headers the human's routes answer to: the public URL's host, or — without
+/// one — `localhost`, a loopback address or the bound address at the bound port. Anything else
+/// is refused, which defeats DNS rebinding.
+#[derive(Debug, Clone)]
+pub(crate) struct HostPolicy {
+    bound: SocketAddr,
+    public: Option<String>,
+}
+
+impl HostPolicy {
+    pub(crate) fn new(bound: SocketAddr, public: Option<String>) -> HostPolicy {
+        HostPolicy { bound, public }
+    }
+
+    pub(crate) fn allows(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        if self.public.as_deref() == Some(host.as_str()) {
+            return true;
+        }
+        let Some((name, port)) = host.rsplit_once(':') else {
+            return false;
+        };
+        if port.parse::<u16>().ok() != Some(self.bound.port()) {
+            return false;
+        }
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if name == "localhost" {
+            return true;
+        }
+        match name.parse::<IpAddr>() {
+            Ok(ip) => ip.is_loopback() || ip == self.bound.ip() || self.bound.ip().is_unspecified(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Adds the security headers to every response.
+pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // The login link carries a secret in its path: never send it to another site.
+    // (`same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
+    // the page's own form posts, which the Origin check refuses.)
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// A JSON error response `{"error": text}`.
+pub(crate) fn error(status: StatusCode, text: &str) -> Response {
+    (status, axum::Json(serde_json::json!({ "error": text }))).into_response()
+}
+
+/// The text of every refused agent request.
+pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
+
+/// The text of a request over its token's rate.
+pub(crate) const RATE_LIMITED: &str =
+    "rate limited: this agent's token sent too many requests; slow down and retry";
+
+/// Per-token rate limits (docs/contract.md §9 "Limits"), per replica: a token bucket per
+/// agent name, [`RateLimits::BURST`] requests at once, refilled at [`RateLimits::PER_SECOND`].
+/// A waiting agent long-polls (one request per 25 s), so only a misbehaving one meets it.
+#[derive(Debug, Default)]
+pub(crate) struct RateLimits {
+    buckets: std::sync::Mutex<std::collections::HashMap<String, (f64, std::time::Instant)>>,
+}
+
+impl RateLimits {
+    pub(crate) const BURST: f64 = 60.0;
+    pub(crate) const PER_SECOND: f64 = 20.0;
+
+    /// Takes one request from `agent`'s bucket; false when it is empty.
+    pub(crate) fn allow(&self, agent: &str) -> bool {
+        let now = std::time::Instant::now();
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (tokens, at) = buckets
+            .entry(agent.to_owned())
+            .or_insert((Self::BURST, now));
+        *tokens =
+            (*tokens + now.duration_since(*at).as_secs_f64() * Self::PER_SECOND).min(Self::BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// An agent authenticated by its bearer token: its name.
+#[derive(Debug, Clone)]
+pub(crate) struct Agent(pub(crate) String);
+
+impl FromRequestParts<Arc<Hub>> for Agent {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Agent, Response> {
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        let Some(token) = token else {
+            return Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED));
+        };
+        match hub
+            .store
+            .check_secret(KIND_TOKEN, &hash_secret(token), Timestamp::now())
+            .await
+        {
+            Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
+            Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
+            Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
+            Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+        }
+    }
+}
+
+/// The session secret from a request's cookies.
+pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v)
+}
+
+/// The signed-in human: a request on the human's routes that passed the `Host` check, the
+/// `Origin` check (when it changes state) and carries a live session cookie.
+#[derive(Debug, Clone)]
+pub(crate) struct Human {
+    /// The session's name (for sign-out).
+    pub(crate) session: String,
+}
+
+/// Why a human request was refused.
+pub(crate) enum HumanRefusal {
+    Host,
+    Origin,
+    SignedOut,
+    Store(String),
+}
+
+impl IntoResponse for HumanRefusal {
+    fn into_response(self) -> Response {
+        match self {
+            HumanRefusal::Host => error(
+                StatusCode::MISDIRECTED_REQUEST,
+                "this hub does not answer to that Host name",
+            ),
+            HumanRefusal::Origin => error(
+                StatusCode::FORBIDDEN,
+                "refused: this request did not come from the hub's own page",
+            ),
+            HumanRefusal::SignedOut => error(
+                StatusCode::UNAUTHORIZED,
+                "signed out: open a sign-in link (ask-user hub login-link prints one)",
+            ),
+            HumanRefusal::Store(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e),
+        }
+    }
+}
+
+/// The `Host` and (for anything but GET/HEAD) `Origin` checks of the human's routes.
+pub(crate) fn check_page_request(hub: &Hub, parts: &Parts) -> Result<(), HumanRefusal> {
+    let host_ok = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| hub.hosts.allows(h));
+    if !host_ok {
+        return Err(HumanRefusal::Host);
+    }
+    if parts.method != Method::GET && parts.method != Method::HEAD {
+        let origin = parts
+            .headers
+            .get(header::ORIGIN)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        let host = parts
+            .headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        let same = origin.as_deref().is_some_and(|o| {
+            o == hub.origin || o == format!("http://{host}") || o == format!("https://{host}")
+        });
+        if !same {
+            return Err(HumanRefusal::Origin);
+        }
+    }
+    Ok(())
+}
+
+impl FromRequestParts<Arc<Hub>> for Human {
+    type Rejection = HumanRefusal;
+
+    async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Human, HumanRefusal> {
+        check_page_request(hub, parts)?;
+        let Some(secret) = session_cookie(&parts.headers) else {
+            return Err(HumanRefusal::SignedOut);
+        };
+        match hub
+            .store
+            .check_secret(KIND_SESSION, &hash_secret(secret), Timestamp::now())
+            .await
+        {
+            Ok(Some(s)) => Ok(Human { session: s.name }),
+            Ok(None) => Err(HumanRefusal::SignedOut),
+            Err(e) => Err(HumanRefusal::Store(e.to_string())),
+        }
+    }
+}

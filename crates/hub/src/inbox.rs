@@ -1,0 +1,331 @@
+//! The human's side (docs/contract.md §9 "The human's inbox"): sign-in by link, the inbox
+//! page and its assets, its state and live events, and answering.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user_core::{Answers, Limits, decode, normalise};
+use ask_user_store::{
+    AskId, AskRecord, Change, HistoryPage, NewSecret, Outcome, Recorded, Responder, Timestamp,
+};
+use axum::Router;
+use axum::extract::{FromRequestParts, Path, Request, State};
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderValue};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{
+    COOKIE, Human, HumanRefusal, check_page_request, error, hash_secret, new_secret,
+};
+use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, SESSION_TTL};
+
+const PAGE: &str = include_str!("assets/inbox.html");
+const SIGNED_OUT: &str = include_str!("assets/signed-out.html");
+const LOGIN: &str = include_str!("assets/login.html");
+const SCRIPT: &str = include_str!("assets/inbox.js");
+const STYLE: &str = include_str!("assets/inbox.css");
+
+/// How many closed asks the page shows.
+const HISTORY_LEN: u32 = 50;
+
+/// The text when an answer lost the race.
+pub(crate) const ALREADY_CLOSED: &str =
+    "not sent: this question was already closed elsewhere; the outcome that counted is shown";
+
+pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
+    Router::new()
+        .route("/", get(page))
+        .route("/assets/inbox.js", get(script))
+        .route("/assets/inbox.css", get(style))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+        .route("/login/{secret}", get(login_page).post(login))
+        .route("/logout", post(logout))
+        .route("/inbox/state", get(state))
+        .route("/inbox/events", get(events))
+        .route("/inbox/asks/{id}/answer", post(answer))
+        .route("/inbox/asks/{id}/dismiss", post(dismiss))
+}
+
+fn html(status: StatusCode, body: &'static str) -> Response {
+    (status, Html(body)).into_response()
+}
+
+async fn page(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
+    match Human::from_request_parts(&mut parts, &hub).await {
+        Ok(_) => html(StatusCode::OK, PAGE),
+        Err(HumanRefusal::SignedOut) => html(StatusCode::UNAUTHORIZED, SIGNED_OUT),
+        Err(other) => other.into_response(),
+    }
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(kind)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
+async fn style() -> Response {
+    asset("text/css; charset=utf-8", STYLE)
+}
+
+/// The link itself only shows a button: a link previewer fetching it does not use it up.
+async fn login_page(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    let (parts, _) = request.into_parts();
+    if let Err(r) = check_page_request(&hub, &parts) {
+        return r.into_response();
+    }
+    html(StatusCode::OK, LOGIN)
+}
+
+/// The text of a refused sign-in: used, expired or revoked look the same.
+pub(crate) const LINK_REFUSED: &str = "This sign-in link was already used, has expired or was revoked. Print a new one with: ask-user hub login-link";
+
+async fn login(
+    State(hub): State<Arc<Hub>>,
+    Path(secret): Path<String>,
+    request: Request,
+) -> Response {
+    let (parts, _) = request.into_parts();
+    if let Err(r) = check_page_request(&hub, &parts) {
+        return r.into_response();
+    }
+    let now = Timestamp::now();
+    match hub
+        .store
+        .consume_secret(KIND_LOGIN, &hash_secret(&secret), now)
+        .await
+    {
+        Ok(Some(_)) => {}
+        Ok(None) => return (StatusCode::FORBIDDEN, LINK_REFUSED).into_response(),
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+    let session = new_secret("");
+    let hash = hash_secret(&session);
+    let name = format!("session-{}", &hash[..12]);
+    if let Err(e) = hub
+        .store
+        .add_secret(&NewSecret {
+            kind: KIND_SESSION.to_owned(),
+            name,
+            hash,
+            created_at: now,
+            expires_at: Some(now.plus(SESSION_TTL)),
+        })
+        .await
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
+    let secure = if hub.secure_cookies { "; Secure" } else { "" };
+    let cookie = format!(
+        "{COOKIE}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        SESSION_TTL.as_secs()
+    );
+    let mut resp = Redirect::to("/").into_response();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        resp.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    resp
+}
+
+async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
+    if let Err(e) = hub
+        .store
+        .revoke_secrets(KIND_SESSION, Some(&human.session), Timestamp::now())
+        .await
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("ask_user_hub=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
+    );
+    resp
+}
+
+/// One ask as the page shows it.
+#[derive(Debug, Serialize)]
+struct Card {
+    id: i64,
+    agent: Option<String>,
+    project: Option<String>,
+    host: Option<String>,
+    session: Option<String>,
+    created_at: i64,
+    closed_at: Option<i64>,
+    questions: serde_json::Value,
+    #[serde(flatten)]
+    view: AskView,
+}
+
+fn card(rec: &AskRecord) -> Card {
+    let questions = serde_json::from_str::<serde_json::Value>(&rec.request)
+        .ok()
+        .and_then(|v| v.get("questions").cloned())
+        .unwrap_or_default();
+    Card {
+        id: rec.id.0,
+        agent: rec.asker.agent.clone(),
+        project: rec.asker.project.clone(),
+        host: rec.asker.host.clone(),
+        session: rec.asker.session.clone(),
+        created_at: rec.created_at.0,
+        closed_at: rec.closed.as_ref().map(|c| c.at.0),
+        questions,
+        view: AskView::of(rec),
+    }
+}
+
+async fn state(State(hub): State<Arc<Hub>>, _human: Human) -> Response {
+    let open = match hub.store.list_open().await {
+        Ok(o) => o,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let history = match hub
+        .store
+        .history(HistoryPage {
+            after: None,
+            limit: HISTORY_LEN,
+        })
+        .await
+    {
+        Ok(h) => h,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    axum::Json(serde_json::json!({
+        "open": open.iter().map(card).collect::<Vec<_>>(),
+        "history": history.iter().map(card).collect::<Vec<_>>(),
+    }))
+    .into_response()
+}
+
+/// `change` whenever the store changes (any replica): the page re-reads its state.
+async fn events(
+    State(hub): State<Arc<Hub>>,
+    _human: Human,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
+    let feed = hub
+        .store
+        .subscribe()
+        .await
+        .map_err(|e| error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()))?;
+    let stream = futures::stream::unfold((feed, true), |(mut feed, first)| async move {
+        if first {
+            return Some((
+                Ok(Event::default().event("change").data("ready")),
+                (feed, false),
+            ));
+        }
+        match feed.next().await {
+            Some(Change::Ask(id)) => Some((
+                Ok(Event::default().event("change").data(id.0.to_string())),
+                (feed, false),
+            )),
+            Some(Change::Rescan) => Some((
+                Ok(Event::default().event("change").data("all")),
+                (feed, false),
+            )),
+            None => None,
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+#[derive(Debug, Deserialize)]
+struct AnswerBody {
+    answers: Vec<ask_user_core::AnswerItem>,
+}
+
+/// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won, 409 with the
+/// outcome that counted otherwise.
+async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
+    match hub
+        .store
+        .record_outcome(id, &outcome, Timestamp::now())
+        .await
+    {
+        Ok(Recorded::Won) => axum::Json(serde_json::json!({ "sent": true })).into_response(),
+        Ok(Recorded::Lost(_)) => match hub.store.get(id).await {
+            Ok(rec) => (
+                StatusCode::CONFLICT,
+                axum::Json(serde_json::json!({
+                    "error": ALREADY_CLOSED,
+                    "counted": AskView::of(&rec),
+                })),
+            )
+                .into_response(),
+            Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        },
+        Err(ask_user_store::Error::NotFound(_)) => error(StatusCode::NOT_FOUND, "no such ask"),
+        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+}
+
+fn responder() -> Responder {
+    Responder {
+        answerer: "hub".to_owned(),
+        channel: None,
+        user: None,
+    }
+}
+
+async fn answer(
+    State(hub): State<Arc<Hub>>,
+    _human: Human,
+    Path(id): Path<i64>,
+    body: Result<axum::Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let axum::Json(body) = match body {
+        Ok(b) => b,
+        Err(e) => return error(e.status(), &e.body_text()),
+    };
+    let rec = match hub.store.get(AskId(id)).await {
+        Ok(r) => r,
+        Err(ask_user_store::Error::NotFound(_)) => {
+            return error(StatusCode::NOT_FOUND, "no such ask");
+        }
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let request = match decode(rec.request.as_str(), &Limits::default()) {
+        Ok(d) => d.request,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let answers = match normalise(
+        &request,
+        Answers {
+            answers: body.answers,
+        },
+    ) {
+        Ok(a) => a,
+        Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
+    };
+    let answer = serde_json::to_value(&answers).unwrap_or_default();
+    record(
+        &hub,
+        rec.id,
+        Outcome::Answered {
+            answer,
+            by: responder(),
+        },
+    )
+    .await
+}
+
+async fn dismiss(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) -> Response {
+    record(&hub, AskId(id), Outcome::Dismissed { by: responder() }).await
+}
