@@ -700,6 +700,9 @@ fn suspend_and_resume_redraw_in_raw_mode() {
     pane.keys(&["C-z"]);
     pane.wait_for("the question put away", |s| !s.contains(OWN));
     let pid = pane.pid();
+    // A SIGCONT that arrives before the process has stopped itself would be lost (as `fg`
+    // typed at once could not be): resume only a stopped process.
+    pane.wait_for("the process stopped", |_| stopped(&pid));
     let resumed = std::process::Command::new("kill")
         .args(["-CONT", &pid])
         .status()
@@ -715,6 +718,7 @@ fn suspend_and_resume_redraw_in_raw_mode() {
         assert!(sent.success());
         if signal == "-TSTP" {
             pane.wait_for("the question put away", |s| !s.contains(OWN));
+            pane.wait_for("the process stopped", |_| stopped(&pid));
         }
     }
     pane.wait_text(OWN);
@@ -730,6 +734,17 @@ fn suspend_and_resume_redraw_in_raw_mode() {
         (run.status, run.stdout.as_str()),
         (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
     );
+}
+
+/// Whether process `pid` is stopped (state `T` in `/proc/PID/stat`).
+fn stopped(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.rsplit_once(") ")?.1.to_owned();
+            after_name.chars().next()
+        })
+        == Some('T')
 }
 
 #[test]

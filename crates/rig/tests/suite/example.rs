@@ -68,8 +68,8 @@ async fn run_example(model: &FakeModel, keys: &'static [&'static str]) -> (Strin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_asks_on_the_terminal_and_sends_the_answer_back() {
     let model = FakeModel::start(ask_then_quote(&[("call_0", DEEPSEEK_ARGS)])).await;
-    // "2" picks the second option (SQLite) and confirms.
-    let (status, out) = run_example(&model, &["2"]).await;
+    // "2" moves to the second option (SQLite; a digit never confirms by itself), Enter confirms.
+    let (status, out) = run_example(&model, &["2", "Enter"]).await;
     let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#;
     assert_eq!(
         (status.as_str(), out),
