@@ -235,6 +235,11 @@ async fn human_answer(url: &str, cookie: &str, id: i64, label: &str) -> (u16, Va
     (resp.status().as_u16(), resp.json().await.unwrap())
 }
 
+/// The tests of this binary run one at a time. Run in parallel, the replica test's page on B
+/// sometimes never showed the ask posted on A within 60 s (seen only beside the other hub
+/// tests, never alone; not diagnosed yet — see the closing note of the session that added this).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Runs the Chromium driver; its `RESULT` JSON.
 fn browser(args: &[&str]) -> Value {
     let playwright = repo_root().join("tools/node/node_modules/playwright-core");
@@ -286,6 +291,7 @@ const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
 /// B, re-attaches with its call key, and still gets the answer given meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_killed() {
+    let _serial = SERIAL.lock().await;
     let store = pg::fresh_pg_database().await;
     let tok = token(&store, "laptop-claude");
     let mut a = Hub::start(&store, &[]);
@@ -340,6 +346,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
 /// other is told which answer counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
+    let _serial = SERIAL.lock().await;
     let store = pg::fresh_pg_database().await;
     let tok = token(&store, "ci");
     let a = Hub::start(&store, &[]);
@@ -395,6 +402,7 @@ async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
 /// Everything the hub refuses, with the texts pinned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let mine = token(&store, "mine");
@@ -614,6 +622,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
 /// An unreachable hub is a clear error at once (exit 6, nobody can answer), never a hang.
 #[test]
 fn unreachable_hub_is_a_clear_error_not_a_hang() {
+    let _serial = SERIAL.blocking_lock();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -650,6 +659,7 @@ fn unreachable_hub_is_a_clear_error_not_a_hang() {
 /// the hub closes the oldest idle connection to make room.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connection_flood_does_not_lock_the_human_out() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let hub = Hub::start(&store, &["--max-connections", "64"]);
@@ -676,6 +686,7 @@ async fn idle_connection_flood_does_not_lock_the_human_out() {
 /// screenshots go to `ASK_USER_HUB_SCREENSHOTS` (docs/ when refreshing them) or a temp dir.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inbox_screenshots_with_three_agents() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let hub = Hub::start(&store, &[]);
@@ -774,6 +785,7 @@ async fn inbox_screenshots_with_three_agents() {
 /// is `Secure`, and a non-loopback address needs no `--insecure-http`.
 #[test]
 fn tls_serves_https_and_the_agent_gets_its_answer() {
+    let _serial = SERIAL.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
