@@ -151,7 +151,7 @@ fn help_is_built_from_the_registry() {
     );
     assert_eq!(
         long_help("Who asks"),
-        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
+        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  hub       an ask-user hub's inbox (--hub URL, --hub-token): one inbox for every agent\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
     );
 }
 
