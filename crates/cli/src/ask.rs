@@ -27,7 +27,6 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
     };
-    crate::web::set_print_url(args.print_url);
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
         Some(path) => match ask_user_via::answers_file(path) {
             Ok(scripted) => scripted,
@@ -39,7 +38,8 @@ pub(crate) fn run(args: AskArgs) -> Ended {
                 Err(message) => return Ended::Usage(message),
             };
             let via = crate::hub::via_names(hub.is_some(), &args.via);
-            let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&web::show);
+            let show = |page, addr| web::show(page, addr, args.print_url);
+            let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
             options.durable = true;
             options.timeout = args.host.timeout;
             options.hub = hub;

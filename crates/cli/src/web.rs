@@ -11,22 +11,12 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
     UserInteraction,
 };
 use ask_user_web::WebAnswerer;
-
-/// `ask --print-url`: also print the URL on stderr. Set once by `ask` before the answerers are
-/// built (a process-wide switch keeps the `--via` registry's signature unchanged).
-static PRINT_URL: AtomicBool = AtomicBool::new(false);
-
-/// Records `ask --print-url`.
-pub(crate) fn set_print_url(print: bool) {
-    PRINT_URL.store(print, Ordering::Relaxed);
-}
 
 /// What stderr says when the page could be shown nowhere (no URL in it).
 pub(crate) const NOWHERE_TEXT: &str = "ask-user: --via web: no terminal to show the page's address on and no desktop browser to open it in; pass --print-url to print it on stderr";
@@ -36,9 +26,14 @@ pub(crate) const OPENED_TEXT: &str = "ask-user: the question is open in your bro
 
 /// The CLI's presentation of the web answerer the registry bound on `addr` (the hook of
 /// `ask_user_via::Options`): shows the page to the human (see the module doc) and shuts the
-/// server down after the one ask. When it can be shown nowhere, the answerer is unavailable.
-pub(crate) fn show(web: WebAnswerer, addr: SocketAddr) -> Result<Arc<dyn UserInteraction>, String> {
-    let reachable = show_page(&web, addr, PRINT_URL.load(Ordering::Relaxed));
+/// server down after the one ask. `print_url` (`ask --print-url`) also prints the URL on
+/// stderr. When it can be shown nowhere, the answerer is unavailable.
+pub(crate) fn show(
+    web: WebAnswerer,
+    addr: SocketAddr,
+    print_url: bool,
+) -> Result<Arc<dyn UserInteraction>, String> {
+    let reachable = show_page(&web, addr, print_url);
     Ok(Arc::new(OneAsk { web, reachable }))
 }
 
