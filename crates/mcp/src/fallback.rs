@@ -10,9 +10,10 @@ use ask_user_core::{
 };
 use ask_user_web::WebAnswerer;
 
-/// Serves the web answerer the registry bound (on the current tokio runtime); its URL is
-/// logged on stderr now and whenever a question arrives while no page is open, and (unless
-/// `no_open`) opened in the default browser then.
+/// Serves the web answerer the registry bound (on the current tokio runtime). Whenever a
+/// question arrives while no page is open, the page is opened in the default browser; with
+/// `no_open` its URL is printed on stderr instead (now and then), the only way the URL reaches
+/// stderr (docs/contract.md §7, §8: a harness may show stderr to the model).
 pub(crate) fn web(
     web: WebAnswerer,
     _addr: SocketAddr,
@@ -20,10 +21,12 @@ pub(crate) fn web(
 ) -> Result<Arc<dyn UserInteraction>, String> {
     web.serve()
         .map_err(|e| format!("cannot serve the page: {e}"))?;
-    eprintln!(
-        "ask-user: questions for clients without elicitation appear at {}",
-        web.url()
-    );
+    if no_open {
+        eprintln!(
+            "ask-user: questions for clients without elicitation appear at {}",
+            web.url()
+        );
+    }
     Ok(Arc::new(BrowserPage {
         web,
         open: !no_open,
@@ -31,7 +34,7 @@ pub(crate) fn web(
 }
 
 /// The web answerer, brought to the human's attention when a question arrives and no page
-/// is open: the URL logged on stderr and opened in the default browser.
+/// is open: opened in the default browser, or (`--no-open`) its URL printed on stderr.
 #[derive(Debug)]
 struct BrowserPage {
     web: WebAnswerer,
@@ -44,11 +47,10 @@ impl BrowserPage {
             return;
         }
         let url = self.web.url();
-        eprintln!("ask-user: a question is waiting at {url}");
-        if self.open
-            && let Err(error) = open::that_detached(url)
-        {
-            tracing::warn!(%error, "cannot open the browser; open the URL by hand");
+        if !self.open {
+            eprintln!("ask-user: a question is waiting at {url}");
+        } else if let Err(error) = open::that_detached(url) {
+            tracing::warn!(%error, "cannot open the browser; restart with --no-open to have the page's URL printed on stderr");
         }
     }
 }
