@@ -512,3 +512,32 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
     });
     assert!(open().is_empty());
 }
+
+/// The page's URL lets its holder answer, and a harness may show the server's stderr to the
+/// model: it reaches stderr only with `--no-open` (docs/contract.md §7, §8).
+#[test]
+fn the_page_url_reaches_stderr_only_with_no_open() {
+    for (no_open, expected) in [(false, false), (true, true)] {
+        let mut args = vec!["--via", "web", "--store", "memory"];
+        if no_open {
+            args.push("--no-open");
+        }
+        let out = Command::new(server_bin())
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr
+                .contains("ask-user: questions for clients without elicitation appear at http://"),
+            expected,
+            "--no-open {no_open}: {stderr}"
+        );
+        assert_eq!(
+            stderr.contains("http://"),
+            expected,
+            "--no-open {no_open}: {stderr}"
+        );
+    }
+}
