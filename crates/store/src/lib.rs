@@ -95,6 +95,8 @@ macro_rules! dispatch {
 mod secrets;
 pub use secrets::{NewSecret, SecretRecord};
 
+mod lease;
+
 /// The embedded default store file: `$XDG_STATE_HOME/ask-user/store.sqlite3`, falling back to
 /// `~/.local/state/ask-user/store.sqlite3` (an empty or relative `XDG_STATE_HOME` is ignored,
 /// as the XDG spec says).

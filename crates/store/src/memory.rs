@@ -30,6 +30,8 @@ struct Inner {
     messages: BTreeMap<(AskId, String), (Option<String>, bool)>,
     /// Hashed secrets by hash (docs/contract.md §9).
     secrets: BTreeMap<String, SecretRecord>,
+    /// Named leases: name → (holder, until).
+    leases: BTreeMap<String, (String, Timestamp)>,
 }
 
 impl MemoryStore {
@@ -387,5 +389,57 @@ impl MemoryStore {
             .collect();
         out.sort_by(|a, b| (&a.name, a.created_at).cmp(&(&b.name, b.created_at)));
         Ok(out)
+    }
+}
+
+/// Named leases (`crate::lease`).
+impl MemoryStore {
+    pub(crate) async fn acquire_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        let mut inner = self.lock();
+        let free = inner
+            .leases
+            .get(name)
+            .is_none_or(|(h, u)| *u <= now || h == holder);
+        if free {
+            inner
+                .leases
+                .insert(name.to_owned(), (holder.to_owned(), until));
+        }
+        Ok(free)
+    }
+
+    pub(crate) async fn renew_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        match self.lock().leases.get_mut(name) {
+            Some((h, u)) if h == holder && *u > now => {
+                *u = until;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
+        let mut inner = self.lock();
+        if inner.leases.get(name).is_some_and(|(h, _)| h == holder) {
+            inner.leases.remove(name);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
+        Ok(self.lock().leases.get(name).cloned())
     }
 }

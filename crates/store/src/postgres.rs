@@ -895,3 +895,80 @@ async fn listen_loop(
         }
     }
 }
+
+/// Named leases (`crate::lease`): one compare-and-set statement each.
+impl PgStore {
+    pub(crate) async fn acquire_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "INSERT INTO ask_user_leases (name, holder, until) VALUES ($1, $2, $3) \
+                 ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
+                 WHERE ask_user_leases.until <= $4 OR ask_user_leases.holder = EXCLUDED.holder",
+                &[&name, &holder, &until.0, &now.0],
+            )
+            .await
+            .map(|n| n == 1)
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn renew_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "UPDATE ask_user_leases SET until = $3 WHERE name = $1 AND holder = $2 AND until > $4",
+                &[&name, &holder, &until.0, &now.0],
+            )
+            .await
+            .map(|n| n == 1)
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
+        self.in_tx(async |tx| {
+            tx.execute(
+                "DELETE FROM ask_user_leases WHERE name = $1 AND holder = $2",
+                &[&name, &holder],
+            )
+            .await
+            .map(|n| n == 1)
+            .map_err(|e| self.err(&e))
+        })
+        .await
+    }
+
+    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let row = tx
+                .query_opt(
+                    "SELECT holder, until FROM ask_user_leases WHERE name = $1",
+                    &[&name],
+                )
+                .await
+                .map_err(e)?;
+            match row {
+                None => Ok(None),
+                Some(r) => Ok(Some((
+                    r.try_get::<_, String>(0).map_err(e)?,
+                    Timestamp(r.try_get(1).map_err(e)?),
+                ))),
+            }
+        })
+        .await
+    }
+}

@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -21,7 +21,7 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_5];
 
 /// The asks (docs/contract.md §8).
 const MIGRATION_1: Migration = Migration {
@@ -149,6 +149,28 @@ const MIGRATION_3: Migration = Migration {
             revoked_at BIGINT
         );
         CREATE INDEX ask_user_secrets_by_name ON ask_user_secrets (kind, name);
+    ",
+};
+
+/// Named leases (docs/contract.md §10 "several hub replicas"): one holder at a time until a
+/// time, e.g. the one replica that polls Telegram's `getUpdates`. Additive: an older binary
+/// ignores the table.
+const MIGRATION_5: Migration = Migration {
+    version: 5,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TABLE leases (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            until INTEGER NOT NULL
+        );
+    ",
+    postgres: "
+        CREATE TABLE ask_user_leases (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            until BIGINT NOT NULL
+        );
     ",
 };
 

@@ -1012,3 +1012,73 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     // operation is one transaction, rolled back when its guard drops.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Named leases (`crate::lease`): one compare-and-set statement each.
+impl SqliteStore {
+    pub(crate) async fn acquire_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        let (name, holder) = (name.to_owned(), holder.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
+                 WHERE leases.until <= ?4 OR leases.holder = excluded.holder",
+                params![name, holder, until.0, now.0],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn renew_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool> {
+        let (name, holder) = (name.to_owned(), holder.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "UPDATE leases SET until = ?3 WHERE name = ?1 AND holder = ?2 AND until > ?4",
+                params![name, holder, until.0, now.0],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
+        let (name, holder) = (name.to_owned(), holder.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.execute(
+                "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
+                params![name, holder],
+            )
+            .map(|n| n == 1)
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+
+    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
+        let name = name.to_owned();
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                "SELECT holder, until FROM leases WHERE name = ?1",
+                params![name],
+                |r| Ok((r.get::<_, String>(0)?, Timestamp(r.get(1)?))),
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
+}

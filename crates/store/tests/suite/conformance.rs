@@ -97,6 +97,8 @@ conformance!(
     channel_messages_are_claimed_once_to_send_and_once_to_close,
     sweep_purges_the_channel_rows_of_purged_asks,
     secrets_are_checked_used_once_expired_and_revoked,
+    lease_is_held_by_one_until_released_or_expired,
+    concurrent_lease_acquires_have_one_winner,
 );
 
 async fn created_ask_is_stored_open_and_attached(f: Fixture) {
@@ -748,4 +750,90 @@ async fn secrets_are_checked_used_once_expired_and_revoked(f: Fixture) {
     );
     assert_eq!(s.revoke_secrets("token", None, T0).await.unwrap(), 1);
     assert!(s.list_secrets("token").await.unwrap().is_empty());
+}
+
+async fn lease_is_held_by_one_until_released_or_expired(f: Fixture) {
+    let s = &f.store;
+    let other = f.second().await;
+    let ttl = Duration::from_secs(30);
+    assert_eq!(s.lease("telegram").await.unwrap(), None);
+    // Free: taken. Held by another: refused, across handles, and nothing changes.
+    assert!(s.acquire_lease("telegram", "r1", T0, ttl).await.unwrap());
+    assert!(
+        !other
+            .acquire_lease("telegram", "r2", T0.plus(ttl / 2), ttl)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        other.lease("telegram").await.unwrap(),
+        Some(("r1".to_owned(), T0.plus(ttl)))
+    );
+    // Other names are independent.
+    assert!(other.acquire_lease("other", "r2", T0, ttl).await.unwrap());
+    // Own: acquire again extends it; renew extends it; another cannot renew it.
+    assert!(
+        s.acquire_lease("telegram", "r1", T0.plus(ttl / 2), ttl)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.renew_lease("telegram", "r1", T0.plus(ttl), ttl)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !other
+            .renew_lease("telegram", "r2", T0.plus(ttl), ttl)
+            .await
+            .unwrap()
+    );
+    let until = T0.plus(ttl * 2);
+    assert_eq!(
+        s.lease("telegram").await.unwrap(),
+        Some(("r1".to_owned(), until))
+    );
+    // Expired (at `until` exactly): another takes it, and the old holder can no longer renew.
+    assert!(
+        !other
+            .acquire_lease("telegram", "r2", Timestamp(until.0 - 1), ttl)
+            .await
+            .unwrap()
+    );
+    assert!(
+        other
+            .acquire_lease("telegram", "r2", until, ttl)
+            .await
+            .unwrap()
+    );
+    assert!(!s.renew_lease("telegram", "r1", until, ttl).await.unwrap());
+    assert!(!s.acquire_lease("telegram", "r1", until, ttl).await.unwrap());
+    // Release: only by its holder; then free at once.
+    assert!(!s.release_lease("telegram", "r1").await.unwrap());
+    assert!(other.release_lease("telegram", "r2").await.unwrap());
+    assert_eq!(s.lease("telegram").await.unwrap(), None);
+    assert!(
+        !other
+            .renew_lease("telegram", "r2", until, ttl)
+            .await
+            .unwrap()
+    );
+    assert!(s.acquire_lease("telegram", "r1", until, ttl).await.unwrap());
+}
+
+async fn concurrent_lease_acquires_have_one_winner(f: Fixture) {
+    let mut handles = Vec::new();
+    for i in 0..8 {
+        let s = f.second().await;
+        handles.push(tokio::spawn(async move {
+            s.acquire_lease("poll", &format!("r{i}"), T0, HOUR)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut won = 0;
+    for h in handles {
+        won += usize::from(h.await.unwrap());
+    }
+    assert_eq!(won, 1);
 }
