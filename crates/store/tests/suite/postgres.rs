@@ -60,11 +60,14 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
         .await
         .unwrap();
     tokio::spawn(conn);
+    let known = ask_user_store::SCHEMA_VERSION;
     admin
-        .batch_execute(
-            "UPDATE ask_user_meta SET value = 7 WHERE key = 'schema_version';
-             UPDATE ask_user_meta SET value = 4 WHERE key = 'compatible_from';",
-        )
+        .batch_execute(&format!(
+            "UPDATE ask_user_meta SET value = {} WHERE key = 'schema_version';
+             UPDATE ask_user_meta SET value = {} WHERE key = 'compatible_from';",
+            known + 4,
+            known + 1
+        ))
         .await
         .unwrap();
     let e = ask_user_store::Store::open(&f.url).await.unwrap_err();
@@ -75,7 +78,9 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
     assert_eq!(
         e.to_string(),
         format!(
-            "store {server}: schema version 7 needs ask-user schema 4 or newer, and this ask-user knows up to 3; upgrade ask-user or pick another store with --store"
+            "store {server}: schema version {} needs ask-user schema {} or newer, and this ask-user knows up to {known}; upgrade ask-user or pick another store with --store",
+            known + 4,
+            known + 1
         )
     );
 }

@@ -193,7 +193,7 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     // Make it the store a version-1 binary left behind.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; \
+        "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; DROP TABLE leases; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
     .unwrap();
@@ -233,7 +233,8 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
         .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
-    set(4, 1);
+    let newer = ask_user_store::SCHEMA_VERSION + 1;
+    set(newer, 1);
     let store = Store::open(&url).await.unwrap();
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
@@ -245,16 +246,19 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(v, 4);
+    assert_eq!(v, newer);
     drop(conn);
     // A newer binary made a change this one cannot follow.
-    set(7, 4);
+    let known = ask_user_store::SCHEMA_VERSION;
+    set(known + 4, known + 1);
     let e = Store::open(&url).await.unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
-            "store {}: schema version 7 needs ask-user schema 4 or newer, and this ask-user knows up to 3; upgrade ask-user or pick another store with --store",
-            path.display()
+            "store {}: schema version {} needs ask-user schema {} or newer, and this ask-user knows up to {known}; upgrade ask-user or pick another store with --store",
+            path.display(),
+            known + 4,
+            known + 1
         )
     );
 }
