@@ -32,6 +32,14 @@ pub struct Notice {
     /// One-tap choices, offered only when the ask is one single-select question with options;
     /// empty otherwise (and in the notice given to [`Channel::closed`]).
     pub choices: Vec<OfferedChoice>,
+    /// The token of a Done (submit) button that answers with the options chosen on the
+    /// message ([`crate::ChoiceKind::Set`]): only when the ask is one multi-select question
+    /// with options and the channel [`Channel::takes_chosen_sets`]; `None` otherwise.
+    pub done: Option<String>,
+    /// The token of a typed own answer to the ask's only question ([`crate::ChoiceKind::Own`]):
+    /// only when the ask has one question and the channel [`Channel::takes_typed_answers`];
+    /// `None` otherwise.
+    pub own: Option<String>,
 }
 
 impl Notice {
@@ -95,6 +103,18 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
     /// (email: the configured address); `None` by default.
     fn default_user(&self) -> Option<String> {
         None
+    }
+
+    /// Whether the channel shows a multi-select as toggles with a Done button, answered with
+    /// [`Notice::done`] (Telegram, Slack); `false` by default (no token is issued for it).
+    fn takes_chosen_sets(&self) -> bool {
+        false
+    }
+
+    /// Whether the channel takes a typed own answer with the [`Notice::own`] token (Slack's
+    /// text input); `false` by default (no token is issued for it).
+    fn takes_typed_answers(&self) -> bool {
+        false
     }
 
     /// Sends the open ask; returns what identifies the message for [`Channel::closed`].

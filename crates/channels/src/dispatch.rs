@@ -217,6 +217,8 @@ impl Dispatcher {
             page_url: (self.page_url)(rec.id),
             public_url: self.public_url.clone(),
             choices: Vec::new(),
+            done: None,
+            own: None,
         })
     }
 
@@ -241,6 +243,7 @@ impl Dispatcher {
                 let choice = Choice {
                     question: q.id.clone(),
                     label: o.label.clone(),
+                    kind: crate::ChoiceKind::Option,
                 };
                 match self
                     .tokens
@@ -259,6 +262,7 @@ impl Dispatcher {
                 }
             }
         }
+        crate::token::issue_extra(&self.tokens, ch.as_ref(), &mut notice).await;
         match ch.notify(&notice).await {
             Ok(r) => {
                 if let Err(e) = self

@@ -61,4 +61,6 @@ mod token;
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
 pub use router::{AnswerState, answer_router, refusal_status};
-pub use token::{ANSWERER, Choice, RedeemError, Refusal, Tokens, answer_summary, closed_text};
+pub use token::{
+    ANSWERER, Choice, ChoiceKind, Given, RedeemError, Refusal, Tokens, answer_summary, closed_text,
+};

@@ -175,5 +175,6 @@ pub fn refusal_status(r: &Refusal) -> StatusCode {
         Refusal::OtherAsk => StatusCode::FORBIDDEN,
         Refusal::Replayed => StatusCode::GONE,
         Refusal::Closed(_) => StatusCode::CONFLICT,
+        Refusal::NothingChosen | Refusal::NothingTyped => StatusCode::BAD_REQUEST,
     }
 }

@@ -16,6 +16,20 @@
 //! A button's `callback_data` is `{ask}:{token}` (at most 19 + 1 + 32 bytes). A tap counts only
 //! from a chat in [`TelegramConfig::chats`] and, when [`TelegramConfig::allowed_users`] is not
 //! empty, from one of those users.
+//!
+//! A multi-select (one question with options) shows one toggle button per option, `☐ label`
+//! or `✓ label`, and a Done button. A toggle's `callback_data` is `{ask}:+{i}` (choose option
+//! `i`) or `{ask}:-{i}` (un-choose it): it carries no token and spends nothing; a tap edits the
+//! keyboard (`editMessageReplyMarkup`). The chosen set lives in the message's own keyboard,
+//! which Telegram hands back with every tap (`callback_query.message.reply_markup`), so any
+//! replica can take the next tap. Done's `callback_data` is `{ask}:{token}` with a
+//! [`crate::ChoiceKind::Set`] token: it answers with the options whose buttons show `✓`
+//! (read from `callback_data`, never from the label, which is model text) and is single-use.
+//!
+//! With several hub replicas, [`Telegram::poll_leased`] makes one of them poll (the Bot API
+//! refuses a second concurrent `getUpdates` with HTTP 409): a lease in the store
+//! ([`ask_user_store::Store::acquire_lease`]) names the poller; the others wait and take over
+//! once its lease runs out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +43,7 @@ use serde_json::{Value, json};
 
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
 use crate::text;
-use crate::token::{RedeemError, Tokens};
+use crate::token::{Given, RedeemError, Tokens};
 
 const NAME: &str = "telegram";
 
@@ -77,6 +91,76 @@ pub struct Telegram {
 
 /// (chat, message id) → (ask, the id of its only question, `None` when it has several).
 type OpenMessages = HashMap<(i64, i64), (AskId, Option<String>)>;
+
+/// What a tap on a toggle or Done gets when Telegram did not send the message with it (too old).
+pub const MESSAGE_UNREADABLE: &str =
+    "This message is too old to read the choices; answer on the page (the Open button).";
+
+/// The mark of an option not chosen on a multi-select keyboard.
+pub const UNCHOSEN: &str = "\u{2610}";
+
+/// The mark of a chosen option on a multi-select keyboard.
+pub const CHOSEN: &str = "\u{2713}";
+
+/// The text of the button that answers a multi-select with the chosen options.
+pub const DONE: &str = "Done";
+
+/// How [`Telegram::poll_leased`] shares the polling among replicas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollLease {
+    /// This replica's name in the lease; unique per running poller.
+    pub holder: String,
+    /// How long a taken or renewed lease lasts. A poller renews it before every `getUpdates`,
+    /// whose long-poll timeout is kept to a third of it, so a replica that stops polling (it
+    /// crashed, or its task was dropped) is replaced within one `ttl`, after its last request
+    /// ended.
+    pub ttl: Duration,
+}
+
+impl PollLease {
+    /// A lease of `ttl` held under a random holder name (128 bits from the operating system,
+    /// with the process id).
+    #[must_use]
+    pub fn new(ttl: Duration) -> PollLease {
+        let mut bytes = [0u8; 16];
+        let _ = getrandom::fill(&mut bytes);
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        PollLease {
+            holder: format!("{}-{hex}", std::process::id()),
+            ttl,
+        }
+    }
+}
+
+/// A toggle button of a multi-select keyboard: option `i` of `ask`, chosen or not.
+fn toggle_button(ask: AskId, i: usize, label: &str, chosen: bool) -> Value {
+    let (mark, sign) = if chosen { (CHOSEN, '-') } else { (UNCHOSEN, '+') };
+    json!({"text": format!("{mark} {label}"), "callback_data": format!("{ask}:{sign}{i}")})
+}
+
+/// The option indices whose toggles are chosen (`{ask}:-{i}`) on an inline keyboard.
+fn chosen_on(keyboard: &Value, ask: AskId) -> Vec<usize> {
+    let prefix = format!("{ask}:-");
+    keyboard
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|row| row.as_array().into_iter().flatten())
+        .filter_map(|b| b["callback_data"].as_str()?.strip_prefix(&prefix)?.parse().ok())
+        .collect()
+}
+
+/// Whether an inline keyboard has toggle buttons of `ask` (a multi-select's).
+fn has_toggles(keyboard: &Value, ask: AskId) -> bool {
+    let (plus, minus) = (format!("{ask}:+"), format!("{ask}:-"));
+    keyboard
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|row| row.as_array().into_iter().flatten())
+        .filter_map(|b| b["callback_data"].as_str())
+        .any(|d| d.starts_with(&plus) || d.starts_with(&minus))
+}
 
 /// What a reply to the question of an ask with several questions gets.
 pub const SEVERAL_QUESTIONS: &str =
@@ -148,7 +232,8 @@ impl Telegram {
         Ok(reply["result"].clone())
     }
 
-    /// The `sendMessage` body for `chat`.
+    /// The `sendMessage` body for `chat`: one button per option of a single-select, or a
+    /// toggle per option and Done for a multi-select ([`Notice::done`]), then Open.
     #[must_use]
     pub fn open_message(notice: &Notice, chat: i64) -> Value {
         let mut rows: Vec<Value> = notice
@@ -161,6 +246,12 @@ impl Telegram {
                 }])
             })
             .collect();
+        if let (Some(done), [q]) = (&notice.done, notice.questions.as_slice()) {
+            for (i, o) in q.options.iter().enumerate() {
+                rows.push(json!([toggle_button(notice.ask, i, &o.label, false)]));
+            }
+            rows.push(json!([{"text": DONE, "callback_data": format!("{}:{done}", notice.ask)}]));
+        }
         rows.push(json!([{"text": "Open", "url": notice.page_url}]));
         json!({
             "chat_id": chat,
@@ -179,33 +270,95 @@ impl Telegram {
     /// Takes in button taps by long polling until the task is dropped: each tap from an
     /// allow-listed chat and user redeems its token (into the tokens' store); every tap gets an
     /// `answerCallbackQuery` saying what happened. Only one poller per bot may run (the Bot
-    /// API allows one `getUpdates` consumer).
+    /// API allows one `getUpdates` consumer); with several replicas use
+    /// [`Telegram::poll_leased`].
     pub async fn poll(self: Arc<Self>, tokens: Tokens) {
-        let store = tokens.store().clone();
         let mut offset: i64 = 0;
         loop {
-            let body = json!({
-                "offset": offset,
-                "timeout": self.config.poll_timeout_secs,
-                "allowed_updates": ["callback_query", "message"],
-            });
-            let updates = match self.call("getUpdates", &body).await {
-                Ok(u) => u,
-                Err(e) => {
-                    tracing::warn!(error = %e, "telegram: getUpdates failed; retrying");
-                    tokio::time::sleep(Duration::from_secs(2)).await;
+            self.poll_once(&tokens, &mut offset, self.config.poll_timeout_secs)
+                .await;
+        }
+    }
+
+    /// [`Telegram::poll`], by one replica at a time: polls only while holding the store's
+    /// lease `telegram:{bot id}` (renewed before every `getUpdates`); otherwise tries to take
+    /// it every third of [`PollLease::ttl`]. Runs until the task is dropped; the lease then
+    /// runs out and another replica takes over. Store failures are logged and count as not
+    /// holding the lease.
+    pub async fn poll_leased(self: Arc<Self>, tokens: Tokens, lease: PollLease) {
+        let store = tokens.store().clone();
+        let name = self.lease_name();
+        let third = lease.ttl / 3;
+        let timeout = self.config.poll_timeout_secs.min(third.as_secs());
+        let mut holding = false;
+        let mut offset: i64 = 0;
+        loop {
+            let now = Timestamp::now();
+            let held = if holding {
+                store.renew_lease(&name, &lease.holder, now, lease.ttl).await
+            } else {
+                store.acquire_lease(&name, &lease.holder, now, lease.ttl).await
+            };
+            match held {
+                Ok(true) => {
+                    if !holding {
+                        tracing::info!(holder = %lease.holder, "telegram: this replica polls getUpdates");
+                        // Updates not confirmed by the previous poller come again.
+                        offset = 0;
+                    }
+                    holding = true;
+                }
+                Ok(false) => {
+                    holding = false;
+                    tokio::time::sleep(third).await;
                     continue;
                 }
-            };
-            for u in updates.as_array().into_iter().flatten() {
-                if let Some(id) = u["update_id"].as_i64() {
-                    offset = offset.max(id + 1);
+                Err(e) => {
+                    tracing::warn!(error = %e, "telegram: the poll lease could not be read");
+                    holding = false;
+                    tokio::time::sleep(third).await;
+                    continue;
                 }
-                if u["callback_query"].is_object() {
-                    self.on_tap(&u["callback_query"], &tokens).await;
-                } else if u["message"]["reply_to_message"].is_object() {
-                    self.on_reply(&u["message"], &store).await;
-                }
+            }
+            self.poll_once(&tokens, &mut offset, timeout).await;
+        }
+    }
+
+    /// The name of this bot's poll lease: `telegram:` and the bot's id (the token's part
+    /// before `:`, which is public; never the secret part).
+    #[must_use]
+    pub fn lease_name(&self) -> String {
+        let id = self
+            .config
+            .bot_token
+            .split_once(':')
+            .map_or("bot", |(id, _)| id);
+        format!("telegram:{id}")
+    }
+
+    /// One `getUpdates` round with a long-poll `timeout` (seconds), handling what came.
+    async fn poll_once(&self, tokens: &Tokens, offset: &mut i64, timeout: u64) {
+        let body = json!({
+            "offset": *offset,
+            "timeout": timeout,
+            "allowed_updates": ["callback_query", "message"],
+        });
+        let updates = match self.call("getUpdates", &body).await {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::warn!(error = %e, "telegram: getUpdates failed; retrying");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                return;
+            }
+        };
+        for u in updates.as_array().into_iter().flatten() {
+            if let Some(id) = u["update_id"].as_i64() {
+                *offset = (*offset).max(id + 1);
+            }
+            if u["callback_query"].is_object() {
+                self.on_tap(&u["callback_query"], tokens).await;
+            } else if u["message"]["reply_to_message"].is_object() {
+                self.on_reply(&u["message"], tokens.store()).await;
             }
         }
     }
@@ -225,7 +378,11 @@ impl Telegram {
         if !self.allowed(Some(chat), user) || text.is_empty() {
             return;
         }
-        let Some((ask, question)) = self.open_map().get(&(chat, replied)).cloned() else {
+        let known = self.open_map().get(&(chat, replied)).cloned();
+        let Some((ask, question)) = (match known {
+            Some(k) => Some(k),
+            None => self.ask_of_message(&m["reply_to_message"], store).await,
+        }) else {
             return;
         };
         let reply = match question {
@@ -263,25 +420,63 @@ impl Telegram {
         }
     }
 
+    /// The ask of one of the bot's question messages that another replica sent (so it is not
+    /// in this one's map): read from its keyboard's `callback_data` (`{ask}:…`), which
+    /// Telegram hands back with the replied-to message; the question from the store. `None`
+    /// for a message without such buttons (a free-text question's, answered on the page or
+    /// through the replica that sent it), or not from this bot.
+    async fn ask_of_message(&self, m: &Value, store: &Store) -> Option<(AskId, Option<String>)> {
+        let bot: Option<i64> = self
+            .config
+            .bot_token
+            .split_once(':')
+            .and_then(|(id, _)| id.parse().ok());
+        if m["from"]["id"].as_i64().is_some_and(|f| Some(f) != bot) {
+            return None;
+        }
+        let ask = m["reply_markup"]["inline_keyboard"]
+            .as_array()?
+            .iter()
+            .flat_map(|row| row.as_array().into_iter().flatten())
+            .filter_map(|b| b["callback_data"].as_str()?.split_once(':')?.0.parse().ok())
+            .next()
+            .map(AskId)?;
+        let rec = store.get(ask).await.ok()?;
+        let req: StoredQuestions = serde_json::from_str(&rec.request).ok()?;
+        let question = match req.questions.as_slice() {
+            [q] => Some(q.id.clone()),
+            _ => None,
+        };
+        Some((ask, question))
+    }
+
     async fn on_tap(&self, q: &Value, tokens: &Tokens) {
         let Some(query_id) = q["id"].as_str() else {
             return;
         };
         let chat = q["message"]["chat"]["id"].as_i64();
         let user = q["from"]["id"].as_i64();
-        let reply = if !self.allowed(chat, user) {
-            NOT_ALLOWED.to_owned()
-        } else {
+        let reply = if self.allowed(chat, user) {
             let data = q["data"].as_str().unwrap_or("");
             let parsed = data
                 .split_once(':')
                 .and_then(|(a, t)| Some((AskId(a.parse().ok()?), t)));
             match parsed {
                 None => crate::Refusal::Unknown.to_string(),
+                Some((ask, rest)) if rest.starts_with(['+', '-']) => {
+                    self.on_toggle(q, ask, data, tokens.store()).await
+                }
                 Some((ask, token)) => {
+                    let keyboard = &q["message"]["reply_markup"]["inline_keyboard"];
+                    // A Done button sits on a keyboard with toggles; the chosen ones answer.
+                    let given = if has_toggles(keyboard, ask) {
+                        Given::Set(chosen_on(keyboard, ask))
+                    } else {
+                        Given::Tap
+                    };
                     let who = user.map(|u| u.to_string());
-                    match tokens.redeem(ask, NAME, token, who).await {
-                        Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
+                    match tokens.redeem_with(ask, NAME, token, who, given).await {
+                        Ok((_, summary)) => format!("Answer recorded: {summary}."),
                         Err(RedeemError::Refused(r)) => r.to_string(),
                         Err(e) => {
                             tracing::warn!(error = %e, "telegram: the answer could not be stored");
@@ -291,17 +486,112 @@ impl Telegram {
                     }
                 }
             }
+        } else {
+            NOT_ALLOWED.to_owned()
         };
         let body = json!({"callback_query_id": query_id, "text": text::truncate(&reply, 200)});
         if let Err(e) = self.call("answerCallbackQuery", &body).await {
             tracing::warn!(error = %e, "telegram: answerCallbackQuery failed");
         }
     }
+
+    /// A toggle tap (`data` = `{ask}:+{i}` or `{ask}:-{i}`): flips that option on the
+    /// message's keyboard, spending nothing. Returns what the tapping user is told.
+    async fn on_toggle(&self, q: &Value, ask: AskId, data: &str, store: &Store) -> String {
+        let rec = match store.get(ask).await {
+            Ok(rec) => rec,
+            Err(ask_user_store::Error::NotFound(_)) => return crate::Refusal::Unknown.to_string(),
+            Err(e) => {
+                tracing::warn!(error = %e, "telegram: the ask could not be read");
+                return "The choice could not be changed. Try again, or answer on the page."
+                    .to_owned();
+            }
+        };
+        if let Some(closed) = &rec.closed {
+            return crate::closed_text(closed);
+        }
+        let m = &q["message"];
+        let (Some(chat), Some(id), Some(rows)) = (
+            m["chat"]["id"].as_i64(),
+            m["message_id"].as_i64(),
+            m["reply_markup"]["inline_keyboard"].as_array(),
+        ) else {
+            return MESSAGE_UNREADABLE.to_owned();
+        };
+        let labels: Vec<String> = serde_json::from_str::<StoredQuestions>(&rec.request)
+            .ok()
+            .and_then(|r| r.questions.into_iter().next())
+            .map(|q| q.options.into_iter().map(|o| o.label).collect())
+            .unwrap_or_default();
+        // `{ask}:+{i}` chooses option i, `{ask}:-{i}` un-chooses it.
+        let rest = data.split_once(':').map_or("", |(_, r)| r);
+        let flip = rest
+            .get(1..)
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| Some((i, labels.get(i)?, rest.starts_with('+'))));
+        let mut found = false;
+        let rows: Vec<Value> = rows
+            .iter()
+            .map(|row| {
+                let buttons: Vec<Value> = row
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|b| {
+                        if b["callback_data"].as_str() != Some(data) {
+                            return b.clone();
+                        }
+                        match flip {
+                            Some((i, label, choose)) => {
+                                found = true;
+                                toggle_button(ask, i, label, choose)
+                            }
+                            None => b.clone(),
+                        }
+                    })
+                    .collect();
+                Value::Array(buttons)
+            })
+            .collect();
+        if !found {
+            return crate::Refusal::Unknown.to_string();
+        }
+        let keyboard = Value::Array(rows);
+        let chosen: Vec<String> = chosen_on(&keyboard, ask)
+            .into_iter()
+            .filter_map(|i| labels.get(i))
+            .map(|l| format!("\u{201c}{l}\u{201d}"))
+            .collect();
+        let body = json!({
+            "chat_id": chat,
+            "message_id": id,
+            "reply_markup": {"inline_keyboard": keyboard},
+        });
+        if let Err(e) = self.call("editMessageReplyMarkup", &body).await {
+            tracing::warn!(error = %e, "telegram: the keyboard could not be edited");
+            return "The choice could not be changed. Try again, or answer on the page.".to_owned();
+        }
+        if chosen.is_empty() {
+            "Nothing chosen yet.".to_owned()
+        } else {
+            format!("Chosen: {}. Tap Done to answer.", chosen.join(", "))
+        }
+    }
+}
+
+/// The part of a stored request a toggle reads: the questions.
+#[derive(serde::Deserialize)]
+struct StoredQuestions {
+    questions: Vec<ask_user_core::Question>,
 }
 
 impl Channel for Telegram {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn takes_chosen_sets(&self) -> bool {
+        true
     }
 
     fn notify<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, Result<MessageRef, ChannelError>> {

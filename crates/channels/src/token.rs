@@ -24,8 +24,45 @@ pub const ANSWERER: &str = "channel";
 pub struct Choice {
     /// The question's id.
     pub question: String,
-    /// The option label chosen.
+    /// The option label chosen ([`ChoiceKind::Option`]); empty for the other kinds.
     pub label: String,
+    /// What the token answers with; tokens stored before kinds existed are options.
+    #[serde(default, skip_serializing_if = "ChoiceKind::is_option")]
+    pub kind: ChoiceKind,
+}
+
+/// What a token answers with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ChoiceKind {
+    /// The option [`Choice::label`] (one button or link per option): [`Given::Tap`].
+    #[default]
+    Option,
+    /// The options the human chose on the message (multi-select toggles or checkboxes, then
+    /// Done): [`Given::Set`].
+    Set,
+    /// A typed own answer (Slack's text input): [`Given::Own`].
+    Own,
+}
+
+impl ChoiceKind {
+    fn is_option(&self) -> bool {
+        *self == ChoiceKind::Option
+    }
+}
+
+/// What the human gave with a token, for [`Tokens::redeem_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Given {
+    /// Just the tap: the token's own option ([`ChoiceKind::Option`]).
+    Tap,
+    /// The chosen options of the token's question, by index in the request
+    /// ([`ChoiceKind::Set`]).
+    Set(Vec<usize>),
+    /// A typed answer ([`ChoiceKind::Own`]).
+    Own(String),
 }
 
 /// The issued tokens, kept hashed in a store.
@@ -47,6 +84,12 @@ pub enum Refusal {
     /// The token was redeemed before.
     #[error("This answer link was already used.")]
     Replayed,
+    /// A Done button was used with no option chosen (the token stays usable).
+    #[error("Choose at least one option first, then Done.")]
+    NothingChosen,
+    /// An own answer was sent empty (the token stays usable).
+    #[error("Type an answer first.")]
+    NothingTyped,
     /// The ask is closed: it was answered (here or elsewhere), dismissed, withdrawn or timed
     /// out. Carries the outcome that counted, to show the human.
     #[error("{}", closed_text(.0))]
@@ -203,6 +246,51 @@ impl Tokens {
         token: &str,
         user: Option<String>,
     ) -> Result<Choice, RedeemError> {
+        self.redeem_with(ask, channel, token, user, Given::Tap)
+            .await
+            .map(|(choice, _)| choice)
+    }
+
+    /// Like [`Tokens::redeem`], for every kind of token: `given` must match the token's
+    /// [`ChoiceKind`] (otherwise [`Refusal::Unknown`], nothing spent). A [`Given::Set`] with no
+    /// option is [`Refusal::NothingChosen`] and a blank [`Given::Own`] is
+    /// [`Refusal::NothingTyped`], both before the token is spent; an index outside the
+    /// question's options is [`Refusal::Unknown`]. Returns the token's choice and a summary of
+    /// the answer recorded (the chosen labels or the own answer, quoted:
+    /// [`answer_summary`]).
+    ///
+    /// # Errors
+    /// As [`Tokens::redeem`], and the refusals above.
+    pub async fn redeem_with(
+        &self,
+        ask: AskId,
+        channel: &str,
+        token: &str,
+        user: Option<String>,
+        given: Given,
+    ) -> Result<(Choice, String), RedeemError> {
+        // What would be answered, checked before the token is spent (a wrong kind or an empty
+        // answer leaves it usable).
+        let pending = self.peek(ask, channel, token).await?;
+        let item = match (pending.kind, &given) {
+            (ChoiceKind::Option, Given::Tap) => {
+                AnswerItem::selected(pending.question.clone(), [pending.label.clone()])
+            }
+            (ChoiceKind::Set, Given::Set(chosen)) => {
+                if chosen.is_empty() {
+                    return Err(Refusal::NothingChosen.into());
+                }
+                let labels = self.labels(ask, &pending.question, chosen).await?;
+                AnswerItem::selected(pending.question.clone(), labels)
+            }
+            (ChoiceKind::Own, Given::Own(text)) => {
+                if text.trim().is_empty() {
+                    return Err(Refusal::NothingTyped.into());
+                }
+                AnswerItem::custom(pending.question.clone(), text.trim())
+            }
+            _ => return Err(Refusal::Unknown.into()),
+        };
         let t = match self
             .store
             .spend_channel_token(&hash(token), ask, channel, Timestamp::now())
@@ -219,14 +307,13 @@ impl Tokens {
         if let Some(closed) = rec.closed {
             return Err(Refusal::Closed(Box::new(closed)).into());
         }
-        let answer = Answers {
-            answers: vec![AnswerItem::selected(
-                choice.question.clone(),
-                [choice.label.clone()],
-            )],
-        };
+        let answer = serde_json::to_value(&Answers {
+            answers: vec![item],
+        })
+        .unwrap_or_default();
+        let summary = answer_summary(&answer);
         let outcome = Outcome::Answered {
-            answer: serde_json::to_value(&answer).unwrap_or_default(),
+            answer,
             by: Responder {
                 answerer: ANSWERER.to_owned(),
                 channel: Some(t.channel),
@@ -238,8 +325,77 @@ impl Tokens {
             .record_outcome(ask, &outcome, Timestamp::now())
             .await?
         {
-            Recorded::Won => Ok(choice),
+            Recorded::Won => Ok((choice, summary)),
             Recorded::Lost(closed) => Err(Refusal::Closed(Box::new(closed)).into()),
+        }
+    }
+
+    /// The labels of `question`'s options at `chosen` (deduplicated, in the request's order),
+    /// read from the ask's stored request; [`Refusal::Unknown`] for an index out of range.
+    async fn labels(
+        &self,
+        ask: AskId,
+        question: &str,
+        chosen: &[usize],
+    ) -> Result<Vec<String>, RedeemError> {
+        #[derive(Deserialize)]
+        struct Request {
+            questions: Vec<ask_user_core::Question>,
+        }
+        let rec = self.store.get(ask).await?;
+        let req: Request =
+            serde_json::from_str(&rec.request).map_err(|_| RedeemError::from(Refusal::Unknown))?;
+        let q = req
+            .questions
+            .into_iter()
+            .find(|q| q.id == question)
+            .ok_or(Refusal::Unknown)?;
+        let mut idx: Vec<usize> = chosen.to_vec();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.iter()
+            .map(|&i| {
+                q.options
+                    .get(i)
+                    .map(|o| o.label.clone())
+                    .ok_or_else(|| Refusal::Unknown.into())
+            })
+            .collect()
+    }
+}
+
+/// Issues the [`crate::Notice::done`] and [`crate::Notice::own`] tokens `channel` takes for the
+/// ask of `notice` (see [`crate::Channel::takes_chosen_sets`],
+/// [`crate::Channel::takes_typed_answers`]). A failure leaves them out (the page still answers).
+pub(crate) async fn issue_extra(
+    tokens: &Tokens,
+    channel: &dyn crate::Channel,
+    notice: &mut crate::Notice,
+) {
+    let [q] = notice.questions.as_slice() else {
+        return;
+    };
+    let mut wanted = Vec::new();
+    if channel.takes_chosen_sets() && q.multi_select && !q.options.is_empty() {
+        wanted.push(ChoiceKind::Set);
+    }
+    if channel.takes_typed_answers() {
+        wanted.push(ChoiceKind::Own);
+    }
+    let question = q.id.clone();
+    for kind in wanted {
+        let choice = Choice {
+            question: question.clone(),
+            label: String::new(),
+            kind,
+        };
+        match tokens
+            .issue(notice.ask, channel.name(), &choice, channel.default_user())
+            .await
+        {
+            Ok(t) if kind == ChoiceKind::Set => notice.done = Some(t),
+            Ok(t) => notice.own = Some(t),
+            Err(e) => tracing::warn!(error = %e, "channels: no answer token; the page only"),
         }
     }
 }
