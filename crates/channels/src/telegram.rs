@@ -134,7 +134,11 @@ impl PollLease {
 
 /// A toggle button of a multi-select keyboard: option `i` of `ask`, chosen or not.
 fn toggle_button(ask: AskId, i: usize, label: &str, chosen: bool) -> Value {
-    let (mark, sign) = if chosen { (CHOSEN, '-') } else { (UNCHOSEN, '+') };
+    let (mark, sign) = if chosen {
+        (CHOSEN, '-')
+    } else {
+        (UNCHOSEN, '+')
+    };
     json!({"text": format!("{mark} {label}"), "callback_data": format!("{ask}:{sign}{i}")})
 }
 
@@ -146,7 +150,13 @@ fn chosen_on(keyboard: &Value, ask: AskId) -> Vec<usize> {
         .into_iter()
         .flatten()
         .flat_map(|row| row.as_array().into_iter().flatten())
-        .filter_map(|b| b["callback_data"].as_str()?.strip_prefix(&prefix)?.parse().ok())
+        .filter_map(|b| {
+            b["callback_data"]
+                .as_str()?
+                .strip_prefix(&prefix)?
+                .parse()
+                .ok()
+        })
         .collect()
 }
 
@@ -295,9 +305,13 @@ impl Telegram {
         loop {
             let now = Timestamp::now();
             let held = if holding {
-                store.renew_lease(&name, &lease.holder, now, lease.ttl).await
+                store
+                    .renew_lease(&name, &lease.holder, now, lease.ttl)
+                    .await
             } else {
-                store.acquire_lease(&name, &lease.holder, now, lease.ttl).await
+                store
+                    .acquire_lease(&name, &lease.holder, now, lease.ttl)
+                    .await
             };
             match held {
                 Ok(true) => {

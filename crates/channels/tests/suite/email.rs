@@ -261,6 +261,8 @@ async fn an_untrusted_certificate_is_an_error_without_secrets() {
         page_url: "http://hub/inbox".into(),
         public_url: "http://hub".into(),
         choices: Vec::new(),
+        done: None,
+        own: None,
     };
     let err = email.notify(&notice).await.unwrap_err();
     assert!(matches!(err, ChannelError::Unreachable { .. }), "{err:?}");

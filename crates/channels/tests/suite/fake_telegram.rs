@@ -11,7 +11,15 @@
 //!   equal to the current one with no markup change is refused ("message is not modified");
 //! - `getUpdates`: updates with `update_id >= offset`, waiting up to `timeout` seconds when
 //!   there are none; an `offset` confirms every earlier update (they are not sent again);
-//! - `answerCallbackQuery`: `text` 0–200 characters.
+//! - `answerCallbackQuery`: `text` 0–200 characters;
+//! - `editMessageReplyMarkup`: replaces a message's inline keyboard (same button checks as
+//!   `sendMessage`); "message to edit not found", "message is not modified" as above;
+//! - a `callback_query` carries the message its button is on as it is now (text and
+//!   `reply_markup`), and a reply's `reply_to_message` the replied-to message likewise, with
+//!   `from` the bot;
+//! - only one `getUpdates` may run at a time: a new one terminates the one in flight, which
+//!   gets 409 "Conflict: terminated by other getUpdates request; make sure that only one bot
+//!   instance is running" (counted in [`FakeTelegram::conflicts`]).
 //!
 //! Not documented, this crate's own rule, also refused: any `parse_mode` or `entities`.
 
@@ -35,6 +43,12 @@ struct Inner {
     updates: Vec<Value>,
     next_update: i64,
     next_message: i64,
+    /// The generation of the `getUpdates` in flight (a newer one terminates it).
+    poll_generation: u64,
+    /// `getUpdates` requests terminated by a concurrent one (409).
+    conflicts: usize,
+    /// `getUpdates` requests answered.
+    polls: usize,
 }
 
 #[derive(Clone, Default)]
@@ -95,18 +109,59 @@ impl FakeTelegram {
         }
     }
 
+    /// `getUpdates` requests terminated by a concurrent one (409) so far.
+    pub(crate) fn conflicts(&self) -> usize {
+        self.inner.lock().unwrap().conflicts
+    }
+
+    /// `getUpdates` requests answered so far.
+    pub(crate) fn polls(&self) -> usize {
+        self.inner.lock().unwrap().polls
+    }
+
+    /// The message `message_id` in `chat` as Telegram would hand it with an update: its id,
+    /// chat, the bot as sender, and its current text and keyboard when it exists.
+    fn message_json(inner: &Inner, chat: i64, message_id: i64) -> Value {
+        let mut m = json!({"message_id": message_id, "chat": {"id": chat, "type": "private"}, "date": 1_700_000_000});
+        if let Some((_, body)) = inner
+            .messages
+            .iter()
+            .find(|(k, _)| *k == (chat, message_id))
+        {
+            let bot_id: i64 = BOT_TOKEN.split(':').next().unwrap().parse().unwrap();
+            m["from"] = json!({"id": bot_id, "is_bot": true, "first_name": "Bot"});
+            m["text"] = body["text"].clone();
+            if let Some(k) = body.get("reply_markup") {
+                m["reply_markup"] = k.clone();
+            }
+        }
+        m
+    }
+
+    /// The message `message_id` in `chat` as it is now (its last send or edit body).
+    pub(crate) fn message(&self, chat: i64, message_id: i64) -> Value {
+        let inner = self.inner.lock().unwrap();
+        inner
+            .messages
+            .iter()
+            .find(|(k, _)| *k == (chat, message_id))
+            .map(|(_, b)| b.clone())
+            .unwrap()
+    }
+
     /// A user taps an inline button: a `callback_query` update. Returns its id.
     pub(crate) fn tap(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
         let id = {
             let mut inner = self.inner.lock().unwrap();
             inner.next_update += 1;
             let n = inner.next_update;
+            let message = Self::message_json(&inner, chat, message_id);
             inner.updates.push(json!({
                 "update_id": 1000 + n,
                 "callback_query": {
                     "id": format!("cq{n}"),
                     "from": {"id": user, "is_bot": false, "first_name": "H"},
-                    "message": {"message_id": message_id, "chat": {"id": chat, "type": "private"}},
+                    "message": message,
                     "chat_instance": "x",
                     "data": data,
                 },
@@ -135,6 +190,7 @@ impl FakeTelegram {
             let mut inner = self.inner.lock().unwrap();
             inner.next_update += 1;
             let n = inner.next_update;
+            let replied = Self::message_json(&inner, chat, reply_to);
             inner.updates.push(json!({
                 "update_id": 1000 + n,
                 "message": {
@@ -143,7 +199,7 @@ impl FakeTelegram {
                     "chat": {"id": chat, "type": "private"},
                     "date": 1_700_000_000,
                     "text": text,
-                    "reply_to_message": {"message_id": reply_to, "chat": {"id": chat, "type": "private"}, "date": 1_700_000_000},
+                    "reply_to_message": replied,
                 },
             }));
             10_000 + n
@@ -235,16 +291,30 @@ async fn call(
         let offset = body["offset"].as_i64().unwrap_or(0);
         let timeout = Duration::from_secs(body["timeout"].as_u64().unwrap_or(0));
         let deadline = tokio::time::Instant::now() + timeout;
+        let generation = {
+            let mut inner = f.inner.lock().unwrap();
+            inner.poll_generation += 1;
+            inner.poll_generation
+        };
+        f.changed.notify_waiters();
         loop {
             let notified = f.changed.notified();
             let ready: Vec<Value> = {
                 let mut inner = f.inner.lock().unwrap();
+                if inner.poll_generation != generation {
+                    inner.conflicts += 1;
+                    return err(
+                        409,
+                        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+                    );
+                }
                 inner
                     .updates
                     .retain(|u| u["update_id"].as_i64().unwrap_or(0) >= offset);
                 inner.updates.clone()
             };
             if !ready.is_empty() || tokio::time::timeout_at(deadline, notified).await.is_err() {
+                f.inner.lock().unwrap().polls += 1;
                 return (StatusCode::OK, Json(json!({"ok": true, "result": ready})));
             }
         }
@@ -282,6 +352,25 @@ async fn call(
                 }
                 *current = body.clone();
                 json!({"message_id": key.1, "chat": {"id": key.0}, "text": body["text"]})
+            }
+            "editMessageReplyMarkup" => {
+                if let Err(e) =
+                    check_send(&json!({"text": "x", "reply_markup": body["reply_markup"]}))
+                {
+                    return err(400, e);
+                }
+                let key = (
+                    body["chat_id"].as_i64().unwrap_or(0),
+                    body["message_id"].as_i64().unwrap_or(0),
+                );
+                let Some((_, current)) = inner.messages.iter_mut().find(|(k, _)| *k == key) else {
+                    return err(400, "Bad Request: message to edit not found");
+                };
+                if current.get("reply_markup") == body.get("reply_markup") {
+                    return err(400, "Bad Request: message is not modified");
+                }
+                current["reply_markup"] = body["reply_markup"].clone();
+                json!({"message_id": key.1, "chat": {"id": key.0}, "text": current["text"]})
             }
             "answerCallbackQuery" => {
                 if body["text"]

@@ -385,6 +385,8 @@ fn notice(public_url: &str) -> Notice {
             label: "ok".into(),
             token: "t".repeat(32),
         }],
+        done: None,
+        own: None,
     }
 }
 

@@ -69,3 +69,16 @@ pub(crate) fn single_select(question: &str, header: &str, labels: &[&str]) -> St
     }]})
     .to_string()
 }
+
+/// A one-question multi-select request with these option labels.
+pub(crate) fn multi_select(question: &str, header: &str, labels: &[&str]) -> String {
+    let options: Vec<_> = labels
+        .iter()
+        .map(|l| serde_json::json!({"label": l}))
+        .collect();
+    serde_json::json!({"questions": [{
+        "id": "q1", "question": question, "header": header,
+        "options": options, "multi_select": true,
+    }]})
+    .to_string()
+}

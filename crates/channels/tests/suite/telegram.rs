@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use ask_user_channels::telegram::{Telegram, TelegramConfig};
+use ask_user_channels::telegram::{PollLease, Telegram, TelegramConfig};
 use ask_user_channels::{Channel, ChannelError};
 use ask_user_store::{AskId, Outcome, Responder};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::fake_telegram::{BOT_TOKEN, FakeTelegram};
-use super::support::{Hub, single_select};
+use super::support::{Hub, multi_select, single_select};
 
 const CHAT: i64 = 4242;
 const USER: i64 = 4242;
@@ -185,6 +185,8 @@ async fn a_wrong_bot_token_is_an_error_that_does_not_show_it() {
         page_url: "https://hub.example/inbox".into(),
         public_url: "https://hub.example".into(),
         choices: Vec::new(),
+        done: None,
+        own: None,
     };
     let err = tg.notify(&notice).await.unwrap_err();
     assert!(matches!(err, ChannelError::Refused { .. }), "{err:?}");
@@ -263,4 +265,337 @@ async fn a_reply_is_the_own_answer_for_one_question() {
         "This question has several parts: answer it on the page (the Open button)."
     );
     assert!(hub.store.get(two).await.unwrap().is_open());
+}
+
+fn keyboard(msg: &Value) -> Vec<(String, String)> {
+    msg["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.as_array().unwrap())
+        .map(|b| {
+            let target = b["callback_data"].as_str().or(b["url"].as_str()).unwrap();
+            (b["text"].as_str().unwrap().to_owned(), target.to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn multi_select_toggles_spend_nothing_and_done_answers_the_chosen_set_once() {
+    let (fake, hub) = setup().await;
+    let ask = hub
+        .ask(
+            "multi",
+            &multi_select("Which checks?", "CI", &["Lint", "Test", "Deploy"]),
+        )
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let msg = sent_for(&sent, ask).unwrap();
+    let id = fake.message_id_of(&msg);
+    let done = data_of(&msg, "Done");
+    assert!(
+        done.starts_with(&format!("{ask}:")) && done.len() <= 64,
+        "{done}"
+    );
+    assert_eq!(
+        keyboard(&msg),
+        [
+            ("\u{2610} Lint".to_owned(), format!("{ask}:+0")),
+            ("\u{2610} Test".to_owned(), format!("{ask}:+1")),
+            ("\u{2610} Deploy".to_owned(), format!("{ask}:+2")),
+            ("Done".to_owned(), done.clone()),
+            ("Open".to_owned(), format!("{}/inbox#ask-{ask}", hub.url)),
+        ]
+    );
+    assert_eq!(
+        msg["text"],
+        "claude-code \u{b7} ~/src/app asks: CI\n\nWhich checks? (choose one or more)\n1. Lint\n2. Test\n3. Deploy"
+    );
+
+    // Outside the allow-list: neither a toggle nor Done does anything.
+    assert_eq!(
+        fake.tap_and_read(999, 999, id, &format!("{ask}:+0")).await,
+        "You may not answer this question."
+    );
+    assert_eq!(
+        fake.tap_and_read(CHAT, 777, id, &done).await,
+        "You may not answer this question."
+    );
+    // Done with nothing chosen keeps the token.
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &done).await,
+        "Choose at least one option first, then Done."
+    );
+    assert!(fake.calls("editMessageReplyMarkup").is_empty());
+
+    // Toggles edit the keyboard; the ask stays open.
+    let toggle = |d: &str| format!("{ask}:{d}");
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("+0")).await,
+        "Chosen: \u{201c}Lint\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        keyboard(&fake.message(CHAT, id))[0],
+        ("\u{2713} Lint".to_owned(), toggle("-0"))
+    );
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("+2")).await,
+        "Chosen: \u{201c}Lint\u{201d}, \u{201c}Deploy\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("-0")).await,
+        "Chosen: \u{201c}Deploy\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("+1")).await,
+        "Chosen: \u{201c}Test\u{201d}, \u{201c}Deploy\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        keyboard(&fake.message(CHAT, id))[..4],
+        [
+            ("\u{2610} Lint".to_owned(), toggle("+0")),
+            ("\u{2713} Test".to_owned(), toggle("-1")),
+            ("\u{2713} Deploy".to_owned(), toggle("-2")),
+            ("Done".to_owned(), done.clone()),
+        ]
+    );
+    assert!(hub.store.get(ask).await.unwrap().is_open());
+    // A stranger's toggle changed nothing: four edits, all ours.
+    assert_eq!(fake.calls("editMessageReplyMarkup").len(), 4);
+
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &done).await,
+        "Answer recorded: \u{201c}Test\u{201d}, \u{201c}Deploy\u{201d}."
+    );
+    assert_eq!(
+        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
+        Outcome::Answered {
+            answer: json!({"answers": [{"id": "q1", "selected": ["Test", "Deploy"]}]}),
+            by: Responder {
+                answerer: "channel".into(),
+                channel: Some("telegram".into()),
+                user: Some(USER.to_string())
+            },
+        }
+    );
+    // Replay, and a toggle after the close.
+    let closed = "This question was already answered (\u{201c}Test\u{201d}, \u{201c}Deploy\u{201d}, via telegram).";
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &done).await,
+        "This answer link was already used."
+    );
+    let edits = fake.wait_for("editMessageText", |c| !c.is_empty()).await;
+    assert_eq!(edits[0]["reply_markup"], Value::Null, "the keyboard goes");
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("+0")).await,
+        closed
+    );
+    // Done of this ask with another ask's id is refused.
+    let other = format!("99:{}", done.split_once(':').unwrap().1);
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &other).await,
+        "This answer link belongs to another question."
+    );
+}
+
+#[tokio::test]
+async fn a_reply_is_the_own_answer_to_a_multi_select() {
+    let (fake, hub) = setup().await;
+    let ask = hub
+        .ask("multi-own", &multi_select("Which?", "W", &["A", "B"]))
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let id = fake.message_id_of(&sent_for(&sent, ask).unwrap());
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &format!("{ask}:+0"))
+            .await,
+        "Chosen: \u{201c}A\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, id, "neither, C").await,
+        "Answer recorded: \u{201c}neither, C\u{201d}."
+    );
+    assert_eq!(
+        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
+        Outcome::Answered {
+            answer: json!({"answers": [{"id": "q1", "selected": [], "custom": "neither, C"}]}),
+            by: Responder {
+                answerer: "channel".into(),
+                channel: Some("telegram".into()),
+                user: Some(USER.to_string())
+            },
+        }
+    );
+}
+
+#[tokio::test]
+async fn hostile_multi_select_labels_stay_plain_and_cannot_fake_a_choice() {
+    let (fake, hub) = setup().await;
+    let ask = hub
+        .ask(
+            "multi-hostile",
+            &multi_select(
+                "<b>Pick</b> [x](tg://evil)",
+                "*H*",
+                &["\u{2713} Evil", "<b>x</b>", "[y](https://evil)"],
+            ),
+        )
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let msg = sent_for(&sent, ask).unwrap();
+    assert_eq!(msg.get("parse_mode"), None);
+    let kb = keyboard(&msg);
+    assert_eq!(kb[0].0, "\u{2610} \u{2713} Evil");
+    assert_eq!(kb[1].0, "\u{2610} <b>x</b>");
+    assert_eq!(kb[2].0, "\u{2610} [y](https://evil)");
+    let id = fake.message_id_of(&msg);
+    fake.tap_and_read(CHAT, USER, id, &format!("{ask}:+1"))
+        .await;
+    assert_eq!(keyboard(&fake.message(CHAT, id))[1].0, "\u{2713} <b>x</b>");
+    let done = data_of(&msg, "Done");
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &done).await,
+        "Answer recorded: \u{201c}<b>x</b>\u{201d}."
+    );
+    let outcome = hub.store.get(ask).await.unwrap().closed.unwrap().outcome;
+    let Outcome::Answered { answer, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(answer["answers"][0]["selected"], json!(["<b>x</b>"]));
+}
+
+/// The store's lease holder of `tg`'s poll lease, waiting (up to 30 s) until it is one of
+/// `holders` and not `not`.
+async fn holder(hub: &Hub, tg: &Telegram, holders: &[&str], not: Option<&str>) -> String {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some((h, _)) = hub.store.lease(&tg.lease_name()).await.unwrap()
+            && holders.contains(&h.as_str())
+            && Some(h.as_str()) != not
+        {
+            return h;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no new lease holder"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+async fn answered_by_tap(fake: &FakeTelegram, hub: &Hub, key: &str) {
+    let ask = hub
+        .ask(key, &single_select("Go?", "Go", &["Yes", "No"]))
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let msg = sent_for(&sent, ask).unwrap();
+    let id = fake.message_id_of(&msg);
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &data_of(&msg, "Yes"))
+            .await,
+        "Answer recorded: \u{201c}Yes\u{201d}."
+    );
+}
+
+#[tokio::test]
+async fn with_two_replicas_one_polls_and_the_other_takes_over_when_it_stops() {
+    // Two channel instances on one store and one (fake) bot, as two hub replicas would be.
+    let fake = FakeTelegram::start().await;
+    let a = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let b = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let hub = Hub::start(vec![a.clone() as Arc<dyn Channel>]).await;
+    assert_eq!(a.lease_name(), "telegram:123456");
+    let ttl = std::time::Duration::from_secs(3);
+    let lease = |name: &str| PollLease {
+        holder: name.to_owned(),
+        ttl,
+    };
+    let task_a = tokio::spawn(
+        a.clone()
+            .poll_leased(hub.tokens.clone(), lease("replica-a")),
+    );
+    let task_b = tokio::spawn(
+        b.clone()
+            .poll_leased(hub.tokens.clone(), lease("replica-b")),
+    );
+    let first = holder(&hub, &a, &["replica-a", "replica-b"], None).await;
+    // Several rounds of long polling, never two at once (the fake counts a 409 otherwise).
+    let polls = fake.polls();
+    answered_by_tap(&fake, &hub, "before").await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while fake.polls() < polls + 3 {
+        assert!(tokio::time::Instant::now() < deadline, "no polling");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(fake.conflicts(), 0);
+    assert_eq!(
+        hub.store.lease(&a.lease_name()).await.unwrap().unwrap().0,
+        first,
+        "the lease stays with its holder while it polls"
+    );
+
+    // The poller stops (its task is dropped): the other one takes over within a lease.
+    let (stopped, other) = if first == "replica-a" {
+        task_a.abort();
+        (task_a, "replica-b")
+    } else {
+        task_b.abort();
+        (task_b, "replica-a")
+    };
+    assert!(stopped.await.unwrap_err().is_cancelled());
+    let next = holder(&hub, &a, &[other], None).await;
+    assert_eq!(next, other);
+    answered_by_tap(&fake, &hub, "after").await;
+    assert_eq!(fake.conflicts(), 0);
+}
+
+#[tokio::test]
+async fn the_fake_refuses_two_pollers_at_once() {
+    // Without the lease two pollers collide: the fake answers one with 409, as Telegram does.
+    let fake = FakeTelegram::start().await;
+    let hub = Hub::start(Vec::new()).await;
+    for _ in 0..2 {
+        let tg = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+        tokio::spawn(tg.poll(hub.tokens.clone()));
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while fake.conflicts() == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no conflict seen");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_reply_reaches_a_replica_that_did_not_send_the_message() {
+    // Replica A sends (its dispatcher), replica B polls: B knows the ask from the replied-to
+    // message's keyboard, which Telegram hands back with the reply.
+    let fake = FakeTelegram::start().await;
+    let a = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let b = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let hub = Hub::start(vec![a as Arc<dyn Channel>]).await;
+    tokio::spawn(b.poll(hub.tokens.clone()));
+    let ask = hub
+        .ask("elsewhere", &single_select("Name?", "N", &["main", "dev"]))
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let id = fake.message_id_of(&sent_for(&sent, ask).unwrap());
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, id, "release").await,
+        "Answer recorded: \u{201c}release\u{201d}."
+    );
+    let outcome = hub.store.get(ask).await.unwrap().closed.unwrap().outcome;
+    let Outcome::Answered { answer, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(answer["answers"][0]["custom"], "release");
 }

@@ -23,6 +23,7 @@ fn yes() -> Choice {
     Choice {
         question: "q1".into(),
         label: "Yes".into(),
+        kind: ask_user_channels::ChoiceKind::Option,
     }
 }
 
