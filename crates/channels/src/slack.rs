@@ -13,7 +13,16 @@
 //! Model text: the message's blocks carry it as `plain_text` (no formatting, no mention, no
 //! link can come out of it); the top-level `text` (the notification's fallback, read as
 //! mrkdwn) has `&`, `<` and `>` escaped, so `<!channel>` or `<https://x|label>` stay literal.
-//! A multi-select, or several questions, get the Open button only (answered on the page).
+//!
+//! A multi-select (one question, at most [`MAX_CHECKBOXES`] options) shows a `checkboxes`
+//! element (option `value` = its index; ticking a box sends a `block_actions` this endpoint
+//! only acknowledges) and a Done button whose `value` is `{ask}:{token}` with a
+//! [`crate::ChoiceKind::Set`] token: it answers with the boxes ticked, which Slack sends with
+//! the click (`state.values`). An ask with one question also gets an `input` block
+//! (`plain_text_input`, `dispatch_action: true`, sent on Enter) for the own answer; its
+//! `block_id` is `own:{ask}:{token}` with a [`crate::ChoiceKind::Own`] token. Option labels go
+//! in `plain_text` objects. Several questions, or more options, get the Open button only
+//! (answered on the page).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -34,12 +43,25 @@ use subtle::ConstantTimeEq;
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
 use crate::router::AnswerState;
 use crate::text;
-use crate::token::RedeemError;
+use crate::token::{Given, RedeemError};
 
 const NAME: &str = "slack";
 
 /// How far a request's timestamp may be from now (Slack's documented five minutes).
 pub const MAX_SKEW_SECS: i64 = 5 * 60;
+
+/// The most options a `checkboxes` element takes (Block Kit); a multi-select with more is
+/// answered on the page.
+pub const MAX_CHECKBOXES: usize = 10;
+
+/// The longest own answer the text input takes (its `max_length`).
+pub const MAX_OWN_ANSWER_CHARS: usize = 2000;
+
+/// The label of the own-answer input.
+pub const OWN_ANSWER_LABEL: &str = "Your own answer (Enter sends it)";
+
+/// The `block_id` of the checkboxes' block.
+const CHOICES_BLOCK: &str = "ask-user-choices";
 
 /// What a user outside the allow-list is told.
 pub const NOT_ALLOWED: &str = "You may not answer this question.";
@@ -183,37 +205,81 @@ impl Slack {
         Ok(Slack { config, http })
     }
 
-    /// The `chat.postMessage` body for an open ask.
+    /// The `chat.postMessage` body for an open ask: the question as `plain_text`, then the
+    /// checkboxes of a multi-select, the buttons (one per option of a single-select, Done for
+    /// a multi-select, Open), and the own-answer input.
     #[must_use]
     pub fn open_message(&self, notice: &Notice) -> Value {
         let full = format!("{}\n\n{}", text::title(notice), text::body(notice));
+        let plain = |t: &str, max: usize| json!({"type": "plain_text", "text": cut_chars(t, max), "emoji": false});
+        let mut blocks = vec![json!({"type": "section", "text": plain(&full, 3000)})];
         let mut buttons: Vec<Value> = notice
             .choices
             .iter()
-            .take(24)
+            .take(23)
             .enumerate()
             .map(|(i, c)| {
                 json!({
                     "type": "button",
                     "action_id": format!("answer-{i}"),
-                    "text": {"type": "plain_text", "text": cut_chars(&c.label, 75), "emoji": false},
+                    "text": plain(&c.label, 75),
                     "value": format!("{}:{}", notice.ask, c.token),
                 })
             })
             .collect();
+        if let (Some(done), [q]) = (&notice.done, notice.questions.as_slice())
+            && q.options.len() <= MAX_CHECKBOXES
+        {
+            let options: Vec<Value> = q
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let mut opt = json!({"text": plain(&o.label, 75), "value": i.to_string()});
+                    if let Some(d) = o.description.as_deref().filter(|d| !d.trim().is_empty()) {
+                        opt["description"] = plain(d, 75);
+                    }
+                    opt
+                })
+                .collect();
+            blocks.push(json!({
+                "type": "actions",
+                "block_id": CHOICES_BLOCK,
+                "elements": [{"type": "checkboxes", "action_id": "choose", "options": options}],
+            }));
+            buttons.push(json!({
+                "type": "button",
+                "action_id": "done",
+                "style": "primary",
+                "text": plain("Done", 75),
+                "value": format!("{}:{done}", notice.ask),
+            }));
+        }
         buttons.push(json!({
             "type": "button",
             "action_id": "open",
-            "text": {"type": "plain_text", "text": "Open", "emoji": false},
+            "text": plain("Open", 75),
             "url": notice.page_url,
         }));
+        blocks.push(json!({"type": "actions", "block_id": "ask-user", "elements": buttons}));
+        if let Some(own) = &notice.own {
+            blocks.push(json!({
+                "type": "input",
+                "block_id": format!("own:{}:{own}", notice.ask),
+                "dispatch_action": true,
+                "label": plain(OWN_ANSWER_LABEL, 2000),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "own",
+                    "max_length": MAX_OWN_ANSWER_CHARS,
+                    "dispatch_action_config": {"trigger_actions_on": ["on_enter_pressed"]},
+                },
+            }));
+        }
         json!({
             "channel": self.config.channel,
             "text": escape_mrkdwn(&cut_chars(&text::title(notice), 3000)),
-            "blocks": [
-                {"type": "section", "text": {"type": "plain_text", "text": cut_chars(&full, 3000), "emoji": false}},
-                {"type": "actions", "block_id": "ask-user", "elements": buttons},
-            ],
+            "blocks": blocks,
         })
     }
 
@@ -252,6 +318,14 @@ impl Slack {
 impl Channel for Slack {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn takes_chosen_sets(&self) -> bool {
+        true
+    }
+
+    fn takes_typed_answers(&self) -> bool {
+        true
     }
 
     fn notify<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, Result<MessageRef, ChannelError>> {
@@ -334,26 +408,32 @@ async fn interact(State(s): State<Interactivity>, headers: HeaderMap, body: Byte
     let Some(p) = payload else {
         return (StatusCode::BAD_REQUEST, "No payload.").into_response();
     };
-    let value = p["actions"][0]["value"].as_str().map(str::to_owned);
-    let (Some(value), Some(response_url)) = (value, p["response_url"].as_str()) else {
-        // The Open button (a URL button) is reported too: nothing to do.
+    let Some(response_url) = p["response_url"].as_str().map(str::to_owned) else {
+        return StatusCode::OK.into_response();
+    };
+    let Some((carrier, given)) = action_of(&p) else {
+        // A ticked checkbox, the Open button (a URL button): nothing to do.
         return StatusCode::OK.into_response();
     };
     let user = p["user"]["id"].as_str().unwrap_or("").to_owned();
-    let response_url = response_url.to_owned();
     // Acknowledge at once (Slack's three seconds); the answer and the reply follow.
     tokio::spawn(async move {
         let text = if !s.slack.config.allowed_users.contains(&user) {
             NOT_ALLOWED.to_owned()
         } else {
-            match value
+            match carrier
                 .split_once(':')
                 .and_then(|(a, t)| Some((AskId(a.parse().ok()?), t)))
             {
                 None => crate::Refusal::Unknown.to_string(),
                 Some((ask, token)) => {
-                    match s.answers.tokens.redeem(ask, NAME, token, Some(user)).await {
-                        Ok(c) => format!("Answer recorded: \u{201c}{}\u{201d}.", c.label),
+                    match s
+                        .answers
+                        .tokens
+                        .redeem_with(ask, NAME, token, Some(user), given)
+                        .await
+                    {
+                        Ok((_, summary)) => format!("Answer recorded: {summary}."),
                         Err(RedeemError::Refused(r)) => r.to_string(),
                         Err(e) => {
                             tracing::warn!(error = %e, "slack: the answer could not be stored");
@@ -370,4 +450,35 @@ async fn interact(State(s): State<Interactivity>, headers: HeaderMap, body: Byte
         }
     });
     StatusCode::OK.into_response()
+}
+
+/// What a `block_actions` payload asks for: the `{ask}:{token}` it carries and what the human
+/// gave. `None` for actions that answer nothing (a ticked checkbox, the Open button).
+///
+/// - `answer-{i}` buttons: `value` is `{ask}:{token}`; [`Given::Tap`].
+/// - `done`: `value` is `{ask}:{token}`; the ticked boxes come in
+///   `state.values["ask-user-choices"]["choose"].selected_options[].value` (indices);
+///   [`Given::Set`].
+/// - `own` (the input, on Enter): `block_id` is `own:{ask}:{token}`, `value` the typed text;
+///   [`Given::Own`].
+fn action_of(p: &Value) -> Option<(String, Given)> {
+    let a = &p["actions"][0];
+    match a["action_id"].as_str()? {
+        "done" => {
+            let chosen = p["state"]["values"][CHOICES_BLOCK]["choose"]["selected_options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o["value"].as_str()?.parse().ok())
+                .collect();
+            Some((a["value"].as_str()?.to_owned(), Given::Set(chosen)))
+        }
+        "own" => {
+            let carrier = a["block_id"].as_str()?.strip_prefix("own:")?;
+            let text = a["value"].as_str().unwrap_or("");
+            Some((carrier.to_owned(), Given::Own(text.to_owned())))
+        }
+        id if id.starts_with("answer-") => Some((a["value"].as_str()?.to_owned(), Given::Tap)),
+        _ => None,
+    }
 }

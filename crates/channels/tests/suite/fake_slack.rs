@@ -7,7 +7,19 @@
 //!   `message_not_found`, `invalid_blocks`); success returns `channel` and `ts`;
 //! - Block Kit limits: `section` text ≤ 3000 characters, ≤ 25 elements in an `actions` block,
 //!   `button` text `plain_text` ≤ 75 characters, `value` ≤ 2000, `action_id` unique in the
-//!   block; a button has a `value` or a `url`;
+//!   block; a button has a `value` or a `url` and an optional `style` (`primary`, `danger`);
+//!   `block_id` ≤ 255 characters and unique in the message, `action_id` ≤ 255;
+//! - `checkboxes` (in an `actions` block): 1–10 options, each with `text` (`plain_text` or
+//!   `mrkdwn`) and an optional `description` of ≤ 75 characters, and a unique `value` of
+//!   ≤ 75 characters (the stricter of the documented 75 and 150);
+//! - `input` blocks (allowed in messages): a `plain_text` `label` of 1–2000 characters, an
+//!   `element`; a `plain_text_input` has `max_length` ≤ 3000 and `dispatch_action_config.
+//!   trigger_actions_on` ⊆ {`on_enter_pressed`, `on_character_entered`}; `dispatch_action`
+//!   is a boolean;
+//! - a Done click carries the message's ticked boxes in `state.values[block_id][action_id].
+//!   selected_options`; Enter in a `dispatch_action` input sends a `plain_text_input` action
+//!   with the input's `block_id` and the typed `value` (≤ its `max_length`): both are built
+//!   here from the message as posted, so a click can only name what the message shows;
 //! - interactivity: a click is a form POST `payload=<json>` (`type: "block_actions"`), signed
 //!   `v0=` + hex HMAC-SHA256(signing secret, `v0:{ts}:{body}`) — computed here by Python's
 //!   `hmac` module, independently of the crate's own code — and Slack gives up on an app that
@@ -64,9 +76,72 @@ pub(crate) fn hmac_hex(key: &str, data: &str) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
+fn plain_ok(t: &Value, max: usize) -> bool {
+    t["type"] == "plain_text"
+        && t["text"]
+            .as_str()
+            .is_some_and(|t| (1..=max).contains(&t.chars().count()))
+}
+
+fn id_ok(v: &Value) -> bool {
+    v.is_null()
+        || v.as_str()
+            .is_some_and(|s| (1..=255).contains(&s.chars().count()))
+}
+
+fn element_error(e: &Value) -> Option<&'static str> {
+    if !id_ok(&e["action_id"]) {
+        return Some("invalid_blocks");
+    }
+    match e["type"].as_str() {
+        Some("button") => {
+            let value_ok = e["value"].as_str().is_some_and(|v| v.len() <= 2000);
+            let url_ok = e["url"].as_str().is_some();
+            let style_ok =
+                e["style"].is_null() || e["style"] == "primary" || e["style"] == "danger";
+            if !plain_ok(&e["text"], 75) || !(value_ok || url_ok) || !style_ok {
+                return Some("invalid_blocks");
+            }
+        }
+        Some("checkboxes") => {
+            let opts = e["options"].as_array()?;
+            let mut values: Vec<&str> = Vec::new();
+            if opts.is_empty() || opts.len() > 10 {
+                return Some("invalid_blocks");
+            }
+            for o in opts {
+                let text_ok = (o["text"]["type"] == "plain_text" || o["text"]["type"] == "mrkdwn")
+                    && o["text"]["text"]
+                        .as_str()
+                        .is_some_and(|t| (1..=75).contains(&t.chars().count()));
+                let desc_ok = o["description"].is_null() || plain_ok(&o["description"], 75);
+                let Some(v) = o["value"].as_str().filter(|v| (1..=75).contains(&v.len())) else {
+                    return Some("invalid_blocks");
+                };
+                if !text_ok || !desc_ok || values.contains(&v) {
+                    return Some("invalid_blocks");
+                }
+                values.push(v);
+            }
+        }
+        _ => return Some("invalid_blocks"),
+    }
+    None
+}
+
 fn block_error(body: &Value) -> Option<&'static str> {
     body["text"].as_str()?;
+    let mut block_ids: Vec<&str> = Vec::new();
     for b in body["blocks"].as_array().into_iter().flatten() {
+        if !id_ok(&b["block_id"]) {
+            return Some("invalid_blocks");
+        }
+        if let Some(id) = b["block_id"].as_str() {
+            if block_ids.contains(&id) {
+                return Some("invalid_blocks");
+            }
+            block_ids.push(id);
+        }
         match b["type"].as_str() {
             Some("section") => {
                 if b["text"]["text"]
@@ -85,16 +160,28 @@ fn block_error(body: &Value) -> Option<&'static str> {
                 if els.len() > 25 || ids.len() != els.len() {
                     return Some("invalid_blocks");
                 }
-                for e in els {
-                    let text_ok = e["text"]["type"] == "plain_text"
-                        && e["text"]["text"]
-                            .as_str()
-                            .is_some_and(|t| (1..=75).contains(&t.chars().count()));
-                    let value_ok = e["value"].as_str().is_some_and(|v| v.len() <= 2000);
-                    let url_ok = e["url"].as_str().is_some();
-                    if !text_ok || !(value_ok || url_ok) {
-                        return Some("invalid_blocks");
-                    }
+                if let Some(e) = els.iter().find_map(element_error) {
+                    return Some(e);
+                }
+            }
+            Some("input") => {
+                let e = &b["element"];
+                let triggers_ok = e["dispatch_action_config"]["trigger_actions_on"]
+                    .as_array()
+                    .is_none_or(|t| {
+                        t.iter()
+                            .all(|t| t == "on_enter_pressed" || t == "on_character_entered")
+                    });
+                let ok = plain_ok(&b["label"], 2000)
+                    && (b["dispatch_action"].is_null() || b["dispatch_action"].is_boolean())
+                    && e["type"] == "plain_text_input"
+                    && id_ok(&e["action_id"])
+                    && e["max_length"]
+                        .as_u64()
+                        .is_none_or(|m| (1..=3000).contains(&m))
+                    && triggers_ok;
+                if !ok {
+                    return Some("invalid_blocks");
                 }
             }
             _ => return Some("invalid_blocks"),
@@ -195,6 +282,113 @@ impl FakeSlack {
         ts: &str,
         signing: Signing,
     ) -> (u16, String, Option<String>) {
+        let action = json!({"type": "button", "action_id": "answer-0", "block_id": "ask-user", "value": value});
+        self.send_action(endpoint, user, ts, action, json!({"values": {}}), signing)
+            .await
+    }
+
+    /// The message `ts` as posted (or last updated).
+    pub(crate) fn message(&self, ts: &str) -> Value {
+        let inner = self.inner.lock().unwrap();
+        inner
+            .messages
+            .iter()
+            .find(|(t, _)| t == ts)
+            .map(|(_, m)| m.clone())
+            .unwrap()
+    }
+
+    /// `user` ticks the boxes `ticked` (option indices) of the checkboxes of message `ts`, as
+    /// `msg` shows it on their screen, and clicks its Done button: the payload Slack sends.
+    pub(crate) async fn press_done(
+        &self,
+        endpoint: &str,
+        user: &str,
+        (msg, ts): (&Value, &str),
+        ticked: &[usize],
+        signing: Signing,
+    ) -> (u16, String, Option<String>) {
+        let blocks = msg["blocks"].as_array().unwrap();
+        let (block, boxes) = blocks
+            .iter()
+            .find_map(|b| {
+                let e = b["elements"]
+                    .as_array()?
+                    .iter()
+                    .find(|e| e["type"] == "checkboxes")?;
+                Some((b["block_id"].as_str()?.to_owned(), e.clone()))
+            })
+            .expect("fake slack: the message has no checkboxes");
+        let selected: Vec<Value> = ticked
+            .iter()
+            .map(|&i| boxes["options"][i].clone())
+            .collect();
+        assert!(selected.iter().all(|o| !o.is_null()), "no such box");
+        let done = blocks
+            .iter()
+            .flat_map(|b| b["elements"].as_array().into_iter().flatten())
+            .find(|e| e["action_id"] == "done")
+            .expect("fake slack: the message has no Done button")
+            .clone();
+        let action = json!({"type": "button", "action_id": "done", "block_id": "ask-user", "value": done["value"]});
+        let mut values = serde_json::Map::new();
+        values.insert(
+            block,
+            json!({boxes["action_id"].as_str().unwrap(): {"type": "checkboxes", "selected_options": selected}}),
+        );
+        self.send_action(
+            endpoint,
+            user,
+            ts,
+            action,
+            json!({"values": values}),
+            signing,
+        )
+        .await
+    }
+
+    /// `user` types `text` into the `dispatch_action` input of message `ts`, as `msg` shows it
+    /// on their screen, and presses Enter.
+    pub(crate) async fn type_own(
+        &self,
+        endpoint: &str,
+        user: &str,
+        (msg, ts): (&Value, &str),
+        text: &str,
+        signing: Signing,
+    ) -> (u16, String, Option<String>) {
+        let input = msg["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["type"] == "input" && b["dispatch_action"] == true)
+            .expect("fake slack: the message has no dispatch_action input")
+            .clone();
+        let max = input["element"]["max_length"].as_u64().unwrap_or(3000);
+        assert!(
+            u64::try_from(text.chars().count()).unwrap() <= max,
+            "fake slack: Slack does not let more than max_length characters be typed"
+        );
+        let action = json!({
+            "type": "plain_text_input",
+            "block_id": input["block_id"],
+            "action_id": input["element"]["action_id"],
+            "value": text,
+        });
+        self.send_action(endpoint, user, ts, action, json!({"values": {}}), signing)
+            .await
+    }
+
+    /// Slack's signed `block_actions` POST of `action` (with `state`) on message `ts`.
+    pub(crate) async fn send_action(
+        &self,
+        endpoint: &str,
+        user: &str,
+        ts: &str,
+        action: Value,
+        state: Value,
+        signing: Signing,
+    ) -> (u16, String, Option<String>) {
         let n = {
             let mut inner = self.inner.lock().unwrap();
             inner.next_response += 1;
@@ -205,8 +399,9 @@ impl FakeSlack {
             "user": {"id": user, "username": "h"},
             "channel": {"id": "C1"},
             "message": {"ts": ts},
+            "state": state,
             "response_url": format!("{}/response/{n}", self.url),
-            "actions": [{"type": "button", "action_id": "answer-0", "block_id": "ask-user", "value": value}],
+            "actions": [action],
         });
         let body: String = form_urlencoded::Serializer::new(String::new())
             .append_pair("payload", &payload.to_string())
