@@ -216,7 +216,7 @@ impl Slack {
         let mut buttons: Vec<Value> = notice
             .choices
             .iter()
-            .take(23)
+            .take(24)
             .enumerate()
             .map(|(i, c)| {
                 json!({

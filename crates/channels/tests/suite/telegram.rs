@@ -513,7 +513,8 @@ async fn with_two_replicas_one_polls_and_the_other_takes_over_when_it_stops() {
     let b = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
     let hub = Hub::start(vec![a.clone() as Arc<dyn Channel>]).await;
     assert_eq!(a.lease_name(), "telegram:123456");
-    let ttl = std::time::Duration::from_secs(3);
+    // Renewed about every second (the long poll is 1 s): ample margin on a loaded machine.
+    let ttl = std::time::Duration::from_secs(6);
     let lease = |name: &str| PollLease {
         holder: name.to_owned(),
         ttl,
