@@ -43,7 +43,7 @@ use serde_json::{Value, json};
 
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
 use crate::text;
-use crate::token::{Given, RedeemError, Tokens};
+use crate::token::{ChoiceKind, Given, RedeemError, Tokens};
 
 const NAME: &str = "telegram";
 
@@ -158,18 +158,6 @@ fn chosen_on(keyboard: &Value, ask: AskId) -> Vec<usize> {
                 .ok()
         })
         .collect()
-}
-
-/// Whether an inline keyboard has toggle buttons of `ask` (a multi-select's).
-fn has_toggles(keyboard: &Value, ask: AskId) -> bool {
-    let (plus, minus) = (format!("{ask}:+"), format!("{ask}:-"));
-    keyboard
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|row| row.as_array().into_iter().flatten())
-        .filter_map(|b| b["callback_data"].as_str())
-        .any(|d| d.starts_with(&plus) || d.starts_with(&minus))
 }
 
 /// What a reply to the question of an ask with several questions gets.
@@ -481,12 +469,19 @@ impl Telegram {
                     self.on_toggle(q, ask, data, tokens.store()).await
                 }
                 Some((ask, token)) => {
+                    // A Done (set) token answers with the options chosen on the keyboard as
+                    // Telegram sent it with the tap.
                     let keyboard = &q["message"]["reply_markup"]["inline_keyboard"];
-                    // A Done button sits on a keyboard with toggles; the chosen ones answer.
-                    let given = if has_toggles(keyboard, ask) {
+                    let is_set = matches!(
+                        tokens.peek(ask, NAME, token).await,
+                        Ok(c) if c.kind == ChoiceKind::Set
+                    );
+                    let given = if !is_set {
+                        Given::Tap
+                    } else if keyboard.is_array() {
                         Given::Set(chosen_on(keyboard, ask))
                     } else {
-                        Given::Tap
+                        return self.answer_query(query_id, MESSAGE_UNREADABLE).await;
                     };
                     let who = user.map(|u| u.to_string());
                     match tokens.redeem_with(ask, NAME, token, who, given).await {
@@ -503,7 +498,13 @@ impl Telegram {
         } else {
             NOT_ALLOWED.to_owned()
         };
-        let body = json!({"callback_query_id": query_id, "text": text::truncate(&reply, 200)});
+        self.answer_query(query_id, &reply).await;
+    }
+
+    /// Tells the tapping user `reply` (`answerCallbackQuery`, which also ends the button's
+    /// spinner).
+    async fn answer_query(&self, query_id: &str, reply: &str) {
+        let body = json!({"callback_query_id": query_id, "text": text::truncate(reply, 200)});
         if let Err(e) = self.call("answerCallbackQuery", &body).await {
             tracing::warn!(error = %e, "telegram: answerCallbackQuery failed");
         }

@@ -379,6 +379,45 @@ impl FakeSlack {
             .await
     }
 
+    /// `user` ticks box `i` of the checkboxes of message `ts` (as `msg` shows it): Slack sends
+    /// a `block_actions` for the tick itself. Returns the app's status and body (no reply is
+    /// awaited: a tick answers nothing).
+    pub(crate) async fn tick(
+        &self,
+        endpoint: &str,
+        user: &str,
+        (msg, ts): (&Value, &str),
+        i: usize,
+    ) -> (u16, String) {
+        let (block, boxes) = msg["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|b| {
+                let e = b["elements"]
+                    .as_array()?
+                    .iter()
+                    .find(|e| e["type"] == "checkboxes")?;
+                Some((b["block_id"].clone(), e.clone()))
+            })
+            .expect("fake slack: the message has no checkboxes");
+        let option = boxes["options"][i].clone();
+        assert!(!option.is_null(), "no such box");
+        let action = json!({"type": "checkboxes", "block_id": block, "action_id": boxes["action_id"], "selected_options": [option]});
+        let (st, body, _) = self
+            .post_action(
+                endpoint,
+                user,
+                ts,
+                action,
+                json!({"values": {}}),
+                Signing::Good,
+                false,
+            )
+            .await;
+        (st, body)
+    }
+
     /// Slack's signed `block_actions` POST of `action` (with `state`) on message `ts`.
     pub(crate) async fn send_action(
         &self,
@@ -388,6 +427,21 @@ impl FakeSlack {
         action: Value,
         state: Value,
         signing: Signing,
+    ) -> (u16, String, Option<String>) {
+        self.post_action(endpoint, user, ts, action, state, signing, true)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn post_action(
+        &self,
+        endpoint: &str,
+        user: &str,
+        ts: &str,
+        action: Value,
+        state: Value,
+        signing: Signing,
+        await_reply: bool,
     ) -> (u16, String, Option<String>) {
         let n = {
             let mut inner = self.inner.lock().unwrap();
@@ -438,7 +492,7 @@ impl FakeSlack {
             started.elapsed() < Duration::from_secs(3),
             "fake slack: no acknowledgement within 3 s"
         );
-        if status != 200 {
+        if status != 200 || !await_reply {
             return (status, text, None);
         }
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);

@@ -357,6 +357,12 @@ async fn checkboxes_and_done_answer_the_ticked_set_once() {
     assert_eq!(msg["blocks"][2]["elements"][1]["action_id"], "open");
     assert_eq!(msg["blocks"][3], own_input(&own_block(&msg)));
 
+    // Ticking a box is only acknowledged: nothing is answered.
+    assert_eq!(
+        s.fake.tick(&s.endpoint, USER, (&msg, &ts), 1).await,
+        (200, String::new())
+    );
+    assert!(s.hub.store.get(ask).await.unwrap().is_open());
     // A user not on the allow-list; Done with no box ticked (the token stays usable).
     let (st, _, reply) = s
         .fake

@@ -329,9 +329,26 @@ async fn multi_select_toggles_spend_nothing_and_done_answers_the_chosen_set_once
         "Choose at least one option first, then Done."
     );
     assert!(fake.calls("editMessageReplyMarkup").is_empty());
+    // A tap without its message (Telegram leaves out messages too old): nothing happens.
+    let unreadable =
+        "This message is too old to read the choices; answer on the page (the Open button).";
+    assert_eq!(fake.tap_and_read(CHAT, USER, 999, &done).await, unreadable);
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, 999, &format!("{ask}:+0"))
+            .await,
+        unreadable
+    );
 
     // Toggles edit the keyboard; the ask stays open.
     let toggle = |d: &str| format!("{ask}:{d}");
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("+0")).await,
+        "Chosen: \u{201c}Lint\u{201d}. Tap Done to answer."
+    );
+    assert_eq!(
+        fake.tap_and_read(CHAT, USER, id, &toggle("-0")).await,
+        "Nothing chosen yet."
+    );
     assert_eq!(
         fake.tap_and_read(CHAT, USER, id, &toggle("+0")).await,
         "Chosen: \u{201c}Lint\u{201d}. Tap Done to answer."
@@ -362,8 +379,8 @@ async fn multi_select_toggles_spend_nothing_and_done_answers_the_chosen_set_once
         ]
     );
     assert!(hub.store.get(ask).await.unwrap().is_open());
-    // A stranger's toggle changed nothing: four edits, all ours.
-    assert_eq!(fake.calls("editMessageReplyMarkup").len(), 4);
+    // A stranger's toggle changed nothing: six edits, all ours.
+    assert_eq!(fake.calls("editMessageReplyMarkup").len(), 6);
 
     assert_eq!(
         fake.tap_and_read(CHAT, USER, id, &done).await,
