@@ -152,3 +152,82 @@ async fn a_token_of_a_closed_ask_says_why_until_the_ask_is_purged() {
         Refusal::Unknown
     );
 }
+
+#[tokio::test]
+async fn set_and_own_tokens_check_what_is_given_before_they_are_spent() {
+    use ask_user_channels::{ChoiceKind, Given};
+    let store = Store::memory();
+    let tokens = Tokens::new(store.clone());
+    let request = serde_json::json!({"questions": [{
+        "id": "q1", "question": "Which?", "multi_select": true,
+        "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}],
+    }]})
+    .to_string();
+    let open = |key: &'static str| {
+        let (store, request) = (store.clone(), request.clone());
+        async move {
+            let a = NewAsk::new(&Scope::HostKey(key.into()), &request, Asker::default());
+            store.open_ask(&a).await.unwrap().record().id
+        }
+    };
+    let kind = |kind| Choice {
+        question: "q1".into(),
+        label: String::new(),
+        kind,
+    };
+    let refused = |r: Result<(Choice, String), RedeemError>| match r {
+        Err(RedeemError::Refused(r)) => r,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let a = open("a").await;
+    let set = tokens
+        .issue(a, "slack", &kind(ChoiceKind::Set), None)
+        .await
+        .unwrap();
+    // Wrong kind, nothing chosen, an option that does not exist: refused, token unspent.
+    for (given, want) in [
+        (Given::Tap, Refusal::Unknown),
+        (Given::Own("x".into()), Refusal::Unknown),
+        (Given::Set(Vec::new()), Refusal::NothingChosen),
+        (Given::Set(vec![0, 3]), Refusal::Unknown),
+    ] {
+        let r = tokens.redeem_with(a, "slack", &set, None, given).await;
+        assert_eq!(refused(r), want);
+    }
+    assert_eq!(
+        refusal(tokens.redeem(a, "slack", &set, None).await),
+        Refusal::Unknown
+    );
+    // Indices are deduplicated and put in the request's order.
+    let (_, summary) = tokens
+        .redeem_with(
+            a,
+            "slack",
+            &set,
+            Some("U1".into()),
+            Given::Set(vec![2, 0, 2]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(summary, "\u{201c}A\u{201d}, \u{201c}C\u{201d}");
+    let r = tokens
+        .redeem_with(a, "slack", &set, None, Given::Set(vec![1]))
+        .await;
+    assert_eq!(refused(r), Refusal::Replayed);
+
+    let b = open("b").await;
+    let own = tokens
+        .issue(b, "slack", &kind(ChoiceKind::Own), None)
+        .await
+        .unwrap();
+    let r = tokens
+        .redeem_with(b, "slack", &own, None, Given::Own(" \n ".into()))
+        .await;
+    assert_eq!(refused(r), Refusal::NothingTyped);
+    assert_eq!(Refusal::NothingTyped.to_string(), "Type an answer first.");
+    let (_, summary) = tokens
+        .redeem_with(b, "slack", &own, None, Given::Own(" D ".into()))
+        .await
+        .unwrap();
+    assert_eq!(summary, "\u{201c}D\u{201d}");
+}
