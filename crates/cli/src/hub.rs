@@ -221,8 +221,8 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
     }
 }
 
-/// `ask-user ask --hub URL`: the options, shared with `ask-user mcp` (`ask_user_host::hub`).
-pub(crate) use ask_user_host::hub::HubAskArgs;
+/// `ask-user ask --hub URL`: the options, shared with `ask-user mcp` (`ask_user_via::hub_args`).
+pub(crate) use ask_user_via::hub_args::HubAskArgs;
 
 /// The hub client's settings from `--hub`/`--hub-token` and the call's `--key` (see
 /// [`HubAskArgs::client_config`]): `None` without `--hub`.
@@ -233,4 +233,4 @@ pub(crate) fn client_config(
     hub.client_config(key)
 }
 
-pub(crate) use ask_user_host::hub::via_names;
+pub(crate) use ask_user_via::hub_args::via_names;

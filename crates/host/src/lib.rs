@@ -13,8 +13,6 @@
 //!   for it.
 //! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap),
 //!   so both hosts spell, check ([`parse_timeout`]) and document them the same; [`call`] runs a call through the journal when there is one.
-//! - [`hub`]: the `--hub URL`, `--hub-token`, `--session-title` flags (docs/contract.md §9) and
-//!   the hub answerer's settings they give, the same in both hosts.
 //!
 //! ## Example: a host with a journal and a notification
 //!
@@ -53,7 +51,6 @@
 
 mod args;
 pub mod durable;
-pub mod hub;
 mod journal;
 mod notify;
 

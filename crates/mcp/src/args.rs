@@ -80,7 +80,7 @@ pub struct McpArgs {
     /// (every question goes to the hub's inbox); with `hub` in `--via` the hub is one of the
     /// fallback answerers and elicitation comes first as usual.
     #[command(flatten)]
-    pub hub: ask_user_host::hub::HubAskArgs,
+    pub hub: ask_user_via::hub_args::HubAskArgs,
 }
 
 /// Why the server could not start.
@@ -111,7 +111,7 @@ impl McpArgs {
     /// neither `--via`'s other answerers nor the client's elicitation form are used).
     #[must_use]
     pub fn hub_only(&self) -> bool {
-        self.answers.is_none() && self.hub.given() && !ask_user_host::hub::names_hub(&self.via)
+        self.answers.is_none() && self.hub.given() && !ask_user_via::hub_args::names_hub(&self.via)
     }
 
     /// The routing these flags describe; starts the fallback answerers (e.g. the web server).
@@ -127,7 +127,7 @@ impl McpArgs {
                 // through the local store's shower, which keeps the hub ask (docs/decisions.md
                 // "MCP through the hub").
                 options.hub = self.hub.client_config(None).map_err(RunError::Hub)?;
-                let via = ask_user_host::hub::via_names(self.hub.given(), &self.via);
+                let via = ask_user_via::hub_args::via_names(self.hub.given(), &self.via);
                 ask_user_via::build(&via, &options)?
             }
         };

@@ -1,11 +1,11 @@
 //! `--hub URL`, `--hub-token TOKEN`, `--session-title TITLE` (docs/contract.md §9 "Agents"):
 //! the flags both hosts (`ask-user ask` and `ask-user mcp`) use to ask through an ask-user hub,
 //! spelled, documented and checked the same, and the settings of the hub answerer
-//! (`ask-user-hub-client`) they give.
+//! (`ask-user-hub-client`) they give ([`crate::Options::hub`]).
 
 use ask_user_hub_client::{CallerContext, HubClientConfig};
 
-/// The `--via` entry of the hub (`ask-user-via`).
+/// The `--via` entry of the hub.
 pub const HUB_VIA: &str = "hub";
 
 /// The refusal of `--hub` without a token (a usage error, exit 2).
