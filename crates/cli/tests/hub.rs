@@ -962,7 +962,7 @@ async fn mcp_client(server_args: &[&str], token: &str, arguments: &str) -> Value
 /// `ask-user mcp --hub URL` (docs/contract.md §9): a real MCP client that can elicit calls the
 /// tool; with `--hub` alone the question goes to the hub's inbox (not to the client's form),
 /// shown with the agent's name and session title; the human answers there and the client gets
-/// the answer. An unreachable hub gives the model the no-answerer error result at once, never
+/// the answer. With `--via hub` the form comes first. An unreachable hub gives the model the no-answerer error result at once, never
 /// a hang; `--hub` without a token is refused before serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_result() {
@@ -1006,6 +1006,22 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
     let state = inbox(&hub.url, &cookie).await;
     assert_eq!(state["history"][0]["id"], id);
     assert_eq!(state["history"][0]["state"], "answered");
+
+    // With `hub` in --via the hub is a fallback: a client that can elicit answers in its form.
+    let out = mcp_client(
+        &[
+            "mcp", "--via", "hub", "--hub", &hub.url, "--store", "memory",
+        ],
+        &tok,
+        QUESTION,
+    )
+    .await;
+    assert_eq!(
+        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{out}"
+    );
+    assert_eq!(out["elicitations"].as_array().unwrap().len(), 1);
+    assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
 
     // An unreachable hub: the model reads the no-answerer text as an error result.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
