@@ -1,7 +1,6 @@
 //! `ask-user hub …` (serve, tokens, sign-in links) and `ask-user ask --hub URL`
 //! (docs/contract.md §9).
 
-use ask_user_hub_client::{CallerContext, HubClientConfig};
 use ask_user_store::Store;
 use std::net::SocketAddr;
 
@@ -222,79 +221,16 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
     }
 }
 
-/// `ask-user ask --hub URL`: the options.
-#[derive(Debug, clap::Args)]
-pub(crate) struct HubAskArgs {
-    /// Ask through an ask-user hub: its URL (several, comma-separated: any replicas of one
-    /// inbox). Alone it is the only answerer; add `hub` to --via to race it with others.
-    #[arg(
-        long = "hub",
-        value_name = "URL",
-        env = "ASK_USER_HUB",
-        value_delimiter = ','
-    )]
-    hub: Vec<String>,
-    /// The agent's hub token (`ask-user hub token add NAME` prints one).
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "ASK_USER_HUB_TOKEN",
-        hide_env_values = true
-    )]
-    hub_token: Option<String>,
-    /// The session title shown to the human beside the question.
-    #[arg(long, value_name = "TITLE", env = "ASK_USER_SESSION_TITLE")]
-    session_title: Option<String>,
-}
+/// `ask-user ask --hub URL`: the options, shared with `ask-user mcp` (`ask_user_via::hub_args`).
+pub(crate) use ask_user_via::hub_args::HubAskArgs;
 
-fn host_name() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-}
-
-/// The hub client's settings from `--hub`/`--hub-token` and the call's `--key` (shared with
-/// the local store: a retry with the same key and request re-attaches to the same ask):
-/// `None` without `--hub`.
+/// The hub client's settings from `--hub`/`--hub-token` and the call's `--key` (see
+/// [`HubAskArgs::client_config`]): `None` without `--hub`.
 pub(crate) fn client_config(
     hub: &HubAskArgs,
     key: Option<&str>,
-) -> Result<Option<HubClientConfig>, String> {
-    let urls: Vec<String> = hub
-        .hub
-        .iter()
-        .map(|u| u.trim().to_owned())
-        .filter(|u| !u.is_empty())
-        .collect();
-    if urls.is_empty() {
-        return Ok(None);
-    }
-    let Some(token) = hub.hub_token.clone().filter(|t| !t.is_empty()) else {
-        return Err(
-            "--hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)"
-                .to_owned(),
-        );
-    };
-    let mut config = HubClientConfig::new(urls, token);
-    config.key = key.filter(|k| !k.is_empty()).map(str::to_owned);
-    config.context = CallerContext {
-        project: std::env::current_dir()
-            .ok()
-            .map(|d| d.display().to_string()),
-        host: host_name(),
-        session: hub.session_title.clone(),
-    };
-    Ok(Some(config))
+) -> Result<Option<ask_user_hub_client::HubClientConfig>, String> {
+    hub.client_config(key)
 }
 
-/// The `--via` names to build: with `--hub` and no `hub` among them, the hub alone (so
-/// `--hub URL` is enough); otherwise as given (`--via hub,terminal` races both).
-pub(crate) fn via_names(hub_given: bool, via: &[String]) -> Vec<String> {
-    if hub_given && !via.iter().any(|v| v.trim() == "hub") {
-        vec!["hub".to_owned()]
-    } else {
-        via.to_vec()
-    }
-}
+pub(crate) use ask_user_via::hub_args::via_names;

@@ -20,7 +20,7 @@ pub(crate) fn run(args: McpArgs) -> Ended {
             status: 0,
         },
         Err(RunError::Usage(e)) => Ended::Usage(e.to_string()),
-        Err(RunError::Store(e)) => Ended::Usage(e),
+        Err(RunError::Store(e) | RunError::Hub(e)) => Ended::Usage(e),
         Err(error) => failed(&error),
     }
 }

@@ -73,6 +73,14 @@ pub struct McpArgs {
     /// command), as `ask-user ask` has them.
     #[command(flatten)]
     pub host: ask_user_host::HostArgs,
+
+    /// `--hub URL` (env ASK_USER_HUB), `--hub-token` (env ASK_USER_HUB_TOKEN) and
+    /// `--session-title`, as `ask-user ask` has them. `--hub` alone makes the hub the only
+    /// answerer: `--via` is replaced by `hub` and the client's elicitation form is not used
+    /// (every question goes to the hub's inbox); with `hub` in `--via` the hub is one of the
+    /// fallback answerers and elicitation comes first as usual.
+    #[command(flatten)]
+    pub hub: ask_user_via::hub_args::HubAskArgs,
 }
 
 /// Why the server could not start.
@@ -93,9 +101,19 @@ pub enum RunError {
     /// before serving).
     #[error("{0}")]
     Store(String),
+    /// `--hub` cannot be used as given (no token): a usage error (exit 2), before serving.
+    #[error("{0}")]
+    Hub(String),
 }
 
 impl McpArgs {
+    /// Whether the hub takes every question: `--hub` given without `hub` in `--via` (then
+    /// neither `--via`'s other answerers nor the client's elicitation form are used).
+    #[must_use]
+    pub fn hub_only(&self) -> bool {
+        self.answers.is_none() && self.hub.given() && !ask_user_via::hub_args::names_hub(&self.via)
+    }
+
     /// The routing these flags describe; starts the fallback answerers (e.g. the web server).
     pub async fn routing(&self) -> Result<Routing, RunError> {
         let fallback: Vec<Arc<dyn UserInteraction>> = match &self.answers {
@@ -104,7 +122,13 @@ impl McpArgs {
                 let show = |web, addr| crate::fallback::web(web, addr, self.no_open);
                 let mut options = ask_user_via::Options::new(self.web_addr).with_show_web(&show);
                 options.timeout = self.host.timeout;
-                ask_user_via::build(&self.via, &options)?
+                // MCP calls carry no call key: each ask gets a random one, enough to
+                // re-attach after a reconnect to another replica; a retried call re-attaches
+                // through the local store's shower, which keeps the hub ask (docs/decisions.md
+                // "MCP through the hub").
+                options.hub = self.hub.client_config(None).map_err(RunError::Hub)?;
+                let via = ask_user_via::hub_args::via_names(self.hub.given(), &self.via);
+                ask_user_via::build(&via, &options)?
             }
         };
         let journal = self.host.open_journal()?.map(Arc::new);
@@ -122,7 +146,7 @@ impl McpArgs {
             ),
         };
         Ok(Routing {
-            elicitation: !self.no_elicitation,
+            elicitation: !self.no_elicitation && !self.hub_only(),
             store,
             fallback,
             timeout: self.host.timeout,

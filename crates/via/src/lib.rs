@@ -12,6 +12,8 @@
 //!   binds a port.
 //! - [`help`] and [`long_help`]: the `--via` help both hosts show, built from [`ANSWERERS`].
 //! - [`answers_file`]: `--answers FILE` (the scripted answerer), read the same way by both hosts.
+//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap) both hosts
+//!   flatten, and the [`Options::hub`] settings they give (docs/contract.md §9).
 //!
 //! ## Adding an answerer
 //!
@@ -53,6 +55,8 @@ use std::time::Duration;
 use ask_user_core::UserInteraction;
 use ask_user_scripted::Scripted;
 use ask_user_web::{WebAnswerer, WebConfig};
+
+pub mod hub_args;
 
 /// One answerer a host can ask through: its `--via` name, its help line, and how it is built.
 #[derive(Debug, Clone, Copy)]

@@ -27,7 +27,11 @@ async fn main() -> std::process::ExitCode {
         .init();
     match ask_user_mcp::run(Cli::parse().args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error @ (ask_user_mcp::RunError::Usage(_) | ask_user_mcp::RunError::Store(_))) => {
+        Err(
+            error @ (ask_user_mcp::RunError::Usage(_)
+            | ask_user_mcp::RunError::Store(_)
+            | ask_user_mcp::RunError::Hub(_)),
+        ) => {
             eprintln!("ask-user-mcp: {error}");
             std::process::ExitCode::from(2)
         }

@@ -72,8 +72,14 @@ fn pg_server() -> &'static str {
 
 /// A new, empty database on the test server; its URL.
 pub(crate) async fn fresh_pg_database() -> String {
+    fresh_database_on(pg_server()).await
+}
+
+/// A new, empty database on the server `server` names (a URL whose role may create
+/// databases); its URL.
+pub(crate) async fn fresh_database_on(server: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let server = pg_server().to_owned();
+    let server = server.to_owned();
     let name = format!(
         "ask_user_test_{}_{}",
         std::process::id(),
@@ -161,70 +167,130 @@ fn free_port() -> u16 {
 /// initdb + pg_ctl start in a temp dir on a free port; a watcher stops the cluster and removes
 /// the directory once this test process has ended.
 fn start_cluster() -> String {
-    let dir = tempfile::Builder::new()
-        .prefix("ask-user-pg")
-        .tempdir()
-        .unwrap()
-        .keep();
-    if is_root() {
-        let ok = Command::new("chown")
-            .arg("postgres:")
-            .arg(&dir)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "cannot chown {} to postgres", dir.display());
+    let cluster = Cluster::start();
+    let url = cluster.url.clone();
+    // The shared cluster lives as long as this process (the watcher stops it).
+    std::mem::forget(cluster);
+    url
+}
+
+/// A throwaway Postgres cluster of one test's own (not the shared one: restarting that would
+/// break the tests running beside), stopped when dropped, and by a watcher if this process
+/// dies first.
+pub(crate) struct Cluster {
+    /// `postgres://postgres@127.0.0.1:PORT/postgres` (a superuser).
+    pub(crate) url: String,
+    data: PathBuf,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    /// Restarts the server (`pg_ctl restart -m fast`: every connection is terminated, then the
+    /// server comes back on the same port); returns once it accepts connections again.
+    #[allow(dead_code)] // used by crates/cli/tests/hub.rs, which includes this file
+    pub(crate) fn restart(&self) {
+        let out = pg_command(&pg_bin("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-l")
+            .arg(self.dir.join("log"))
+            .args(["-m", "fast", "-w", "-t", "60", "restart"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_ctl restart failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+        );
     }
-    let data = dir.join("data");
-    let out = pg_command(&pg_bin("initdb"))
-        .arg("-D")
-        .arg(&data)
-        .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "initdb failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let port = free_port();
-    let out = pg_command(&pg_bin("pg_ctl"))
-        .arg("-D")
-        .arg(&data)
-        .arg("-l")
-        .arg(dir.join("log"))
-        .arg("-o")
-        .arg(format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300",
-            dir.display()
-        ))
-        .args(["-w", "-t", "60", "start"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pg_ctl start failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        std::fs::read_to_string(dir.join("log")).unwrap_or_default()
-    );
-    let script = format!(
-        "while [ -d /proc/{pid} ]; do sleep 1; done; {pg_ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
-        pid = std::process::id(),
-        pg_ctl = pg_bin("pg_ctl").display(),
-        data = data.display(),
-        dir = dir.display(),
-    );
-    // Never waited for: it outlives this process on purpose (it stops the cluster after us).
-    #[allow(clippy::zombie_processes)]
-    pg_command(Path::new("sh"))
-        .arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    format!("postgres://postgres@127.0.0.1:{port}/postgres")
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = pg_command(&pg_bin("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Cluster {
+    /// initdb + pg_ctl start in a temp dir on a free port.
+    pub(crate) fn start() -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("ask-user-pg")
+            .tempdir()
+            .unwrap()
+            .keep();
+        if is_root() {
+            let ok = Command::new("chown")
+                .arg("postgres:")
+                .arg(&dir)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "cannot chown {} to postgres", dir.display());
+        }
+        let data = dir.join("data");
+        let out = pg_command(&pg_bin("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = free_port();
+        let out = pg_command(&pg_bin("pg_ctl"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("log"))
+            .arg("-o")
+            .arg(format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300",
+                dir.display()
+            ))
+            .args(["-w", "-t", "60", "start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+        );
+        let script = format!(
+            "while [ -d /proc/{pid} ]; do sleep 1; done; {pg_ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
+            pid = std::process::id(),
+            pg_ctl = pg_bin("pg_ctl").display(),
+            data = data.display(),
+            dir = dir.display(),
+        );
+        // Never waited for: it outlives this process on purpose (it stops the cluster after us).
+        #[allow(clippy::zombie_processes)]
+        pg_command(Path::new("sh"))
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Cluster {
+            url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+            data,
+            dir,
+        }
+    }
 }
 
 /// A child process: this test binary running `child::entry` with a command.

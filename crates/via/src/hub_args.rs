@@ -1,0 +1,103 @@
+//! `--hub URL`, `--hub-token TOKEN`, `--session-title TITLE` (docs/contract.md §9 "Agents"):
+//! the flags both hosts (`ask-user ask` and `ask-user mcp`) use to ask through an ask-user hub,
+//! spelled, documented and checked the same, and the settings of the hub answerer
+//! (`ask-user-hub-client`) they give ([`crate::Options::hub`]).
+
+use ask_user_hub_client::{CallerContext, HubClientConfig};
+
+/// The `--via` entry of the hub.
+pub const HUB_VIA: &str = "hub";
+
+/// The refusal of `--hub` without a token (a usage error, exit 2).
+pub const HUB_NEEDS_TOKEN: &str = "--hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)";
+
+/// `--hub URL[,URL…]` (env `ASK_USER_HUB`), `--hub-token` (env `ASK_USER_HUB_TOKEN`) and
+/// `--session-title` (env `ASK_USER_SESSION_TITLE`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HubAskArgs {
+    /// Ask through an ask-user hub: its URL (several, comma-separated: any replicas of one
+    /// inbox). Alone it is the only answerer; add `hub` to --via to race it with others.
+    #[arg(
+        long = "hub",
+        value_name = "URL",
+        env = "ASK_USER_HUB",
+        value_delimiter = ','
+    )]
+    pub hub: Vec<String>,
+    /// The agent's hub token (`ask-user hub token add NAME` prints one).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "ASK_USER_HUB_TOKEN",
+        hide_env_values = true
+    )]
+    pub hub_token: Option<String>,
+    /// The session title shown to the human beside the question.
+    #[arg(long, value_name = "TITLE", env = "ASK_USER_SESSION_TITLE")]
+    pub session_title: Option<String>,
+}
+
+impl HubAskArgs {
+    /// Whether a hub URL was given (blanks do not count).
+    #[must_use]
+    pub fn given(&self) -> bool {
+        self.hub.iter().any(|u| !u.trim().is_empty())
+    }
+
+    /// The hub client's settings: `Ok(None)` without `--hub`; `Err(`[`HUB_NEEDS_TOKEN`]`)`
+    /// with `--hub` and no token. `key` is the call key (`ask --key`, shared with the local
+    /// store: a retry with the same key and request re-attaches to the same hub ask); `None`
+    /// gives every ask a random key (the MCP server, whose calls carry no key).
+    ///
+    /// # Errors
+    /// [`HUB_NEEDS_TOKEN`] when a URL is given without a token.
+    pub fn client_config(&self, key: Option<&str>) -> Result<Option<HubClientConfig>, String> {
+        let urls: Vec<String> = self
+            .hub
+            .iter()
+            .map(|u| u.trim().to_owned())
+            .filter(|u| !u.is_empty())
+            .collect();
+        if urls.is_empty() {
+            return Ok(None);
+        }
+        let Some(token) = self.hub_token.clone().filter(|t| !t.is_empty()) else {
+            return Err(HUB_NEEDS_TOKEN.to_owned());
+        };
+        let mut config = HubClientConfig::new(urls, token);
+        config.key = key.filter(|k| !k.is_empty()).map(str::to_owned);
+        config.context = CallerContext {
+            project: std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string()),
+            host: host_name(),
+            session: self.session_title.clone(),
+        };
+        Ok(Some(config))
+    }
+}
+
+fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+}
+
+/// The `--via` names to build: with `--hub` and no `hub` among them, the hub alone (so
+/// `--hub URL` is enough); otherwise as given (`--via hub,terminal` races both).
+#[must_use]
+pub fn via_names(hub_given: bool, via: &[String]) -> Vec<String> {
+    if hub_given && !names_hub(via) {
+        vec![HUB_VIA.to_owned()]
+    } else {
+        via.to_vec()
+    }
+}
+
+/// Whether `via` names the hub.
+#[must_use]
+pub fn names_hub(via: &[String]) -> bool {
+    via.iter().any(|v| v.trim() == HUB_VIA)
+}
