@@ -1,5 +1,6 @@
 //! The connection loop against real sockets on loopback: the eviction rule, the header
 //! deadline, `Content-Length` on bodies of known size, stopping.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
 use std::time::Duration;
 

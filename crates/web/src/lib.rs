@@ -57,7 +57,6 @@ mod pending;
 mod refusal;
 mod routes;
 mod secret;
-mod serve;
 mod state;
 mod view;
 
@@ -66,5 +65,5 @@ pub use answerer::WebAnswerer;
 pub use config::WebConfig;
 pub use refusal::BODY_LIMIT;
 pub use routes::router;
-pub use serve::raise_open_files_limit;
+pub use ask_user_serve::raise_open_files_limit;
 pub use state::WebState;
