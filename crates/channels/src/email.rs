@@ -102,7 +102,7 @@ impl Email {
             tls = tls.add_root_certificate(cert);
         }
         let tls = tls
-            .build_native()
+            .build_rustls()
             .map_err(|e| EmailConfigError::Tls(e.to_string()))?;
         let mut builder =
             AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(config.smtp_host.as_str())

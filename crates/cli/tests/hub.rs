@@ -803,6 +803,9 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
             "/CN=ask-user hub test",
             "-addext",
             "subjectAltName=IP:127.0.0.1",
+            // rustls (webpki, the agent's client) refuses a CA certificate as the server's own.
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
         ])
         .arg("-keyout")
         .arg(&key)

@@ -49,7 +49,6 @@
 mod api;
 mod auth;
 mod inbox;
-mod serve;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -94,7 +93,8 @@ pub struct HubConfig {
     /// Each connection must send a complete request head this soon after connecting or after
     /// its previous response (also the keep-alive idle limit).
     pub header_read_timeout: Duration,
-    /// At most this many connections are open at once.
+    /// At most this many connections are open at once (at most half the open-files limit;
+    /// the crate `ask-user-serve` states the eviction rule).
     pub max_connections: usize,
 }
 
@@ -199,8 +199,9 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
 }
 
 /// Serves the hub on `listener` until `stop` fires, over TLS when [`HubConfig::tls`] is set,
-/// else plain HTTP (behind a reverse proxy, or on loopback). Raises the open-files soft limit first, so the connection
-/// cap, not the operating system, is what a flood meets.
+/// else plain HTTP (behind a reverse proxy, or on loopback), with the connection loop of
+/// `ask-user-serve`. Raises the open-files soft limit first and keeps the connection cap under
+/// half of it, so the cap, not the operating system, is what a flood meets.
 ///
 /// # Errors
 /// [`HubError::BadPublicUrl`]; reading the listener's address.
@@ -209,24 +210,23 @@ pub async fn serve(
     config: HubConfig,
     stop: CancellationToken,
 ) -> Result<(), HubError> {
-    serve::raise_open_files_limit();
+    let limits = ask_user_serve::Limits {
+        header_read_timeout: config.header_read_timeout,
+        max_connections: config.max_connections,
+    }
+    .fit_open_files();
     let bound = listener.local_addr().map_err(|source| HubError::Listen {
         addr: "the listener".to_owned(),
         source,
     })?;
     let app = router(&config, bound)?;
-    serve::serve(
-        listener,
-        app,
-        stop,
-        config.header_read_timeout,
-        config.max_connections,
-        config
-            .tls
-            .as_ref()
-            .map(|t| tokio_rustls::TlsAcceptor::from(t.0.clone())),
-    )
-    .await;
+    match &config.tls {
+        Some(tls) => {
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls.0.clone());
+            ask_user_serve::serve_tls(listener, app, stop, limits, acceptor).await;
+        }
+        None => ask_user_serve::serve(listener, app, stop, limits).await,
+    }
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
     UserInteraction,
 };
+use ask_user_serve::Limits;
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
 use tokio::net::TcpListener;
@@ -37,8 +38,7 @@ pub struct WebAnswerer {
 #[derive(Debug)]
 struct Server {
     listener: Mutex<Option<std::net::TcpListener>>,
-    header_read_timeout: Duration,
-    max_connections: usize,
+    limits: Limits,
     task: Mutex<Option<JoinHandle<()>>>,
     shutdown: CancellationToken,
 }
@@ -67,13 +67,11 @@ impl WebAnswerer {
     /// (a browser that connects earlier waits in the socket's backlog). Fails like
     /// [`WebAnswerer::start`].
     pub fn bind(config: WebConfig) -> std::io::Result<WebAnswerer> {
-        let open_files = crate::serve::raise_open_files_limit();
-        let max_connections = match open_files {
-            Some(limit) => config
-                .max_connections
-                .min(usize::try_from(limit / 2).unwrap_or(usize::MAX)),
-            None => config.max_connections,
-        };
+        let limits = Limits {
+            header_read_timeout: config.header_read_timeout,
+            max_connections: config.max_connections,
+        }
+        .fit_open_files();
         let listener = std::net::TcpListener::bind(config.addr)?;
         listener.set_nonblocking(true)?;
         let bound = listener.local_addr()?;
@@ -90,8 +88,7 @@ impl WebAnswerer {
             url: url.into(),
             server: Arc::new(Server {
                 listener: Mutex::new(Some(listener)),
-                header_read_timeout: config.header_read_timeout,
-                max_connections,
+                limits,
                 task: Mutex::new(None),
                 shutdown,
             }),
@@ -118,12 +115,11 @@ impl WebAnswerer {
         let listener = TcpListener::from_std(listener)?;
         let app = router(self.state.clone());
         let stop = self.server.shutdown.clone();
-        let task = tokio::spawn(crate::serve::serve(
+        let task = tokio::spawn(ask_user_serve::serve(
             listener,
             app,
             stop,
-            self.server.header_read_timeout,
-            self.server.max_connections,
+            self.server.limits,
         ));
         *self
             .server

@@ -57,14 +57,13 @@ mod pending;
 mod refusal;
 mod routes;
 mod secret;
-mod serve;
 mod state;
 mod view;
 
 pub use access::{CONTENT_SECURITY_POLICY, HostPolicy};
 pub use answerer::WebAnswerer;
+pub use ask_user_serve::raise_open_files_limit;
 pub use config::WebConfig;
 pub use refusal::BODY_LIMIT;
 pub use routes::router;
-pub use serve::raise_open_files_limit;
 pub use state::WebState;

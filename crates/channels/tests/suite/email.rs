@@ -53,6 +53,8 @@ impl Smtp {
                 "/CN=127.0.0.1",
             ])
             .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+            // rustls (webpki) refuses a CA certificate as the server's own.
+            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
             .arg("-keyout")
             .arg(&key)
             .arg("-out")

@@ -1,0 +1,231 @@
+//! # ask-user-serve
+//!
+//! The connection loop shared by ask-user's two pages, the local web answerer (`ask-user-web`)
+//! and the hub's inbox (`ask-user-hub`): who gets a connection, and for how long
+//! (docs/contract.md §9 "Limits"; issue 9, item 1).
+//!
+//! A page must stay reachable for its human even when someone without the secret or a
+//! credential opens many connections and sends nothing, half a request, or a header every few
+//! seconds. [`serve`] (plain HTTP/1.1) and `serve_tls` (feature `tls`: rustls with ring)
+//! guarantee, for the [`Router`] they serve:
+//!
+//! - **Header deadline.** Each connection must send a complete request head within
+//!   [`Limits::header_read_timeout`] of connecting, and again of finishing a response (that is
+//!   also the keep-alive idle limit); otherwise it is closed. With TLS, the handshake is held
+//!   to the same deadline.
+//! - **Connection cap, eviction rule.** At most [`Limits::max_connections`] (at least 1) are
+//!   open at once. When a new one arrives at the cap, the *oldest* connection that is not
+//!   serving a request right now (silent, half a head, idle keep-alive, an unfinished TLS
+//!   handshake) is closed to make room. A connection is serving from the moment its request
+//!   head is read until its response body has been taken to the end or dropped, so a live
+//!   event stream is never closed for this. When every open connection is serving, the new one is refused (closed at
+//!   once).
+//! - **Bodies keep their length.** A response body of known size keeps it: it is written
+//!   with `Content-Length`, not chunked encoding. A response counts as serving until hyper has
+//!   taken its body's last chunk (a body of known size usually at once; a stream when it ends)
+//!   or dropped it.
+//! - **Open files.** [`raise_open_files_limit`] lifts the process's soft limit of open files to
+//!   its hard limit, and [`Limits::fit_open_files`] caps the connections at half of it, so the
+//!   cap, not the operating system, is what a flood meets.
+//! - **Stopping.** When the [`CancellationToken`] fires, the loop stops accepting, open
+//!   connections finish their current response (an event stream is expected to end on the same
+//!   signal), and the future returns when all are closed.
+//!
+//! The routes, access rules and body limits are the caller's; this crate only decides which
+//! connections are served.
+//!
+//! ## Example
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ask_user_serve::{Limits, serve};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn run(app: axum::Router) -> std::io::Result<()> {
+//! let limits = Limits {
+//!     header_read_timeout: Duration::from_secs(10),
+//!     max_connections: 256,
+//! }
+//! .fit_open_files();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let stop = CancellationToken::new();
+//! serve(listener, app, stop, limits).await;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod connections;
+mod held;
+mod limits;
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+pub use limits::{Limits, raise_open_files_limit};
+
+use connections::{Admitted, Busy, Connections};
+
+/// How long to wait before accepting again when accepting failed (out of file descriptors).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `app` over plain HTTP/1.1 on `listener` with `limits` (the crate docs state the
+/// rules) until `stop` fires, then lets open connections finish their current response and
+/// returns when all are closed. Upgrades (`Connection: upgrade`) are supported.
+pub async fn serve(listener: TcpListener, app: Router, stop: CancellationToken, limits: Limits) {
+    accept_loop(listener, app, stop, limits, Handshake::Plain).await;
+}
+
+/// Like [`serve`], over TLS: each accepted connection first completes a handshake with
+/// `tls`, within [`Limits::header_read_timeout`]; until it does, it counts as idle (the cap
+/// may close it). A failed or late handshake closes the connection.
+#[cfg(feature = "tls")]
+pub async fn serve_tls(
+    listener: TcpListener,
+    app: Router,
+    stop: CancellationToken,
+    limits: Limits,
+    tls: tokio_rustls::TlsAcceptor,
+) {
+    accept_loop(listener, app, stop, limits, Handshake::Tls(tls)).await;
+}
+
+/// What happens on a connection before HTTP.
+#[derive(Clone)]
+enum Handshake {
+    Plain,
+    #[cfg(feature = "tls")]
+    Tls(tokio_rustls::TlsAcceptor),
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    stop: CancellationToken,
+    limits: Limits,
+    handshake: Handshake,
+) {
+    let table = Connections::new(limits.max_connections);
+    let (closed_tx, closed_rx) = watch::channel(());
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                tracing::debug!(%error, "accept failed");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let Some(admitted) = table.admit() else {
+            tracing::debug!("every connection is busy; refusing a new one");
+            continue;
+        };
+        let app = app.clone();
+        let stop = stop.clone();
+        let closed_rx = closed_rx.clone();
+        let handshake = handshake.clone();
+        tokio::spawn(async move {
+            start(
+                stream,
+                handshake,
+                app,
+                stop,
+                admitted,
+                limits.header_read_timeout,
+            )
+            .await;
+            drop(closed_rx);
+        });
+    }
+    drop(listener);
+    drop(closed_rx);
+    closed_tx.closed().await;
+}
+
+/// Runs the handshake, if any, then serves HTTP on the connection.
+async fn start(
+    stream: TcpStream,
+    handshake: Handshake,
+    app: Router,
+    stop: CancellationToken,
+    admitted: Admitted,
+    header_read_timeout: Duration,
+) {
+    match handshake {
+        Handshake::Plain => connection(stream, app, stop, admitted, header_read_timeout).await,
+        #[cfg(feature = "tls")]
+        Handshake::Tls(acceptor) => {
+            // The handshake is held to the same deadline as a request head, and an
+            // unfinished handshake is an idle connection the cap may close.
+            let evicted = admitted.evicted();
+            let handshake = tokio::select! {
+                r = tokio::time::timeout(header_read_timeout, acceptor.accept(stream)) => r,
+                () = evicted.cancelled() => return,
+                () = stop.cancelled() => return,
+            };
+            match handshake {
+                Ok(Ok(stream)) => {
+                    connection(stream, app, stop, admitted, header_read_timeout).await;
+                }
+                Ok(Err(error)) => tracing::debug!(%error, "TLS handshake failed"),
+                Err(_) => tracing::debug!("TLS handshake timed out"),
+            }
+        }
+    }
+}
+
+/// Serves HTTP/1.1 on one admitted connection until it ends, is evicted, or `stop` fires
+/// (then the current response is finished first).
+async fn connection<S>(
+    stream: S,
+    app: Router,
+    stop: CancellationToken,
+    admitted: Admitted,
+    header_read_timeout: Duration,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let busy = admitted.busy_count();
+    let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {
+        let app = app.clone();
+        let busy = Busy::new(&busy);
+        async move {
+            let response = app.oneshot(request.map(Body::new)).await?;
+            Ok::<_, Infallible>(held::hold_until_sent(response, busy))
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+        .with_upgrades();
+    tokio::pin!(conn);
+    let evicted = admitted.evicted();
+    tokio::select! {
+        result = conn.as_mut() => {
+            if let Err(error) = result {
+                tracing::trace!(%error, "connection ended");
+            }
+            return;
+        }
+        () = evicted.cancelled() => return,
+        () = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+    }
+    let _ = conn.await;
+}
