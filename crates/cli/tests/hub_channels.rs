@@ -518,3 +518,27 @@ fn a_missing_config_file_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn the_default_config_file_is_read_from_the_config_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ask-user").join("config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, SLACK_WITH_SECRETS).unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    // `command` sets XDG_CONFIG_HOME to `dir`: the file there configures Slack, which needs a
+    // public URL.
+    let (code, _, err) = run(
+        dir.path(),
+        &["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "ask-user: {} configures channels (slack) but the hub has no --public-url",
+            config.display()
+        )),
+        "{err}"
+    );
+}
