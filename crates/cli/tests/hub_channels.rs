@@ -22,6 +22,8 @@ mod suite {
     pub(crate) mod fake_ntfy;
     #[path = "../../../channels/tests/suite/fake_slack.rs"]
     pub(crate) mod fake_slack;
+    #[path = "../../../channels/tests/suite/fake_telegram.rs"]
+    pub(crate) mod fake_telegram;
 }
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -35,6 +37,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use suite::fake_ntfy::FakeNtfy;
 use suite::fake_slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
+use suite::fake_telegram::FakeTelegram;
 
 /// Generous: the machine is small and shared.
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -112,6 +115,10 @@ struct Hub {
 
 impl Hub {
     fn start(dir: &Path, config: &Path, env: &[(&str, &str)]) -> Hub {
+        Hub::start_with(dir, config, env, &[])
+    }
+
+    fn start_with(dir: &Path, config: &Path, env: &[(&str, &str)], extra: &[&str]) -> Hub {
         let store = format!("sqlite:{}", dir.join("store.sqlite3").display());
         let port = free_port();
         let url = format!("http://127.0.0.1:{port}");
@@ -131,7 +138,8 @@ impl Hub {
                 &url,
             ],
         );
-        cmd.envs(env.iter().copied())
+        cmd.args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -402,6 +410,67 @@ async fn a_signed_slack_click_answers_the_agent_through_a_real_hub() {
     assert!(
         !stderr.contains(BOT_TOKEN) && !stderr.contains(SIGNING_SECRET),
         "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escalation_reaches_telegram_later_and_its_button_answers() {
+    const CHAT: i64 = 4242;
+    let dir = tempfile::tempdir().unwrap();
+    let ntfy = FakeNtfy::start(None).await;
+    let telegram = FakeTelegram::start().await;
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "[ntfy]\nserver = \"{}\"\ntopic = \"asks\"\npublic_topic = true\n\n[telegram]\napi_base = \"{}\"\ntoken = \"{}\"\nchats = [{CHAT}]\npoll_timeout = 1\n",
+            ntfy.url,
+            telegram.url,
+            suite::fake_telegram::BOT_TOKEN
+        ),
+    );
+    let hub = Hub::start_with(dir.path(), &config, &[], &["--escalate", "3s:telegram"]);
+    let token = hub.token(dir.path(), "ci-bot");
+    let agent = Agent::start(dir.path(), &hub.url, &token);
+
+    // ntfy at once; Telegram only once the ask has waited 3 s.
+    ntfy.wait_for("the question", |p| !p.is_empty()).await;
+    let ntfy_at = Instant::now();
+    assert!(telegram.calls("sendMessage").is_empty());
+    let sent = telegram.wait_for("sendMessage", |c| !c.is_empty()).await;
+    assert!(
+        ntfy_at.elapsed() >= Duration::from_secs(2),
+        "Telegram came {:?} after ntfy",
+        ntfy_at.elapsed()
+    );
+    let msg = &sent[0];
+    assert_eq!(msg["chat_id"], CHAT);
+    let yes = msg["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap())
+        .find(|b| b["text"] == "Yes")
+        .unwrap()["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let id = telegram.message_id_of(msg);
+    assert_eq!(
+        telegram.tap_and_read(CHAT, 7, id, &yes).await,
+        "Answer recorded: \u{201c}Yes\u{201d}."
+    );
+    let (code, out, err) = agent.finish().await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(selected(&out), serde_json::json!(["Yes"]), "{out}");
+    // Both messages are closed: Telegram's edited, ntfy's replaced.
+    telegram
+        .wait_for("editMessageText", |c| !c.is_empty())
+        .await;
+    ntfy.wait_for("the close update", |p| p.len() >= 2).await;
+    assert!(
+        !hub.stderr().contains(suite::fake_telegram::BOT_TOKEN),
+        "{}",
+        hub.stderr()
     );
 }
 
