@@ -191,8 +191,15 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             if let Some(public) = &config.public_url
                 && !channels.is_empty()
             {
-                let routes = ask_user_channels::start(&channels, store.clone(), public)
-                    .map_err(|e| e.to_string())?;
+                let routes = match ask_user_channels::start(&channels, store.clone(), public) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let file = config_file
+                            .as_deref()
+                            .map_or_else(String::new, |f| format!("{}: ", f.display()));
+                        return Ok(Ended::Usage(format!("{file}{e}")));
+                    }
+                };
                 config.extra_routes = Some(routes);
                 eprintln!("ask-user hub: channels: {}", channels.names().join(", "));
             }

@@ -564,6 +564,22 @@ fn an_escalation_to_a_channel_not_configured_is_refused() {
 }
 
 #[test]
+fn a_channel_refusing_its_settings_stops_the_hub() {
+    let (err, config, _dir) = refused(
+        "[email]\nsmtp_host = \"127.0.0.1\"\nfrom = \"not an address\"\nto = \"me@example.org\"\n",
+        0o600,
+        &["--public-url", "http://127.0.0.1:1"],
+    );
+    assert_eq!(
+        err,
+        format!(
+            "ask-user: {}: email: \"not an address\" is not a mail address",
+            config.display()
+        )
+    );
+}
+
+#[test]
 fn a_missing_config_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.toml");
