@@ -191,6 +191,8 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             if let Some(public) = &config.public_url
                 && !channels.is_empty()
             {
+                // A public URL the hub refuses must not reach a notification first.
+                let _checked = ask_user_hub::router(&config, bound).map_err(|e| e.to_string())?;
                 let routes = match ask_user_channels::start(&channels, store.clone(), public) {
                     Ok(r) => r,
                     Err(e) => {
