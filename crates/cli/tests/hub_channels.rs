@@ -474,6 +474,142 @@ async fn escalation_reaches_telegram_later_and_its_button_answers() {
     );
 }
 
+/// A REAL SMTP server (PyPI aiosmtpd, crates/channels/tests/smtp_server.py) requiring
+/// STARTTLS on a self-signed certificate made here; it writes each parsed message as
+/// `OUT/N.json`. Killed when dropped.
+struct Smtp {
+    child: Child,
+    port: u16,
+    cert: PathBuf,
+    out: PathBuf,
+}
+
+impl Smtp {
+    fn start(dir: &Path) -> Smtp {
+        let (cert, key) = (dir.join("smtp-cert.pem"), dir.join("smtp-key.pem"));
+        let ok = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            ])
+            .args([
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "openssl req failed");
+        let out = dir.join("mail");
+        std::fs::create_dir(&out).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut child = Command::new(root.join(".venv/bin/python"))
+            .arg(root.join("crates/channels/tests/smtp_server.py"))
+            .args([&cert, &key, &out])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("smtp_server.py printed {line:?}"));
+        Smtp {
+            child,
+            port,
+            cert,
+            out,
+        }
+    }
+
+    /// Waits (up to the deadline) for the n-th message.
+    async fn message(&self, n: usize) -> Value {
+        let path = self.out.join(format!("{n}.json"));
+        let start = Instant::now();
+        loop {
+            if let Ok(s) = std::fs::read_to_string(&path) {
+                return serde_json::from_str(&s).unwrap();
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "no message {n} within {DEADLINE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Smtp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mail_link_confirms_on_the_hub_then_answers_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let smtp = Smtp::start(dir.path());
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "[email]\nsmtp_host = \"127.0.0.1\"\nsmtp_port = {}\nfrom = \"ask-user <ask-user@example.org>\"\nto = \"me@example.org\"\nstarttls = true\nca_file = \"{}\"\n",
+            smtp.port,
+            smtp.cert.display()
+        ),
+    );
+    let hub = Hub::start(dir.path(), &config, &[]);
+    let token = hub.token(dir.path(), "ci-bot");
+    let mut agent = Agent::start(dir.path(), &hub.url, &token);
+
+    let mail = smtp.message(1).await;
+    assert_eq!(
+        (mail["tls"].as_bool(), mail["to"].as_str()),
+        (Some(true), Some("me@example.org"))
+    );
+    let text = mail["text"].as_str().unwrap();
+    let yes = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ")?.rsplit_once(": "))
+        .find(|(label, _)| *label == "Yes")
+        .map(|(_, url)| url.to_owned())
+        .unwrap_or_else(|| panic!("no link for Yes in {text}"));
+    assert!(yes.starts_with(&format!("{}/channels/", hub.url)), "{yes}");
+
+    // Following the link (as a mail scanner would) answers nothing: it shows a confirm page.
+    let page = http().get(&yes).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("Deploy now?") && html.contains("<form method=\"post\">"),
+        "{html}"
+    );
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "the GET answered"
+    );
+
+    // The confirm button.
+    let done = http().post(&yes).send().await.unwrap();
+    assert_eq!(done.status(), 200);
+    assert!(done.text().await.unwrap().contains("Answer recorded"));
+    let (code, out, err) = agent.finish().await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(selected(&out), serde_json::json!(["Yes"]), "{out}");
+    // Mail cannot be edited: a follow-up in the same thread says how it closed.
+    let follow_up = smtp.message(2).await;
+    assert_eq!(follow_up["in_reply_to"], mail["message_id"]);
+}
+
 /// `hub serve` with `extra` arguments and a config file `text` of `mode`: it must refuse to
 /// start (exit 2) with a message on stderr, returned.
 fn refused(text: &str, mode: u32, extra: &[&str]) -> (String, PathBuf, tempfile::TempDir) {
