@@ -98,9 +98,12 @@ async fn main() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite:{}", dir.path().join("s.sqlite3").display()))
-        .await
-        .unwrap();
+    let store = Store::open(&format!(
+        "sqlite:{}",
+        dir.path().join("s.sqlite3").display()
+    ))
+    .await
+    .unwrap();
     let config = ChannelsConfig {
         ntfy: Some(NtfyConfig {
             server: ntfy_url,
@@ -125,12 +128,16 @@ async fn main() {
         email: None,
         escalate: Vec::new(),
     };
-    let _routes = ask_user_channels::start(&config, store.clone(), "https://hub.example.org")
-        .unwrap();
+    let _routes =
+        ask_user_channels::start(&config, store.clone(), "https://hub.example.org").unwrap();
     let request = r#"{"questions":[{"id":"go","question":"Deploy now?","header":"Deploy","options":[{"label":"Yes"},{"label":"No"}],"multi_select":false}]}"#;
     let mut lat: Vec<Vec<Duration>> = names.iter().map(|_| Vec::new()).collect();
     for i in 0..asks {
-        let ask = NewAsk::new(&Scope::HostKey(format!("bench-{i}")), request, Asker::default());
+        let ask = NewAsk::new(
+            &Scope::HostKey(format!("bench-{i}")),
+            request,
+            Asker::default(),
+        );
         let opened = Instant::now();
         store.open_ask(&ask).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -140,12 +147,18 @@ async fn main() {
                     lat[c].push(t.duration_since(opened));
                     break;
                 }
-                assert!(Instant::now() < deadline, "{} got no request for ask {i}", names[c]);
+                assert!(
+                    Instant::now() < deadline,
+                    "{} got no request for ask {i}",
+                    names[c]
+                );
                 tokio::time::sleep(Duration::from_micros(200)).await;
             }
         }
     }
-    println!("ask opened -> channel request received, {asks} sequential asks, loopback stand-ins, SQLite store");
+    println!(
+        "ask opened -> channel request received, {asks} sequential asks, loopback stand-ins, SQLite store"
+    );
     for (c, name) in names.iter().enumerate() {
         let mut v = lat[c].clone();
         v.sort();

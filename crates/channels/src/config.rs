@@ -643,7 +643,10 @@ starttls = true
         assert_eq!(ntfy.access_token.as_deref(), Some("tk_NTFY_SECRET"));
         assert_eq!(ntfy.topic, "asks");
         let tg = c.telegram.as_ref().unwrap();
-        assert_eq!((tg.chats.as_slice(), tg.allowed_users.as_slice()), (&[42][..], &[7][..]));
+        assert_eq!(
+            (tg.chats.as_slice(), tg.allowed_users.as_slice()),
+            (&[42][..], &[7][..])
+        );
         assert_eq!(tg.api_base, "http://127.0.0.1:9");
         assert_eq!(tg.poll_timeout_secs, 30);
         let slack = c.slack.as_ref().unwrap();
@@ -679,16 +682,27 @@ starttls = true
         assert_eq!(c.ntfy.unwrap().access_token.as_deref(), Some("tk_env"));
         assert_eq!(c.telegram.unwrap().bot_token, "222:env");
         let slack = c.slack.unwrap();
-        assert_eq!((slack.bot_token.as_str(), slack.signing_secret.as_str()), ("xoxb-env", "sign-env"));
+        assert_eq!(
+            (slack.bot_token.as_str(), slack.signing_secret.as_str()),
+            ("xoxb-env", "sign-env")
+        );
         assert_eq!(c.email.unwrap().password.as_deref(), Some("pw-env"));
         // A secret from the environment alone completes a section; it makes none.
         let c = ChannelsConfig::parse("cfg.toml", "[ntfy]\ntopic = \"t\"\n", &env).unwrap();
         assert_eq!(c.names(), ["ntfy"]);
-        assert_eq!(ChannelsConfig::parse("cfg.toml", "", &env).unwrap().names(), Vec::<&str>::new());
+        assert_eq!(
+            ChannelsConfig::parse("cfg.toml", "", &env).unwrap().names(),
+            Vec::<&str>::new()
+        );
         // An empty variable counts as unset.
         let empty = |_: &str| Some(String::new());
         assert_eq!(
-            ChannelsConfig::parse("cfg.toml", FULL, &empty).unwrap().ntfy.unwrap().access_token.as_deref(),
+            ChannelsConfig::parse("cfg.toml", FULL, &empty)
+                .unwrap()
+                .ntfy
+                .unwrap()
+                .access_token
+                .as_deref(),
             Some("tk_NTFY_SECRET")
         );
     }
@@ -719,7 +733,10 @@ starttls = true
             err("[ntfy]\ntopic = \"t\"\ntoken = 12345\n"),
             "cfg.toml: `ntfy.token` must be a string"
         );
-        assert_eq!(err("ntfy = 3\n"), "cfg.toml: `ntfy` must be a table ([section])");
+        assert_eq!(
+            err("ntfy = 3\n"),
+            "cfg.toml: `ntfy` must be a table ([section])"
+        );
         let e = err("[ntfy]\ntopic = \"t\"\ntoken = \"tk_NTFY_SECRET\n");
         assert!(e.starts_with("cfg.toml: line 3: not valid TOML: "), "{e}");
         assert_no_secret(&e);
@@ -765,7 +782,9 @@ starttls = true
             "cfg.toml: email: `starttls = false` is not supported: the mail carries answer links, so it is only sent over STARTTLS"
         );
         assert_eq!(
-            err("[email]\nsmtp_host = \"h\"\nsmtp_port = 70000\nfrom = \"a@b.c\"\nto = \"a@b.c\"\n"),
+            err(
+                "[email]\nsmtp_host = \"h\"\nsmtp_port = 70000\nfrom = \"a@b.c\"\nto = \"a@b.c\"\n"
+            ),
             "cfg.toml: `email.smtp_port` must be a port number (1 to 65535)"
         );
     }
@@ -796,7 +815,9 @@ starttls = true
         let file = dir.path().join("config.toml");
         std::fs::write(&file, FULL).unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let e = ChannelsConfig::load(&file, &no_env).unwrap_err().to_string();
+        let e = ChannelsConfig::load(&file, &no_env)
+            .unwrap_err()
+            .to_string();
         let name = file.display();
         assert_eq!(
             e,
@@ -807,16 +828,24 @@ starttls = true
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert!(ChannelsConfig::load(&file, &no_env).is_err());
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(ChannelsConfig::load(&file, &no_env).unwrap().names().len(), 4);
+        assert_eq!(
+            ChannelsConfig::load(&file, &no_env).unwrap().names().len(),
+            4
+        );
         // Without a secret in it (they come from the environment), it may be shared.
         std::fs::write(&file, "[ntfy]\ntopic = \"t\"\n").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         let env = |k: &str| (k == "ASK_USER_NTFY_TOKEN").then(|| "tk_env".to_owned());
         assert_eq!(ChannelsConfig::load(&file, &env).unwrap().names(), ["ntfy"]);
         let missing = dir.path().join("nope.toml");
-        let e = ChannelsConfig::load(&missing, &no_env).unwrap_err().to_string();
+        let e = ChannelsConfig::load(&missing, &no_env)
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.starts_with(&format!("cannot read the configuration {}: ", missing.display())),
+            e.starts_with(&format!(
+                "cannot read the configuration {}: ",
+                missing.display()
+            )),
             "{e}"
         );
     }
