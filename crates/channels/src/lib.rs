@@ -10,7 +10,9 @@
 //! - [`Tokens`] issues the single-use answer tokens every button carries (128 random bits,
 //!   stored hashed, bound to one ask, one channel and one choice); [`answer_router`] is the
 //!   axum router a hub mounts to redeem them into the store, first outcome wins.
-//! - Channels: [`ntfy::Ntfy`]. Email, Telegram and Slack follow (see the README).
+//! - Channels: [`ntfy::Ntfy`], [`email::Email`], [`telegram::Telegram`], [`slack::Slack`].
+//! - [`config::ChannelsConfig`] reads the hub's configuration file (`ask-user hub serve
+//!   --config`); [`start`] runs what it configures and returns the routes to mount.
 //!
 //! Model text is untrusted: each channel escapes it for its own markup (ntfy: plain text, no
 //! Markdown flag; email: HTML-escaped; Telegram: no parse mode; Slack: `plain_text` blocks and
@@ -49,8 +51,10 @@
 #![deny(missing_docs)]
 
 mod channel;
+pub mod config;
 mod dispatch;
 pub mod email;
+mod mount;
 pub mod ntfy;
 mod router;
 pub mod slack;
@@ -60,6 +64,7 @@ mod token;
 
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
+pub use mount::{MountError, start};
 pub use router::{AnswerState, answer_router, refusal_status};
 pub use token::{
     ANSWERER, Choice, ChoiceKind, Given, RedeemError, Refusal, Tokens, answer_summary, closed_text,

@@ -47,6 +47,16 @@ enum HubCommand {
         /// At most this many open connections.
         #[arg(long, value_name = "N", default_value_t = 1024)]
         max_connections: usize,
+        /// The channels' configuration file (ntfy, Telegram, Slack, email; TOML). Default:
+        /// $XDG_CONFIG_HOME/ask-user/config.toml (~/.config/…) when it exists. Channels need
+        /// --public-url.
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
+        /// Escalation ladder: notify each channel this long after the ask was made, while no
+        /// answer has come (5m:telegram,20m:email); replaces the file's `escalate`. Channels
+        /// not named get the ask at once.
+        #[arg(long, value_name = "LADDER")]
+        escalate: Option<String>,
     },
     /// Agent tokens: add NAME (prints the token once), list, revoke NAME.
     #[command(subcommand)]
@@ -142,7 +152,21 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             tls_cert,
             tls_key,
             max_connections,
+            config: config_file,
+            escalate,
         } => {
+            let (config_file, channels) =
+                match crate::hub_channels::load(config_file.as_deref(), escalate.as_deref()) {
+                    Ok(c) => c,
+                    Err(e) => return Ok(Ended::Usage(e)),
+                };
+            if let Err(e) = crate::hub_channels::need_public_url(
+                config_file.as_deref(),
+                &channels,
+                public_url.as_deref(),
+            ) {
+                return Ok(Ended::Usage(e));
+            }
             let tls = match (&tls_cert, &tls_key) {
                 (Some(cert), Some(key)) => match ask_user_hub::HubTls::load(cert, key) {
                     Ok(tls) => Some(tls),
@@ -163,6 +187,23 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             config.max_connections = max_connections;
             let scheme = if tls.is_some() { "https" } else { "http" };
             config.tls = tls;
+            if let Some(public) = &config.public_url
+                && !channels.is_empty()
+            {
+                // A public URL the hub refuses must not reach a notification first.
+                let _checked = ask_user_hub::router(&config, bound).map_err(|e| e.to_string())?;
+                let routes = match ask_user_channels::start(&channels, store.clone(), public) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let file = config_file
+                            .as_deref()
+                            .map_or_else(String::new, |f| format!("{}: ", f.display()));
+                        return Ok(Ended::Usage(format!("{file}{e}")));
+                    }
+                };
+                config.extra_routes = Some(routes);
+                eprintln!("ask-user hub: channels: {}", channels.names().join(", "));
+            }
             let stop = tokio_util::sync::CancellationToken::new();
             let on_signal = stop.clone();
             tokio::spawn(async move {

@@ -18,6 +18,7 @@ mod durable;
 mod generated;
 mod history;
 mod hub;
+mod hub_channels;
 mod inbox;
 mod input;
 mod mcp;

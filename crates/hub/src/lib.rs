@@ -96,6 +96,11 @@ pub struct HubConfig {
     /// At most this many connections are open at once (at most half the open-files limit;
     /// the crate `ask-user-serve` states the eviction rule).
     pub max_connections: usize,
+    /// Routes served beside the hub's own, e.g. the channels' answer endpoints
+    /// (docs/contract.md §10). They bring their own authentication (single-use tokens, request
+    /// signatures) and their own response headers: the hub's Host/Origin checks, security
+    /// headers and body limit do not apply to them. Their paths must not overlap the hub's.
+    pub extra_routes: Option<Router>,
 }
 
 impl HubConfig {
@@ -108,6 +113,7 @@ impl HubConfig {
             tls: None,
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            extra_routes: None,
         }
     }
 }
@@ -190,12 +196,16 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
         secure_cookies: https || config.tls.is_some(),
         rate: auth::RateLimits::default(),
     });
-    Ok(Router::new()
+    let app = Router::new()
         .merge(api::routes())
         .merge(inbox::routes(hub.clone()))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(auth::security_headers))
-        .with_state(hub))
+        .with_state(hub);
+    Ok(match &config.extra_routes {
+        Some(extra) => app.merge(extra.clone()),
+        None => app,
+    })
 }
 
 /// Serves the hub on `listener` until `stop` fires, over TLS when [`HubConfig::tls`] is set,
