@@ -1,4 +1,5 @@
 mod concurrent;
+mod delivery;
 mod hardening;
 mod inspector;
 mod listing;
