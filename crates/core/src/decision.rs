@@ -288,7 +288,10 @@ mod caller_tests {
         let mut follows = page.caller_waiting();
         assert!(*follows.borrow_and_update(), "a fresh race's caller waits");
         decide.set_caller_waiting(true);
-        assert!(!follows.has_changed().unwrap(), "the same value wakes nobody");
+        assert!(
+            !follows.has_changed().unwrap(),
+            "the same value wakes nobody"
+        );
         decide.set_caller_waiting(false);
         follows.changed().await.unwrap();
         assert!(!*follows.borrow_and_update());

@@ -109,7 +109,9 @@ impl Deliveries {
 }
 
 async fn unmark(store: Store, id: AskId, at: Timestamp) {
-    tracing::info!("ask {id}: the client cancelled the request its result went to; kept for its retry");
+    tracing::info!(
+        "ask {id}: the client cancelled the request its result went to; kept for its retry"
+    );
     if let Err(e) = store.unmark_delivered(id, at).await {
         tracing::warn!("cannot take back the delivery of ask {id}: {e}");
     }
@@ -152,7 +154,9 @@ mod tests {
         assert!(store.get(id).await.unwrap().delivered_at.is_some());
         deliveries.cancelled(&request).await;
         assert_eq!(store.get(id).await.unwrap().delivered_at, None);
-        assert!(matches!(store.open_ask(&ask).await.unwrap(), Opened::Undelivered(r) if r.id == id));
+        assert!(
+            matches!(store.open_ask(&ask).await.unwrap(), Opened::Undelivered(r) if r.id == id)
+        );
 
         // Before: never marked.
         let store = Store::memory();

@@ -30,8 +30,8 @@ use std::time::Duration;
 use futures::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, GetExtensions, JsonRpcMessage, NumberOrString, RequestId,
-    ServerJsonRpcMessage, ServerNotification,
+    ClientJsonRpcMessage, ClientNotification, GetExtensions, JsonRpcMessage, NumberOrString,
+    RequestId, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;

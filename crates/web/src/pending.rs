@@ -331,19 +331,30 @@ mod tests {
         decide.set_caller_waiting(false);
         let (id, _decided) = pending.open(&request(), decide.clone());
         let opened = events.recv().await.unwrap();
-        assert!(opened.data.ends_with(r#","caller_waiting":false}"#), "{opened:?}");
+        assert!(
+            opened.data.ends_with(r#","caller_waiting":false}"#),
+            "{opened:?}"
+        );
         pending.set_caller_waiting(id, false);
         pending.set_caller_waiting(id, true);
         let back = events.recv().await.unwrap();
         assert_eq!(back.name, "caller");
-        assert_eq!(&*back.data, format!(r#"{{"batch":{id},"caller_waiting":true}}"#));
+        assert_eq!(
+            &*back.data,
+            format!(r#"{{"batch":{id},"caller_waiting":true}}"#)
+        );
         assert!(!pending.snapshot().data.contains("caller_waiting"));
         pending.set_caller_waiting(id, false);
         assert_eq!(
             &*events.recv().await.unwrap().data,
             format!(r#"{{"batch":{id},"caller_waiting":false}}"#)
         );
-        assert!(pending.snapshot().data.contains(r#""caller_waiting":false"#));
+        assert!(
+            pending
+                .snapshot()
+                .data
+                .contains(r#""caller_waiting":false"#)
+        );
         pending.withdraw(id);
         let _ = events.recv().await;
         pending.set_caller_waiting(id, true);

@@ -282,7 +282,10 @@ mod tests {
         }
         assert_eq!(PageEvent::ended().name, "ended");
         let c = PageEvent::caller(6, false);
-        assert_eq!((c.name, &*c.data), ("caller", r#"{"batch":6,"caller_waiting":false}"#));
+        assert_eq!(
+            (c.name, &*c.data),
+            ("caller", r#"{"batch":6,"caller_waiting":false}"#)
+        );
         let s = PageEvent::snapshot(["{\"batch\":1}", "{\"batch\":2}"].into_iter());
         assert_eq!(&*s.data, r#"{"batches":[{"batch":1},{"batch":2}]}"#);
         assert_eq!(

@@ -7,7 +7,8 @@
 //! human at the inbox); the page keeps the question meanwhile (`--via web --no-open`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ask_user_store::{AskId, Outcome, Responder, Store, Timestamp};
@@ -25,7 +26,8 @@ const NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
 struct Raw {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The server's stdout lines, read by a thread (so a test can watch the store meanwhile).
+    lines: mpsc::Receiver<String>,
 }
 
 impl Raw {
@@ -39,14 +41,24 @@ impl Raw {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         let mut raw = Self {
             child,
             stdin,
-            stdout,
+            lines,
         };
-        raw.send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        raw.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
             "protocolVersion":"2025-06-18","capabilities":{},
-            "clientInfo":{"name":"delivery-test","version":"0"}}}));
+            "clientInfo":{"name":"delivery-test","version":"0"}}}),
+        );
         assert_eq!(raw.receive()["id"], 1);
         raw.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
         raw
@@ -58,8 +70,10 @@ impl Raw {
     }
 
     fn receive(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a message from the server");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
     }
 
@@ -71,10 +85,28 @@ impl Raw {
 
     /// The result of request `id` (progress and other notifications skipped).
     fn result(&mut self, id: u64) -> Value {
+        self.result_unless(id, || None)
+    }
+
+    /// The result of request `id`; panics as soon as `wrong` says why while waiting.
+    fn result_unless(&mut self, id: u64, wrong: impl Fn() -> Option<String>) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let message = self.receive();
-            if message["id"] == id {
-                return message;
+            match self.lines.recv_timeout(Duration::from_millis(20)) {
+                Ok(line) => {
+                    let message: Value =
+                        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+                    if message["id"] == id {
+                        return message;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Some(why) = wrong() {
+                        panic!("{why}");
+                    }
+                    assert!(Instant::now() < deadline, "no result for request {id}");
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the server exited"),
             }
         }
     }
@@ -163,7 +195,9 @@ impl Fixture {
 }
 
 fn text(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"].as_str().unwrap_or_default()
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 /// The client's `notifications/cancelled` crosses our result on the wire: it cancelled the
@@ -183,7 +217,10 @@ fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
     server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":2,"reason":"timed out"}}));
     server.call(3);
-    let retry = server.result(3);
+    let retry = server.result_unless(3, || {
+        let open = f.runtime.block_on(f.store.list_open()).unwrap();
+        (!open.is_empty()).then(|| format!("the retry asked again: {open:?}"))
+    });
     assert_eq!(text(&retry), NO, "{retry}");
     assert_eq!(f.asks(), 1, "no second ask");
     assert!(

@@ -119,7 +119,10 @@ async fn a_delivery_taken_back_is_handed_to_the_retry(f: Fixture) {
         f.store.get(rec.id).await.unwrap().delivered_at,
         Some(T0.plus(HOUR))
     );
-    f.store.unmark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
+    f.store
+        .unmark_delivered(rec.id, T0.plus(HOUR))
+        .await
+        .unwrap();
     let back = f.second().await.get(rec.id).await.unwrap();
     assert_eq!((back.delivered_at, back.is_open()), (None, false));
     assert!(
