@@ -32,6 +32,10 @@
 //   --retry-new-session; --retry-delay MS after the answer): `retry` is that result,
 //   `retry_ms` how long it took. With --answer-after-retry MS instead of --answer-at, the
 //   retry starts at once (re-attaching to the open ask) and the page is answered MS later.
+// --timeout MS --retry-on-stdin: a human answers elsewhere (a browser the test drives): the
+//   call times out after MS (no progress reset); the script prints the line `TIMED_OUT`,
+//   waits for one line on stdin, then calls again with the same arguments on the same
+//   session (`retry`, `retry_ms`); the JSON object is the last line.
 
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -40,7 +44,7 @@ const opts = { reply: "none", sdk: "latest" };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--command") { opts.command = argv.slice(i + 1); break; }
-  if (["--cancel", "--progress", "--delete", "--retry", "--retry-new-session"].includes(a)) {
+  if (["--cancel", "--progress", "--delete", "--retry", "--retry-new-session", "--retry-on-stdin"].includes(a)) {
     opts[a.slice(2).replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = true;
     continue;
   }
@@ -243,6 +247,25 @@ if (opts.cancel) {
   });
   out.web_status = response.status;
   out.web_body = await response.text();
+} else if (opts.retryOnStdin) {
+  await call;
+  out.first_ms = Date.now() - started_at;
+  process.stdout.write("TIMED_OUT\n");
+  const { createInterface } = await import("node:readline");
+  const lines = createInterface({ input: process.stdin });
+  await new Promise((resolve) => lines.once("line", resolve));
+  lines.close();
+  const retried_at = Date.now();
+  try {
+    out.retry = await client.callTool(
+      { name: "ask_user_question", arguments: JSON.parse(opts.arguments ?? "{}") },
+      types.CallToolResultSchema,
+      { timeout: 120_000 },
+    );
+  } catch (error) {
+    out.retry_error = String(error?.message ?? error);
+  }
+  out.retry_ms = Date.now() - retried_at;
 } else if (opts.webUrl && opts.retry) {
   const origin = new URL(opts.webUrl).origin;
   await call;

@@ -23,6 +23,13 @@
 //! A host that keeps outcomes (a durable store) plugs a [`RecordOutcome`] into the tool; the
 //! race calls it inside the decision, after the answer is checked and before it is accepted,
 //! so nothing is acknowledged that was not recorded. The core itself does no I/O.
+//!
+//! **Whether the caller still waits** (docs/contract.md §8) is a fact about the race too: a
+//! host that keeps an ask open after its caller went away (a durable store: the ask is
+//! *detached*) says so with [`Decide::set_caller_waiting`], and an answerer that shows the
+//! question follows [`Decide::caller_waiting`] to tell the human "the agent stopped waiting;
+//! your answer is kept". It is a flag in memory, shared by every handle of the race; a fresh
+//! race starts with its caller waiting.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -120,6 +127,8 @@ struct Race {
     deciding: futures::lock::Mutex<()>,
     /// `None` while open; read without waiting for a decision in flight.
     settled: Mutex<Option<Settled>>,
+    /// Whether the caller still waits for the outcome (see the module doc).
+    caller: tokio::sync::watch::Sender<bool>,
 }
 
 /// A handle on an ask's race (see the module doc). Cheap to clone; every clone offers into the
@@ -157,6 +166,7 @@ impl Decide {
                 recorder,
                 deciding: futures::lock::Mutex::new(()),
                 settled: Mutex::new(None),
+                caller: tokio::sync::watch::Sender::new(true),
             }),
             by: None,
         }
@@ -174,6 +184,24 @@ impl Decide {
     /// The name this handle signs with.
     pub fn name(&self) -> Option<&str> {
         self.by.as_deref()
+    }
+
+    /// Tells every answerer of this race whether its caller still waits for the outcome:
+    /// `false` when the host keeps the ask open after the caller went away (detached), `true`
+    /// again when a retry re-attached. Changes nothing in the race itself: the question stays
+    /// answerable either way. Setting the value it already has wakes nobody.
+    pub fn set_caller_waiting(&self, waiting: bool) {
+        self.race.caller.send_if_modified(|now| {
+            let changed = *now != waiting;
+            *now = waiting;
+            changed
+        });
+    }
+
+    /// Follows whether the caller still waits ([`Decide::set_caller_waiting`]); the receiver
+    /// holds the current value (`true` for a fresh race) and wakes on each change.
+    pub fn caller_waiting(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.race.caller.subscribe()
     }
 
     /// How the race ended, or `None` while it is open (a decision in flight counts as open).
@@ -228,5 +256,51 @@ impl Decide {
             .settled
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod caller_tests {
+    use super::*;
+    use crate::request::{Question, QuestionOption};
+
+    fn request() -> AskUserQuestionRequest {
+        AskUserQuestionRequest::new(
+            vec![Question {
+                id: "go".into(),
+                question: "Deploy?".into(),
+                header: None,
+                options: vec![QuestionOption {
+                    label: "Yes".into(),
+                    description: None,
+                }],
+                multi_select: false,
+            }],
+            &crate::Limits::default(),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_handle_of_a_race_follows_whether_its_caller_waits() {
+        let decide = Decide::new(&request());
+        let page = decide.named("the web page");
+        let mut follows = page.caller_waiting();
+        assert!(*follows.borrow_and_update(), "a fresh race's caller waits");
+        decide.set_caller_waiting(true);
+        assert!(
+            !follows.has_changed().unwrap(),
+            "the same value wakes nobody"
+        );
+        decide.set_caller_waiting(false);
+        follows.changed().await.unwrap();
+        assert!(!*follows.borrow_and_update());
+        // A handle taken later sees the value now.
+        assert!(!*decide.named("x").caller_waiting().borrow());
+        decide.set_caller_waiting(true);
+        follows.changed().await.unwrap();
+        assert!(*follows.borrow());
+        // Another race is not affected.
+        assert!(*Decide::new(&request()).caller_waiting().borrow());
     }
 }

@@ -14,6 +14,10 @@
 //!   now or later. A re-attached call does not show the question again; it waits on the store.
 //!   The shower ends when the store holds an outcome from anywhere (the inbox, the grace
 //!   period's withdrawal, the call's own `--timeout`).
+//! - **The human is told.** The shower counts the calls attached to it; when the last one
+//!   goes away its race says the caller stopped waiting ([`Decide::set_caller_waiting`]), and
+//!   the page shows "The agent stopped waiting. Your answer is kept and given to it when it
+//!   asks again." on the question's card, until a retry attaches again.
 //! - The client's own elicitation form belongs to its session: it is withdrawn with the call
 //!   (the ask stays open in the store for the page of a retry and for `ask-user inbox`).
 
@@ -47,11 +51,37 @@ pub fn caller_scope(client_name: &str) -> Scope {
 /// What a running shower ended with, once it did (`None` while it runs).
 type Ended = Option<Result<Answers, AskError>>;
 
+/// One running shower: what it ended with, its race, and how many calls wait on it.
+#[derive(Debug)]
+struct Running {
+    ended: watch::Receiver<Ended>,
+    decide: Decide,
+    attached: usize,
+}
+
 /// The asks being shown by this server's fallback answerers, by store id (shared by every
 /// session of the server).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Showing {
-    running: Arc<Mutex<HashMap<AskId, watch::Receiver<Ended>>>>,
+    running: Arc<Mutex<HashMap<AskId, Running>>>,
+}
+
+/// A call attached to a shower; dropping it detaches the call, and the last one to go tells
+/// the page the caller stopped waiting.
+struct Attached {
+    showing: Showing,
+    id: AskId,
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        if let Some(running) = self.showing.lock().get_mut(&self.id) {
+            running.attached = running.attached.saturating_sub(1);
+            if running.attached == 0 {
+                running.decide.set_caller_waiting(false);
+            }
+        }
+    }
 }
 
 impl Showing {
@@ -68,33 +98,47 @@ impl Showing {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<AskId, watch::Receiver<Ended>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<AskId, Running>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The shower of ask `id`: the running one, else a new one started for `request`.
+    /// The shower of ask `id`: the running one, else a new one started for `request`; the
+    /// call is attached to it (its caller waits) until the returned guard is dropped.
     fn follow(
         &self,
         id: AskId,
         request: &AskUserQuestionRequest,
         inner: &Arc<dyn UserInteraction>,
         durable: &Durable,
-    ) -> watch::Receiver<Ended> {
+    ) -> (watch::Receiver<Ended>, Attached) {
+        let attached = Attached {
+            showing: self.clone(),
+            id,
+        };
         let mut running = self.lock();
-        if let Some(rx) = running.get(&id) {
-            return rx.clone();
+        if let Some(shower) = running.get_mut(&id) {
+            shower.attached += 1;
+            shower.decide.set_caller_waiting(true);
+            return (shower.ended.clone(), attached);
         }
         let (tx, rx) = watch::channel(None);
-        running.insert(id, rx.clone());
+        // The shower's own race: an answer on the page is stored (first outcome wins)
+        // before the page says "taken".
+        let decide = Decide::with_recorder(request, Some(durable.recorder()));
+        running.insert(
+            id,
+            Running {
+                ended: rx.clone(),
+                decide: decide.clone(),
+                attached: 1,
+            },
+        );
         drop(running);
         let showing = self.clone();
         let inner = inner.clone();
         let durable = durable.clone();
         let request = request.clone();
         tokio::spawn(async move {
-            // The shower's own race: an answer on the page is stored (first outcome wins)
-            // before the page says "taken".
-            let decide = Decide::with_recorder(&request, Some(durable.recorder()));
             let stop = CancellationToken::new();
             let shown = inner.ask_decided(&request, stop.clone(), decide);
             tokio::pin!(shown);
@@ -122,7 +166,7 @@ impl Showing {
             showing.lock().remove(&id);
             let _ = tx.send(Some(ended));
         });
-        rx
+        (rx, attached)
     }
 }
 
@@ -154,8 +198,9 @@ impl UserInteraction for Shown {
         let Some(id) = self.durable.ask_id() else {
             return self.inner.ask_decided(request, cancel, decide);
         };
-        let mut ended = self.showing.follow(id, request, &self.inner, &self.durable);
+        let (mut ended, attached) = self.showing.follow(id, request, &self.inner, &self.durable);
         Box::pin(async move {
+            let _attached = attached;
             let result = tokio::select! {
                 () = cancel.cancelled() => return Err(AskError::Cancelled),
                 result = ended.wait_for(Option::is_some) => match result {

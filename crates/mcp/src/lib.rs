@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod delivery;
 mod durable;
 mod fallback;
 mod input_required;

@@ -275,11 +275,19 @@ impl AskUserServer {
         log_outcome(&outcome);
         // Delivered (§8): the result goes to a request that was not cancelled. A cancelled
         // request's result (which the client drops) leaves the outcome undelivered, so the
-        // retry gets it.
+        // retry gets it; so does a cancellation that crosses the result on the wire (the
+        // session's deliveries take the mark back, see the `delivery` module).
         if let Some(durable) = &durable
             && deliverable(&context.ct, &cancel)
         {
-            durable.mark_delivered().await;
+            match (&link, durable.ask_id()) {
+                (Some(link), Some(id)) => {
+                    link.deliveries()
+                        .deliver(&context.id, durable.store(), id)
+                        .await;
+                }
+                _ => durable.mark_delivered().await,
+            }
         }
         call_result(&outcome).into()
     }

@@ -13,6 +13,11 @@
 //!   calls to withdraw their questions before it answers, so a late answer on the page gets
 //!   409, never "200 ok".
 //!
+//! - **Cancellations are seen first here.** Every incoming `notifications/cancelled` is
+//!   reported to the session's deliveries (the `delivery` module) before rmcp reads it, and
+//!   before the session's next message is read, so a cancellation that crossed a result
+//!   already sent takes that result's delivery back before a retry on the same session looks.
+//!
 //! With a store (§8) the calls only *detach* their asks when `gone` fires (see the crate's
 //! `durable` module): the page keeps the question, so a late answer there is taken and kept
 //! for the retry; the "withdrawn before `DELETE` is answered" rule holds for store-less
@@ -25,8 +30,8 @@ use std::time::Duration;
 use futures::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, NumberOrString, RequestId,
-    ServerJsonRpcMessage, ServerNotification,
+    ClientJsonRpcMessage, ClientNotification, GetExtensions, JsonRpcMessage, NumberOrString,
+    RequestId, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -34,6 +39,8 @@ use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+use crate::delivery::Deliveries;
 
 /// How long closing a session waits for its calls to withdraw their questions.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -43,6 +50,7 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 pub struct SessionLink {
     gone: CancellationToken,
     calls: TaskTracker,
+    deliveries: Deliveries,
 }
 
 impl SessionLink {
@@ -54,6 +62,11 @@ impl SessionLink {
     /// Tracks the calls of this session; a call holds a token while it runs.
     pub fn calls(&self) -> &TaskTracker {
         &self.calls
+    }
+
+    /// The session's recent deliveries and cancellations (docs/contract.md §8 "Delivered").
+    pub(crate) fn deliveries(&self) -> &Deliveries {
+        &self.deliveries
     }
 
     /// Ends the session for its calls: `gone` fires, then waits (at most `grace`) until every
@@ -123,6 +136,19 @@ fn shift_in(message: &mut ClientJsonRpcMessage, link: &SessionLink) {
     }
 }
 
+/// The request a `notifications/cancelled` names.
+fn cancelled_request(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Notification(notification) => match &notification.notification {
+            ClientNotification::CancelledNotification(cancelled) => {
+                cancelled.params.request_id.as_ref()
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
     type Error = T::Error;
 
@@ -138,6 +164,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
         match self.inner.receive().await {
             Some(mut message) => {
                 shift_in(&mut message, &self.link);
+                // Applied before the session's next message is read: a retry sent after the
+                // cancellation finds the delivery taken back.
+                if let Some(request) = cancelled_request(&message) {
+                    self.link.deliveries.cancelled(request).await;
+                }
                 Some(message)
             }
             None => {

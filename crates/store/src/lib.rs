@@ -248,6 +248,18 @@ impl Store {
         dispatch!(self, s => s.mark_delivered(id, at).await)
     }
 
+    /// Takes back a delivery marked at `at` ([`Store::mark_delivered`]): the model did not
+    /// read it after all (MCP: the client cancelled the request, its `notifications/cancelled`
+    /// crossing our result on the wire, so it dropped the result). The outcome stays; a retry
+    /// within the redelivery window gets it ([`Opened::Undelivered`]). No effect unless the
+    /// ask's delivery time is exactly `at` (a delivery marked by another call stands).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        dispatch!(self, s => s.unmark_delivered(id, at).await)
+    }
+
     /// The ask as stored now.
     ///
     /// # Errors

@@ -151,6 +151,19 @@ impl MemoryStore {
         Ok(())
     }
 
+    pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        {
+            let mut inner = self.lock();
+            let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
+            if rec.delivered_at != Some(at) {
+                return Ok(());
+            }
+            rec.delivered_at = None;
+        }
+        self.announce(id);
+        Ok(())
+    }
+
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
         self.lock()
             .asks

@@ -461,6 +461,15 @@ impl PgStore {
         .await
     }
 
+    pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        self.guarded_update(
+            id,
+            "UPDATE ask_user_asks SET delivered_at = NULL WHERE id = $1 AND delivered_at = $2",
+            Some(at.0),
+        )
+        .await
+    }
+
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
         let guard = self.client().await?;
         let client = guard.as_ref().ok_or(Error::NotFound(id))?;

@@ -564,6 +564,16 @@ impl SqliteStore {
         .map(drop)
     }
 
+    pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        self.guarded_update(
+            id,
+            "UPDATE asks SET delivered_at = NULL, seq = ?3 WHERE id = ?1 AND delivered_at = ?2",
+            Some(at.0),
+        )
+        .await
+        .map(drop)
+    }
+
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
         self.with_conn(move |conn, shown| {
             get_raw(conn, id)

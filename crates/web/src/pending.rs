@@ -35,6 +35,9 @@ pub(crate) enum SubmitError {
 
 struct Entry {
     json: Arc<str>,
+    request: AskUserQuestionRequest,
+    /// Whether the caller still waits (the page shows a notice when it does not).
+    caller_waiting: bool,
     decide: Decide,
     /// Tells the waiting `ask` that the race was settled here.
     decided: oneshot::Sender<()>,
@@ -91,13 +94,19 @@ impl Pending {
         decide: Decide,
     ) -> (u64, oneshot::Receiver<()>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let json: Arc<str> = BatchView::new(id, request).to_json().into();
+        let caller_waiting = *decide.caller_waiting().borrow();
+        let json: Arc<str> = BatchView::new(id, request)
+            .with_caller_waiting(caller_waiting)
+            .to_json()
+            .into();
         let (decided, receiver) = oneshot::channel();
         let mut batches = self.lock();
         batches.open.insert(
             id,
             Entry {
                 json: json.clone(),
+                request: request.clone(),
+                caller_waiting,
                 decide,
                 decided,
             },
@@ -140,6 +149,22 @@ impl Pending {
             Decision::Invalid(why) => Err(SubmitError::Invalid(why)),
             Decision::NotRecorded(why) => Err(SubmitError::NotRecorded(why)),
             _ => Err(SubmitError::NotTaken(None)),
+        }
+    }
+
+    /// Shows on every page whether the caller of batch `id` still waits (a `caller` event;
+    /// later snapshots carry it). Does nothing when the batch is closed or already shows that.
+    pub(crate) fn set_caller_waiting(&self, id: u64, waiting: bool) {
+        let mut batches = self.lock();
+        if let Some(entry) = batches.open.get_mut(&id)
+            && entry.caller_waiting != waiting
+        {
+            entry.caller_waiting = waiting;
+            entry.json = BatchView::new(id, &entry.request)
+                .with_caller_waiting(waiting)
+                .to_json()
+                .into();
+            let _ = self.events.send(PageEvent::caller(id, waiting));
         }
     }
 
@@ -296,6 +321,44 @@ mod tests {
             panic!("a late dismissal is not taken")
         };
         assert_eq!(settled.by(), Some("the terminal"));
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_stops_waiting_is_shown_live_and_in_later_snapshots() {
+        let pending = Pending::new();
+        let (mut events, _) = pending.subscribe();
+        let decide = Decide::new(&request());
+        decide.set_caller_waiting(false);
+        let (id, _decided) = pending.open(&request(), decide.clone());
+        let opened = events.recv().await.unwrap();
+        assert!(
+            opened.data.ends_with(r#","caller_waiting":false}"#),
+            "{opened:?}"
+        );
+        pending.set_caller_waiting(id, false);
+        pending.set_caller_waiting(id, true);
+        let back = events.recv().await.unwrap();
+        assert_eq!(back.name, "caller");
+        assert_eq!(
+            &*back.data,
+            format!(r#"{{"batch":{id},"caller_waiting":true}}"#)
+        );
+        assert!(!pending.snapshot().data.contains("caller_waiting"));
+        pending.set_caller_waiting(id, false);
+        assert_eq!(
+            &*events.recv().await.unwrap().data,
+            format!(r#"{{"batch":{id},"caller_waiting":false}}"#)
+        );
+        assert!(
+            pending
+                .snapshot()
+                .data
+                .contains(r#""caller_waiting":false"#)
+        );
+        pending.withdraw(id);
+        let _ = events.recv().await;
+        pending.set_caller_waiting(id, true);
+        assert!(events.try_recv().is_err(), "nothing for a closed batch");
     }
 
     #[tokio::test]

@@ -116,18 +116,31 @@ impl WebState {
         let (id, decided) = self.inner.pending.open(request, decide.clone());
         let withdraw = Withdraw { state: self, id };
         tracing::info!(batch = id, "question waiting on the web page");
-        let result = tokio::select! {
-            decided = decided => match (decided, decide.settled()) {
-                (Ok(()), Some(Settled::Answered { answers, .. })) => Ok(answers),
-                (Ok(()), Some(Settled::Dismissed { .. })) => Err(AskError::Dismissed),
-                _ => Err(AskError::Failed(
-                    "the web answerer stopped before the user answered".to_owned(),
+        // Whether the caller still waits (docs/contract.md §8): the page shows a notice
+        // while it does not; the question stays answerable either way.
+        let mut caller = decide.caller_waiting();
+        caller.mark_unchanged();
+        let pending = &self.inner.pending;
+        pending.set_caller_waiting(id, *caller.borrow());
+        tokio::pin!(decided);
+        let result = loop {
+            break tokio::select! {
+                decided = &mut decided => match (decided, decide.settled()) {
+                    (Ok(()), Some(Settled::Answered { answers, .. })) => Ok(answers),
+                    (Ok(()), Some(Settled::Dismissed { .. })) => Err(AskError::Dismissed),
+                    _ => Err(AskError::Failed(
+                        "the web answerer stopped before the user answered".to_owned(),
+                    )),
+                },
+                Ok(()) = caller.changed() => {
+                    pending.set_caller_waiting(id, *caller.borrow_and_update());
+                    continue;
+                }
+                () = cancel.cancelled() => Err(AskError::Cancelled),
+                () = shutdown.cancelled() => Err(AskError::Failed(
+                    "the web page server stopped before the user answered".to_owned(),
                 )),
-            },
-            () = cancel.cancelled() => Err(AskError::Cancelled),
-            () = shutdown.cancelled() => Err(AskError::Failed(
-                "the web page server stopped before the user answered".to_owned(),
-            )),
+            };
         };
         drop(withdraw);
         result

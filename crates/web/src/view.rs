@@ -7,6 +7,7 @@
 //! | `snapshot` | `{"batches":[Batch…]}` | everything pending now; replaces what the page shows |
 //! | `opened` | `Batch` | a new batch of questions |
 //! | `withdrawn` | `{"batch":N,"reason":R,"by":TAB?,"where":W?}` | the batch is closed |
+//! | `caller` | `{"batch":N,"caller_waiting":B}` | the agent stopped waiting (`false`: the ask is detached, an answer is kept for its retry) or waits again (`true`) |
 //! | `ended` | `{}` | the server is stopping; nothing more will come, do not reconnect |
 //!
 //! The withdrawal's `reason` is `answered` or `dismissed` (on a page: `by` is the submitting
@@ -14,9 +15,12 @@
 //! when it named itself, e.g. `the terminal`), `timed_out` (the agent's time budget ran out)
 //! or `cancelled` (the agent no longer needs the answer).
 //!
-//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}]}`
-//! with `recommended` the index of the `(Recommended)` option or `null`. All text is the
-//! model's, untrusted: the page inserts it with `textContent` only.
+//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}],"caller_waiting"?:false}`
+//! with `recommended` the index of the `(Recommended)` option or `null`, and
+//! `caller_waiting` present (`false`) only while the agent is not waiting (see
+//! [`ask_user_core::Decide::caller_waiting`]). All text is the model's, untrusted: the page
+//! inserts it with `textContent` only. The notice for a caller that stopped waiting is the
+//! page's own text; the events carry only the flag.
 
 use std::sync::Arc;
 
@@ -30,6 +34,14 @@ use crate::state::WEB_NAME;
 pub(crate) struct BatchView<'a> {
     pub(crate) batch: u64,
     pub(crate) questions: Vec<QuestionView<'a>>,
+    /// Whether the caller still waits; serialised only when it does not.
+    #[serde(skip_serializing_if = "is_true")]
+    pub(crate) caller_waiting: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// One question as the page shows it.
@@ -58,7 +70,17 @@ impl<'a> BatchView<'a> {
                 recommended: q.recommended(),
             })
             .collect();
-        Self { batch, questions }
+        Self {
+            batch,
+            questions,
+            caller_waiting: true,
+        }
+    }
+
+    /// The batch with the caller waiting or not.
+    pub(crate) fn with_caller_waiting(mut self, waiting: bool) -> Self {
+        self.caller_waiting = waiting;
+        self
     }
 
     /// The batch as one line of JSON.
@@ -140,6 +162,14 @@ impl PageEvent {
         }
     }
 
+    /// Whether the caller of batch `batch` still waits for its answer.
+    pub(crate) fn caller(batch: u64, waiting: bool) -> Self {
+        Self {
+            name: "caller",
+            data: format!(r#"{{"batch":{batch},"caller_waiting":{waiting}}}"#).into(),
+        }
+    }
+
     /// The last event: the server is stopping, the page should not reconnect.
     pub(crate) fn ended() -> Self {
         Self {
@@ -196,6 +226,12 @@ mod tests {
             BatchView::new(3, &request).to_json(),
             r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0}]}"#
         );
+        assert!(
+            BatchView::new(3, &request)
+                .with_caller_waiting(false)
+                .to_json()
+                .ends_with(r#""recommended":0}],"caller_waiting":false}"#)
+        );
     }
 
     #[test]
@@ -245,6 +281,11 @@ mod tests {
             assert_eq!(&*c.data, json);
         }
         assert_eq!(PageEvent::ended().name, "ended");
+        let c = PageEvent::caller(6, false);
+        assert_eq!(
+            (c.name, &*c.data),
+            ("caller", r#"{"batch":6,"caller_waiting":false}"#)
+        );
         let s = PageEvent::snapshot(["{\"batch\":1}", "{\"batch\":2}"].into_iter());
         assert_eq!(&*s.data, r#"{"batches":[{"batch":1},{"batch":2}]}"#);
         assert_eq!(

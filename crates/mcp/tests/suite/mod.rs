@@ -1,4 +1,6 @@
 mod concurrent;
+mod delivery;
+mod detached_page;
 mod hardening;
 mod inspector;
 mod listing;

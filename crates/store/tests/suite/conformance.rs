@@ -99,7 +99,42 @@ conformance!(
     secrets_are_checked_used_once_expired_and_revoked,
     lease_is_held_by_one_until_released_or_expired,
     concurrent_lease_acquires_have_one_winner,
+    a_delivery_taken_back_is_handed_to_the_retry,
 );
+
+/// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
+/// the outcome stays and the retry gets it; only the delivery marked at that time is taken
+/// back; a missing ask is not found.
+async fn a_delivery_taken_back_is_handed_to_the_retry(f: Fixture) {
+    let rec = created(&f.store, &keyed("crossed", T0)).await;
+    f.store
+        .record_outcome(rec.id, &answered(serde_json::json!(7)), T0)
+        .await
+        .unwrap();
+    f.store.mark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
+    // Another time than the one marked: the delivery stands.
+    f.store
+        .unmark_delivered(rec.id, T0.plus(HOUR * 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap().delivered_at,
+        Some(T0.plus(HOUR))
+    );
+    f.store
+        .unmark_delivered(rec.id, T0.plus(HOUR))
+        .await
+        .unwrap();
+    let back = f.second().await.get(rec.id).await.unwrap();
+    assert_eq!((back.delivered_at, back.is_open()), (None, false));
+    assert!(
+        matches!(f.store.open_ask(&keyed("crossed", T0.plus(HOUR))).await.unwrap(), Opened::Undelivered(r) if r.id == rec.id)
+    );
+    assert!(matches!(
+        f.store.unmark_delivered(AskId(987_654), T0).await,
+        Err(ask_user_store::Error::NotFound(_))
+    ));
+}
 
 async fn created_ask_is_stored_open_and_attached(f: Fixture) {
     let ask = keyed("k1", T0);

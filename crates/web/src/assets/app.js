@@ -17,7 +17,11 @@
   const tab = Array.from(crypto.getRandomValues(new Uint8Array(8)),
     (b) => b.toString(16).padStart(2, '0')).join('');
 
-  /** batch number -> { form, data, closed, sending } */
+  // Shown on a card while its agent is not waiting (its call went away; the ask is kept for
+  // the agent's retry). Our text: the server sends only a flag, never words.
+  const CALLER_GONE = 'The agent stopped waiting. Your answer is kept and given to it when it asks again.';
+
+  /** batch number -> { form, data, closed, sending, callerGone } */
   const shown = new Map();
   let connected = false;
   let everConnected = false;
@@ -299,8 +303,21 @@
     }
   }
 
+  /** Shows or hides the card's notice that the agent stopped waiting (`waiting` false). */
+  function setCallerWaiting(entry, waiting) {
+    entry.callerGone = waiting === false;
+    const notice = entry.form.querySelector('.caller-gone');
+    notice.textContent = CALLER_GONE;
+    notice.hidden = entry.closed || !entry.callerGone;
+    entry.form.classList.toggle('caller-gone-shown', !notice.hidden);
+  }
+
   function addBatch(data) {
-    if (shown.has(data.batch)) return;
+    const known = shown.get(data.batch);
+    if (known) {
+      if (!known.closed) setCallerWaiting(known, data.caller_waiting !== false);
+      return;
+    }
     const form = tBatch.content.firstElementChild.cloneNode(true);
     form.dataset.batch = String(data.batch);
     const list = form.querySelector('.questions');
@@ -308,7 +325,8 @@
     const dismissButton = form.querySelector('.dismiss');
     dismissButton.textContent = data.questions.length > 1 ? 'Dismiss all' : 'Dismiss';
     dismissButton.title = 'Close without answering; the agent is told you did not answer';
-    const entry = { form: form, data: data, closed: false, sending: false };
+    const entry = { form: form, data: data, closed: false, sending: false, callerGone: false };
+    setCallerWaiting(entry, data.caller_waiting !== false);
     form.addEventListener('submit', (e) => { e.preventDefault(); submit(entry); });
     dismissButton.addEventListener('click', () => dismiss(entry));
     form.querySelector('.hide').addEventListener('click', () => {
@@ -329,6 +347,7 @@
 
   const CLOSED_TEXT = {
     'answered-here': 'Answer sent. The agent carries on.',
+    'kept-here': 'Answer kept. The agent gets it when it asks again.',
     'answered-elsewhere': 'Answered in another tab or on another device.',
     'dismissed-here': 'Dismissed. The agent is told you did not answer.',
     'dismissed-elsewhere': 'Dismissed in another tab or on another device.',
@@ -394,7 +413,12 @@
       q.querySelector('.hint').hidden = true;
     }
     summarise(form);
-    form.querySelector('.closed-text').textContent = closedText(kind, where, text);
+    const gone = form.querySelector('.caller-gone');
+    gone.hidden = true;
+    form.classList.remove('caller-gone-shown');
+    // Sent while the agent was not waiting: kept for its retry, not read yet.
+    const said = kind === 'answered-here' && entry.callerGone ? 'kept-here' : kind;
+    form.querySelector('.closed-text').textContent = closedText(said, where, text);
     form.querySelector('.closed').hidden = false;
     focusNextOpen(form);
     refreshStatus();
@@ -429,6 +453,11 @@
   });
   source.addEventListener('opened', (e) => { const d = parse(e); if (d) addBatch(d); });
   source.addEventListener('withdrawn', (e) => { const d = parse(e); if (d) onWithdrawn(d); });
+  source.addEventListener('caller', (e) => {
+    const d = parse(e);
+    const entry = d && shown.get(d.batch);
+    if (entry && !entry.closed) setCallerWaiting(entry, d.caller_waiting !== false);
+  });
   // The server is stopping (its ask is over): stop reconnecting to a server that is gone.
   source.addEventListener('ended', () => {
     source.close();

@@ -14,7 +14,71 @@ async function closedText(form) {
   return (await form.locator('.closed-text').textContent()).trim();
 }
 
+/** What a card shows while its agent is not waiting (the notice, the model's text beside). */
+async function callerGone(form) {
+  const notice = form.locator('.caller-gone');
+  return {
+    noticeText: (await notice.textContent()).trim(),
+    noticeRole: await notice.getAttribute('role'),
+    question: await form.locator('.question .text').first().textContent(),
+    modelElements: await form.locator('.questions b, .questions script, .questions img').count(),
+    answerable: await form.locator('button.submit').isEnabled(),
+  };
+}
+
 const scenarios = {
+  // Issue 13 (docs/contract.md §8), driven by crates/mcp/tests/suite/detached_page.rs: the
+  // agent's call goes away (its client's timeout fired), the card says the agent stopped
+  // waiting and the answer is kept; the human answers there anyway.
+  async 'detached-answer'() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    step('ready');
+    const form = batches(page).first();
+    await form.waitFor();
+    const notice = form.locator('.caller-gone');
+    const hiddenWhileWaiting = await notice.isHidden();
+    step('shown');
+    await notice.waitFor({ state: 'visible', timeout: 120000 });
+    const gone = await callerGone(form);
+    step('notice');
+    await form.locator('.option').nth(1).click();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({
+      hiddenWhileWaiting, ...gone,
+      noticeHiddenAfter: await notice.isHidden(),
+      closed: await closedText(form),
+      cards: await batches(page).count(),
+      errors: page.errors,
+    });
+    await close();
+  },
+
+  // The same, but the agent retries before the human answers: the notice goes away on the
+  // same card (one question, not two), then the human answers the waiting agent.
+  async 'detached-reattach'() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    step('ready');
+    const form = batches(page).first();
+    await form.waitFor();
+    const notice = form.locator('.caller-gone');
+    step('shown');
+    await notice.waitFor({ state: 'visible', timeout: 120000 });
+    const gone = await callerGone(form);
+    step('notice');
+    await notice.waitFor({ state: 'hidden', timeout: 120000 });
+    const cardsAfterRetry = await batches(page).count();
+    step('reattached');
+    await waitGo();
+    await form.locator('.option').nth(1).click();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ ...gone, cardsAfterRetry, closed: await closedText(form), errors: page.errors });
+    await close();
+  },
+
   // One single-select question answered by keyboard only.
   async single() {
     const { context, close } = await launch();

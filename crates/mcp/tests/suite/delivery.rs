@@ -1,0 +1,253 @@
+//! "Delivered" on the wire (docs/contract.md §8): a result counts as delivered when it is sent
+//! for a request that was not cancelled. Driven through the real `ask-user-mcp` binary over
+//! stdio with raw JSON-RPC lines (so the test decides the exact order of the messages, which
+//! no SDK client lets it do), with a SQLite store the test reads.
+//!
+//! The human answers in the store, as `ask-user inbox` does (the test stands in for the
+//! human at the inbox); the page keeps the question meanwhile (`--via web --no-open`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ask_user_store::{AskId, Outcome, Responder, Store, Timestamp};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::support::server_bin;
+
+const ARGS: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
+
+const NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
+
+/// The server over its stdin/stdout, one JSON-RPC message per line.
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    /// The server's stdout lines, read by a thread (so a test can watch the store meanwhile).
+    lines: mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(store: &str) -> Self {
+        let mut child = Command::new(server_bin())
+            .args(["--via", "web", "--no-open", "--store", store])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut raw = Self {
+            child,
+            stdin,
+            lines,
+        };
+        raw.send(
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},
+            "clientInfo":{"name":"delivery-test","version":"0"}}}),
+        );
+        assert_eq!(raw.receive()["id"], 1);
+        raw.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        raw
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a message from the server");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn call(&mut self, id: u64) {
+        let arguments: Value = serde_json::from_str(ARGS).unwrap();
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"ask_user_question","arguments":arguments}}));
+    }
+
+    /// The result of request `id` (progress and other notifications skipped).
+    fn result(&mut self, id: u64) -> Value {
+        self.result_unless(id, || None)
+    }
+
+    /// The result of request `id`; panics as soon as `wrong` says why while waiting.
+    fn result_unless(&mut self, id: u64, wrong: impl Fn() -> Option<String>) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.lines.recv_timeout(Duration::from_millis(20)) {
+                Ok(line) => {
+                    let message: Value =
+                        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+                    if message["id"] == id {
+                        return message;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Some(why) = wrong() {
+                        panic!("{why}");
+                    }
+                    assert!(Instant::now() < deadline, "no result for request {id}");
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the server exited"),
+            }
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    store: Store,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = runtime.block_on(Store::open(&url)).unwrap();
+        Self {
+            runtime,
+            store,
+            url,
+            _dir: dir,
+        }
+    }
+
+    /// The one open ask, once there is one other than `not` (a generous deadline only turns
+    /// a hang into a failure).
+    fn open_ask(&self, not: Option<AskId>) -> AskId {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let open = self.runtime.block_on(self.store.list_open()).unwrap();
+            if let [rec] = &open[..]
+                && Some(rec.id) != not
+            {
+                return rec.id;
+            }
+            assert!(Instant::now() < deadline, "no open ask: {open:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The human answers "No" (at the inbox).
+    fn answer(&self, id: AskId) {
+        let answer = json!({"answers":[{"id":"go","selected":["No"]}]});
+        let by = Responder {
+            answerer: "the inbox".to_owned(),
+            ..Responder::default()
+        };
+        self.runtime
+            .block_on(self.store.record_outcome(
+                id,
+                &Outcome::Answered { answer, by },
+                Timestamp::now(),
+            ))
+            .unwrap();
+    }
+
+    fn delivered(&self, id: AskId) -> bool {
+        self.runtime
+            .block_on(self.store.get(id))
+            .unwrap()
+            .delivered_at
+            .is_some()
+    }
+
+    fn asks(&self) -> usize {
+        self.runtime
+            .block_on(self.store.history(ask_user_store::HistoryPage {
+                after: None,
+                limit: 100,
+            }))
+            .unwrap()
+            .len()
+    }
+}
+
+fn text(reply: &Value) -> &str {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+/// The client's `notifications/cancelled` crosses our result on the wire: it cancelled the
+/// request before it read the result, so it drops it. The delivery is taken back, and the
+/// same call retried gets the same answer at once; no second question is asked.
+#[test]
+fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
+    let f = Fixture::new();
+    let mut server = Raw::start(&f.url);
+    server.call(2);
+    let id = f.open_ask(None);
+    f.answer(id);
+    let first = server.result(2);
+    assert_eq!(text(&first), NO, "{first}");
+    // The result was sent for a live request: delivered, for now.
+    assert!(f.delivered(id));
+    server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":2,"reason":"timed out"}}));
+    server.call(3);
+    let retry = server.result_unless(3, || {
+        let open = f.runtime.block_on(f.store.list_open()).unwrap();
+        (!open.is_empty()).then(|| format!("the retry asked again: {open:?}"))
+    });
+    assert_eq!(text(&retry), NO, "{retry}");
+    assert_eq!(f.asks(), 1, "no second ask");
+    assert!(
+        f.runtime.block_on(f.store.list_open()).unwrap().is_empty(),
+        "no question shown"
+    );
+    // The retry's result went to a live request: delivered now.
+    assert!(f.delivered(id));
+}
+
+/// Without a cancellation the result was delivered: the same call again is a new question.
+/// A cancellation for a request nobody knows changes nothing.
+#[test]
+fn without_a_cancel_a_retry_is_a_new_ask() {
+    let f = Fixture::new();
+    let mut server = Raw::start(&f.url);
+    server.call(2);
+    let id = f.open_ask(None);
+    f.answer(id);
+    assert_eq!(text(&server.result(2)), NO);
+    server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":99}}));
+    server.call(3);
+    let again = f.open_ask(Some(id));
+    assert_ne!(again, id);
+    assert!(f.delivered(id), "the first answer stays delivered");
+    f.answer(again);
+    assert_eq!(text(&server.result(3)), NO);
+    assert_eq!(f.asks(), 2);
+}
