@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -21,7 +21,7 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 
 /// The asks (docs/contract.md §8).
 const MIGRATION_1: Migration = Migration {
@@ -149,6 +149,24 @@ const MIGRATION_3: Migration = Migration {
             revoked_at BIGINT
         );
         CREATE INDEX ask_user_secrets_by_name ON ask_user_secrets (kind, name);
+    ",
+};
+
+/// Leases of attached asks (docs/contract.md §8 "Liveness"), additive: `lease_until` is when an
+/// attached ask's caller must have renewed by. An older binary ignores the column: the asks it
+/// writes have none (NULL: trusted as attached until they detach, as before).
+const MIGRATION_4: Migration = Migration {
+    version: 4,
+    compatible_from: 1,
+    sqlite: "
+        ALTER TABLE asks ADD COLUMN lease_until INTEGER;
+        CREATE INDEX asks_leased ON asks (lease_until)
+            WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL;
+    ",
+    postgres: "
+        ALTER TABLE ask_user_asks ADD COLUMN lease_until BIGINT;
+        CREATE INDEX ask_user_asks_leased ON ask_user_asks (lease_until)
+            WHERE state = 'open' AND attached AND lease_until IS NOT NULL;
     ",
 };
 

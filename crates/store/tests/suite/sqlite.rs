@@ -194,6 +194,7 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; \
+         DROP INDEX asks_leased; ALTER TABLE asks DROP COLUMN lease_until; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
     .unwrap();
@@ -233,7 +234,7 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
         .unwrap();
     };
     // A newer binary added a column: this one keeps working beside it, and does not lower the version.
-    set(4, 1);
+    set(5, 1);
     let store = Store::open(&url).await.unwrap();
     assert!(store.list_open().await.unwrap().is_empty());
     drop(store);
@@ -245,15 +246,15 @@ async fn store_too_new_is_refused_and_an_additive_newer_schema_is_used() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(v, 4);
+    assert_eq!(v, 5);
     drop(conn);
     // A newer binary made a change this one cannot follow.
-    set(7, 4);
+    set(7, 5);
     let e = Store::open(&url).await.unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
-            "store {}: schema version 7 needs ask-user schema 4 or newer, and this ask-user knows up to 3; upgrade ask-user or pick another store with --store",
+            "store {}: schema version 7 needs ask-user schema 5 or newer, and this ask-user knows up to 4; upgrade ask-user or pick another store with --store",
             path.display()
         )
     );
@@ -331,5 +332,46 @@ async fn a_value_written_by_something_else_is_reported_not_misread() {
             "store {}: ask {id} holds a value this ask-user cannot read: outcome: expected value at line 1 column 1",
             path.display()
         )
+    );
+}
+
+/// An ask written by a binary older than schema 4 has no lease: it is trusted as attached
+/// (as before leases), never detached by the sweep, while asks with a lease are.
+#[tokio::test]
+async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    let store = Store::open(&url).await.unwrap();
+    let t0 = ask_user_store::Timestamp(1_800_000_000_000);
+    let mut ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("new".into()),
+        "{}",
+        ask_user_store::Asker::default(),
+    );
+    ask.created_at = t0;
+    let leased = store.open_ask(&ask).await.unwrap().record().id;
+    // The statements a schema-3 binary runs: an INSERT without the column, and a re-attach.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
+         grace_ms, attached, seq) VALUES ('key:old', 'h', 1, '{}', '{}', ?1, 86400000, 1, 0)",
+        [t0.0],
+    )
+    .unwrap();
+    let old = ask_user_store::AskId(conn.last_insert_rowid());
+    drop(conn);
+    let rec = store.get(old).await.unwrap();
+    assert_eq!((rec.attached, rec.lease_until), (true, None));
+    let later = t0.plus(std::time::Duration::from_secs(3600));
+    let swept = store
+        .sweep(later, ask_user_store::Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(swept.expired, vec![leased]);
+    let rec = store.get(old).await.unwrap();
+    assert_eq!(
+        (rec.is_open(), rec.attached, rec.detached_at),
+        (true, true, None)
     );
 }
