@@ -400,6 +400,24 @@ impl Store {
         dispatch!(self, s => s.renew(id, at).await)
     }
 
+    /// Keeps ask `id`'s lease alive while its caller waits: renews it ([`Store::renew`]) every
+    /// third of [`lease()`]. Never returns: once the ask is closed or detached there is nothing
+    /// to renew and it waits forever, so run it beside the wait (`select!`) and drop it when the
+    /// wait ends. A failed renewal is logged and retried at the next tick (the lease outlives
+    /// two missed renewals).
+    pub async fn keep_lease(&self, id: AskId) {
+        let every = lease() / 3;
+        loop {
+            tokio::time::sleep(every).await;
+            match self.renew(id, Timestamp::now()).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => tracing::warn!("cannot renew the lease of ask {id}: {e}"),
+            }
+        }
+        std::future::pending::<()>().await;
+    }
+
     /// How often a waiter re-reads its ask although no change was announced: a safety net
     /// against a lost file event (SQLite on a network file system) — not the way answers
     /// normally arrive.
