@@ -14,6 +14,9 @@
 //!   now or later. A re-attached call does not show the question again; it waits on the store.
 //!   The shower ends when the store holds an outcome from anywhere (the inbox, the grace
 //!   period's withdrawal, the call's own `--timeout`).
+//! - **Liveness.** An attached call's lease is renewed by the host's durable link
+//!   (`Durable::wrap`, which every MCP call goes through) while the call waits; the shower does
+//!   not renew, since it also runs for asks whose call went away (docs/contract.md §8).
 //! - The client's own elicitation form belongs to its session: it is withdrawn with the call
 //!   (the ask stays open in the store for the page of a retry and for `ask-user inbox`).
 
