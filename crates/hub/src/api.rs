@@ -145,10 +145,16 @@ async fn get_ask(
     // The agent waits: its ask is attached with a fresh lease (docs/contract.md §8
     // "Liveness"), renewed while this request waits. An agent that stops polling (killed, or
     // its replica killed) stops renewing, and the sweep marks its ask detached.
-    let attached = if rec.attached {
-        hub.store.renew(rec.id, Timestamp::now()).await.map(drop)
+    // (`renew` is false when a sweep detached it meanwhile: attach it again.)
+    let renewed = if rec.attached {
+        hub.store.renew(rec.id, Timestamp::now()).await
     } else {
-        hub.store.set_attached(rec.id, true, Timestamp::now()).await
+        Ok(false)
+    };
+    let attached = match renewed {
+        Ok(true) => Ok(()),
+        Ok(false) => hub.store.set_attached(rec.id, true, Timestamp::now()).await,
+        Err(e) => Err(e),
     };
     if let Err(e) = attached {
         return store_error(&e);
