@@ -28,7 +28,9 @@
 //! 3. [`Store::set_attached`]`(false)` when the caller goes away; [`Store::mark_delivered`]
 //!    once the model can have read the outcome.
 //!
-//! [`Store::sweep`] withdraws detached asks whose grace ran out and purges old closed asks.
+//! While it waits, the caller renews its ask's lease ([`Store::keep_lease`], every third of
+//! [`LEASE`]). [`Store::sweep`] detaches attached asks whose lease ran out (their asker died
+//! without detaching), withdraws detached asks whose grace ran out and purges old closed asks.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
