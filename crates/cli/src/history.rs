@@ -142,6 +142,7 @@ fn to_json(rec: &AskRecord) -> Value {
         "state": state(rec),
         "attached": rec.attached,
         "created_at": time(rec.created_at),
+        "detached_at": rec.detached_at.map(time),
         "closed_at": rec.closed.as_ref().map(|c| time(c.at)),
         "delivered_at": rec.delivered_at.map(time),
         "asker": rec.asker,

@@ -84,6 +84,10 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
     let _presence = crate::durable::hold_inbox_lock(&store);
     let mut feed = store.subscribe().await.map_err(|e| e.to_string())?;
     let mut seen: HashSet<AskId> = HashSet::new();
+    // The store was swept when opened; again every half lease.
+    let mut sweeps = tokio::time::interval(ask_user_store::lease() / 2);
+    sweeps.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    sweeps.reset();
     let mut first = true;
     let mut note = String::new();
     loop {
@@ -103,31 +107,41 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
         let _ = screen
             .write_all(text.as_bytes())
             .and_then(|()| screen.flush());
-        tokio::select! {
-            change = feed.next() => {
-                if change.is_none() {
-                    return Err("the store's change feed ended".to_owned());
+        // Retention runs every half lease, so an asker that died without detaching shows as
+        // "stopped waiting" within about a lease (docs/contract.md §8 "Liveness"); what it
+        // changes reaches this screen through the feed.
+        loop {
+            tokio::select! {
+                _ = sweeps.tick() => {
+                    ask_user_host::durable::sweep(&store).await;
+                    continue;
+                }
+                change = feed.next() => {
+                    if change.is_none() {
+                        return Err("the store's change feed ended".to_owned());
+                    }
+                }
+                line = input.next_line() => {
+                    let line = line.map_err(|e| format!("inbox: reading the terminal: {e}"))?;
+                    let choice = line.trim();
+                    if choice == "q" {
+                        return Ok(());
+                    }
+                    // An empty line (an Enter that came after the question left) keeps the note.
+                    if !choice.is_empty() {
+                        note.clear();
+                    }
+                    if let Ok(n) = choice.parse::<usize>()
+                        && let Some(rec) = n.checked_sub(1).and_then(|i| open.get(i))
+                    {
+                        let _ = screen.write_all(b"\x1b[H\x1b[2J");
+                        note = answer(&store, rec).await;
+                    } else if !choice.is_empty() {
+                        note = format!("No question numbered {choice:?}.");
+                    }
                 }
             }
-            line = input.next_line() => {
-                let line = line.map_err(|e| format!("inbox: reading the terminal: {e}"))?;
-                let choice = line.trim();
-                if choice == "q" {
-                    return Ok(());
-                }
-                // An empty line (an Enter that came after the question left) keeps the note.
-                if !choice.is_empty() {
-                    note.clear();
-                }
-                if let Ok(n) = choice.parse::<usize>()
-                    && let Some(rec) = n.checked_sub(1).and_then(|i| open.get(i))
-                {
-                    let _ = screen.write_all(b"\x1b[H\x1b[2J");
-                    note = answer(&store, rec).await;
-                } else if !choice.is_empty() {
-                    note = format!("No question numbered {choice:?}.");
-                }
-            }
+            break;
         }
     }
 }

@@ -64,9 +64,14 @@ impl Hub {
     }
 
     fn start_at(listen: &str, store: &str, extra: &[&str]) -> Hub {
+        Hub::start_env(listen, store, extra, &[])
+    }
+
+    fn start_env(listen: &str, store: &str, extra: &[&str], env: &[(&str, &str)]) -> Hub {
         let mut child = Command::new(bin())
             .args(["hub", "serve", "--listen", listen, "--store", store])
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -1225,5 +1230,42 @@ impl Events {
         })
         .await
         .expect("an event within the deadline")
+    }
+}
+/// An agent waits on replica A; A and then the agent are killed (SIGKILL), so nothing detaches
+/// the ask and nobody renews its lease (test-only knob `ASK_USER_TEST_LEASE_MS`: 3 s).
+/// Replica B's own periodic sweep marks it detached on the human's page, still open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_and_its_replica_killed_leave_an_ask_the_other_replica_marks_detached() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let tok = token(&store, "laptop-claude");
+    let lease = [("ASK_USER_TEST_LEASE_MS", "3000")];
+    let mut a = Hub::start_env("127.0.0.1:0", &store, &[], &lease);
+    let b = Hub::start_env("127.0.0.1:0", &store, &[], &lease);
+    let mut agent = Agent::start(&a.url, &tok, "killed");
+    let cookie = session(&store, &b.url).await;
+    let id = wait_open(&b.url, &cookie, 1).await[0];
+    // Alive: A renews the lease while the agent's long-poll waits, past several leases.
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let state = inbox(&b.url, &cookie).await;
+    assert_eq!(
+        (&state["open"][0]["id"], &state["open"][0]["attached"]),
+        (&json!(id), &json!(true)),
+        "{state}"
+    );
+    a.kill();
+    let _ = agent.child.kill();
+    let _ = agent.child.wait();
+    let start = Instant::now();
+    loop {
+        let state = inbox(&b.url, &cookie).await;
+        let open = &state["open"][0];
+        if open["attached"] == json!(false) {
+            assert_eq!((&open["id"], &open["state"]), (&json!(id), &json!("open")));
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "never marked detached: {state}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -11,6 +11,9 @@
 //!   decision, before the human is told "taken" and before the model reads it; an aborted call
 //!   (signal, host cancel) only **detaches** the ask, which stays open for the human.
 //!   [`Durable::mark_delivered`] once the model can have read the outcome.
+//! - **Liveness** (docs/contract.md §8 "Liveness"): while a call waits, [`Store::keep_lease`] renews
+//!   its ask's lease every third of [`ask_user_store::lease`], so an asker that dies without
+//!   detaching (`kill -9`, power loss) leaves an ask the next sweep marks detached.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -416,7 +419,7 @@ impl UserInteraction for Wrapped {
                 .inner
                 .ask_decided(request, asking.clone(), decide.clone());
             tokio::pin!(shown);
-            let elsewhere = async {
+            let followed = async {
                 loop {
                     match store.wait_outcome(id).await {
                         Ok(rec) => match rec.closed {
@@ -428,6 +431,13 @@ impl UserInteraction for Wrapped {
                             std::future::pending::<()>().await;
                         }
                     }
+                }
+            };
+            // While this call waits, its lease is renewed; it stops with the wait.
+            let elsewhere = async {
+                tokio::select! {
+                    closed = followed => closed,
+                    () = store.keep_lease(id) => std::future::pending().await,
                 }
             };
             tokio::select! {

@@ -142,9 +142,21 @@ async fn get_ask(
     if !rec.is_open() || wait.is_zero() {
         return axum::Json(AskView::of(&rec)).into_response();
     }
-    if !rec.attached
-        && let Err(e) = hub.store.set_attached(rec.id, true, Timestamp::now()).await
-    {
+    // The agent waits: its ask is attached with a fresh lease (docs/contract.md §8
+    // "Liveness"), renewed while this request waits. An agent that stops polling (killed, or
+    // its replica killed) stops renewing, and the sweep marks its ask detached.
+    // (`renew` is false when a sweep detached it meanwhile: attach it again.)
+    let renewed = if rec.attached {
+        hub.store.renew(rec.id, Timestamp::now()).await
+    } else {
+        Ok(false)
+    };
+    let attached = match renewed {
+        Ok(true) => Ok(()),
+        Ok(false) => hub.store.set_attached(rec.id, true, Timestamp::now()).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = attached {
         return store_error(&e);
     }
     let mut guard = DetachOnDrop {
@@ -152,7 +164,13 @@ async fn get_ask(
         id: rec.id,
         armed: true,
     };
-    let out = match tokio::time::timeout(wait, hub.store.wait_outcome(rec.id)).await {
+    let waiting = async {
+        tokio::select! {
+            out = hub.store.wait_outcome(rec.id) => out,
+            () = hub.store.keep_lease(rec.id) => std::future::pending().await,
+        }
+    };
+    let out = match tokio::time::timeout(wait, waiting).await {
         Ok(Ok(rec)) => rec,
         Ok(Err(e)) => return store_error(&e),
         Err(_) => match hub.store.get(rec.id).await {

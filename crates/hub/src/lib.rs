@@ -230,6 +230,7 @@ pub async fn serve(
         source,
     })?;
     let app = router(&config, bound)?;
+    let sweeper = tokio::spawn(sweep_periodically(config.store.clone(), stop.clone()));
     match &config.tls {
         Some(tls) => {
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.0.clone());
@@ -237,7 +238,33 @@ pub async fn serve(
         }
         None => ask_user_serve::serve(listener, app, stop, limits).await,
     }
+    sweeper.abort();
     Ok(())
+}
+
+/// Runs the store's retention when the hub starts and every half [`ask_user_store::lease`]
+/// until `stop` (docs/contract.md §8 "Liveness"): an agent that stopped polling (killed, or on
+/// a replica that was killed) has its ask marked detached on the page within about a lease;
+/// detached asks past their grace are withdrawn, old closed asks purged. A failure is logged
+/// and retried at the next tick. Every replica sweeps; the store makes concurrent sweeps safe.
+async fn sweep_periodically(store: ask_user_store::Store, stop: CancellationToken) {
+    let every = ask_user_store::lease() / 2;
+    loop {
+        match store
+            .sweep(
+                ask_user_store::Timestamp::now(),
+                ask_user_store::Retention::default(),
+            )
+            .await
+        {
+            Ok(swept) => tracing::debug!(?swept, "store retention"),
+            Err(error) => tracing::warn!("store retention did not run: {error}"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = stop.cancelled() => return,
+        }
+    }
 }
 
 /// A TLS server configuration (rustls with ring) loaded from PEM files.

@@ -18,6 +18,9 @@
 //!   goes away its race says the caller stopped waiting ([`Decide::set_caller_waiting`]), and
 //!   the page shows "The agent stopped waiting. Your answer is kept and given to it when it
 //!   asks again." on the question's card, until a retry attaches again.
+//! - **Liveness.** An attached call's lease is renewed by the host's durable link
+//!   (`Durable::wrap`, which every MCP call goes through) while the call waits; the shower does
+//!   not renew, since it also runs for asks whose call went away (docs/contract.md §8).
 //! - The client's own elicitation form belongs to its session: it is withdrawn with the call
 //!   (the ask stays open in the store for the page of a retry and for `ask-user inbox`).
 

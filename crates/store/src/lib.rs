@@ -28,7 +28,9 @@
 //! 3. [`Store::set_attached`]`(false)` when the caller goes away; [`Store::mark_delivered`]
 //!    once the model can have read the outcome.
 //!
-//! [`Store::sweep`] withdraws detached asks whose grace ran out and purges old closed asks.
+//! While it waits, the caller renews its ask's lease ([`Store::keep_lease`], every third of
+//! [`LEASE`]). [`Store::sweep`] detaches attached asks whose lease ran out (their asker died
+//! without detaching), withdraws detached asks whose grace ran out and purges old closed asks.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -64,8 +66,8 @@ pub use error::{Error, Result};
 pub use feed::Feed;
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
-    HistoryCursor, HistoryPage, NewAsk, Opened, Outcome, Recorded, Responder, Retention, Scope,
-    Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, NewAsk, Opened, Outcome, Recorded,
+    Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
 };
 pub use schema::SCHEMA_VERSION;
 
@@ -204,6 +206,9 @@ impl Store {
     ///   outcome is older than the redelivery window → a new open, attached ask
     ///   ([`Opened::Created`]);
     /// - open → it is marked attached and returned ([`Opened::Reattached`]);
+    ///
+    /// A created or re-attached ask holds a lease until `ask.created_at + `[`lease()`], which
+    /// the caller keeps alive with [`Store::renew`] while it waits.
     /// - answered or dismissed, never delivered, closed less than the window ago (the ask's
     ///   grace with a host key, [`UNKEYED_REDELIVERY_WINDOW`] without), measured at
     ///   `ask.created_at` → [`Opened::Undelivered`].
@@ -230,8 +235,9 @@ impl Store {
         dispatch!(self, s => s.record_outcome(id, outcome, at).await)
     }
 
-    /// Marks an open ask attached (a caller waits for it) or detached at `at` (the caller went
-    /// away: it stays open for the human for its grace period). No effect on a closed ask.
+    /// Marks an open ask attached (a caller waits for it; it holds a lease until `at +`
+    /// [`lease()`]) or detached at `at` (the caller went away: it stays open for the human for
+    /// its grace period; no lease). No effect on a closed ask.
     ///
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
@@ -284,7 +290,10 @@ impl Store {
         dispatch!(self, s => s.history(page).await)
     }
 
-    /// Retention at `now`: withdraws each detached ask whose grace ran out (its
+    /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until
+    /// <= now`: its asker stopped renewing, e.g. it was killed), as of `lease_until`, announced
+    /// on the change feed ([`Swept::expired`]); an attached ask without a lease (written by an
+    /// older binary) is left alone. Then withdraws each detached ask whose grace ran out (its
     /// `detached_at + grace <= now`) and purges closed asks closed at or before
     /// `now - retention.keep_closed`.
     ///
@@ -393,6 +402,36 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// Renews the lease of an open, attached ask to `at +` [`lease()`] (docs/contract.md §8
+    /// "Liveness"): a waiting caller calls this every third of the lease. `Ok(true)` when
+    /// renewed; `Ok(false)` when the ask is closed or detached (a renewal never re-attaches: a
+    /// late renewal cannot undo the caller's own detach). Cheap: nothing is announced on the
+    /// change feed, since nothing a follower shows changed.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; the backend's errors.
+    pub async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
+        dispatch!(self, s => s.renew(id, at).await)
+    }
+
+    /// Keeps ask `id`'s lease alive while its caller waits: renews it ([`Store::renew`]) every
+    /// third of [`lease()`]. Never returns: once the ask is closed or detached there is nothing
+    /// to renew and it waits forever, so run it beside the wait (`select!`) and drop it when the
+    /// wait ends. A failed renewal is logged and retried at the next tick (the lease outlives
+    /// two missed renewals).
+    pub async fn keep_lease(&self, id: AskId) {
+        let every = lease() / 3;
+        loop {
+            tokio::time::sleep(every).await;
+            match self.renew(id, Timestamp::now()).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => tracing::warn!("cannot renew the lease of ask {id}: {e}"),
+            }
+        }
+        std::future::pending::<()>().await;
     }
 
     /// How often a waiter re-reads its ask although no change was announced: a safety net

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
     AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
-    Reuse, Swept, Timestamp, duration_ms, reuse_of,
+    Reuse, Swept, Timestamp, duration_ms, lease, reuse_of,
 };
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -68,6 +68,7 @@ impl MemoryStore {
                 (Reuse::Reattach, Some(mut rec)) => {
                     rec.attached = true;
                     rec.detached_at = None;
+                    rec.lease_until = Some(ask.created_at.plus(lease()));
                     inner.asks.insert(rec.id, rec.clone());
                     Opened::Reattached(rec)
                 }
@@ -83,6 +84,7 @@ impl MemoryStore {
                         grace: ask.grace,
                         attached: true,
                         detached_at: None,
+                        lease_until: Some(ask.created_at.plus(lease())),
                         closed: None,
                         delivered_at: None,
                     };
@@ -133,6 +135,7 @@ impl MemoryStore {
             }
             rec.attached = attached;
             rec.detached_at = if attached { None } else { Some(at) };
+            rec.lease_until = attached.then(|| at.plus(lease()));
         }
         self.announce(id);
         Ok(())
@@ -207,6 +210,16 @@ impl MemoryStore {
         {
             let mut inner = self.lock();
             for rec in inner.asks.values_mut() {
+                if let (true, true, Some(until)) = (rec.is_open(), rec.attached, rec.lease_until)
+                    && until <= now
+                {
+                    rec.attached = false;
+                    rec.detached_at = Some(until);
+                    rec.lease_until = None;
+                    swept.expired.push(rec.id);
+                }
+            }
+            for rec in inner.asks.values_mut() {
                 if let (true, false, Some(d)) = (rec.is_open(), rec.attached, rec.detached_at)
                     && d.plus(rec.grace) <= now
                 {
@@ -232,7 +245,7 @@ impl MemoryStore {
             tokens.retain(|_, (t, _)| asks.contains_key(&t.ask));
             messages.retain(|(a, _), _| asks.contains_key(a));
         }
-        for id in &swept.withdrawn {
+        for id in swept.expired.iter().chain(&swept.withdrawn) {
             self.announce(*id);
         }
         Ok(swept)
@@ -402,6 +415,16 @@ impl MemoryStore {
             .collect();
         out.sort_by(|a, b| (&a.name, a.created_at).cmp(&(&b.name, b.created_at)));
         Ok(out)
+    }
+
+    pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
+        let mut inner = self.lock();
+        let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
+        if !rec.is_open() || !rec.attached {
+            return Ok(false);
+        }
+        rec.lease_until = Some(at.plus(lease()));
+        Ok(true)
     }
 }
 

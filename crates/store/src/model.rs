@@ -17,6 +17,31 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The default time a closed ask is kept for audit before it is purged (docs/contract.md §8).
 pub const DEFAULT_KEEP_CLOSED: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
+/// How long an attached ask's lease lasts (docs/contract.md §8 "Liveness"): the waiting
+/// process renews it every third of this ([`crate::Store::renew`]); an attached ask whose lease
+/// ran out (its asker died without detaching: `kill -9`, power loss, a hub replica killed) is
+/// detached by [`crate::Store::sweep`], its grace counted from when the lease ended.
+pub const LEASE: Duration = Duration::from_secs(60);
+
+/// **Test only**: an environment variable that shortens [`LEASE`] to this many milliseconds
+/// (at least 100), so tests with real processes see a dead asker detached within seconds.
+/// Not for production: a lease shorter than a loaded machine's scheduling delays detaches live
+/// askers.
+pub const LEASE_TEST_ENV: &str = "ASK_USER_TEST_LEASE_MS";
+
+/// The lease this process gives and renews: [`LEASE`], unless [`LEASE_TEST_ENV`] shortens it
+/// (read once).
+#[must_use]
+pub fn lease() -> Duration {
+    static LEASE_NOW: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *LEASE_NOW.get_or_init(|| {
+        std::env::var(LEASE_TEST_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(LEASE, |ms| Duration::from_millis(ms.max(100)))
+    })
+}
+
 /// The store's identity of one ask: unique within its store, never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct AskId(pub i64);
@@ -259,6 +284,9 @@ pub struct AskRecord {
     pub attached: bool,
     /// When it was last detached, while detached.
     pub detached_at: Option<Timestamp>,
+    /// Until when the attached caller's lease runs ([`LEASE`]); `None` while detached, and for
+    /// an ask attached by a binary older than schema 6 (trusted as attached until it detaches).
+    pub lease_until: Option<Timestamp>,
     /// Its outcome, once closed.
     pub closed: Option<Closed>,
     /// When its outcome was delivered to the model (docs/contract.md §8 "Delivered").
@@ -385,6 +413,9 @@ impl Default for Retention {
 /// What one [`crate::Store::sweep`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Swept {
+    /// Attached asks whose lease ran out (their asker died), now detached as of the lease's
+    /// end.
+    pub expired: Vec<AskId>,
     /// Detached asks whose grace ran out, now withdrawn.
     pub withdrawn: Vec<AskId>,
     /// How many closed asks were purged.

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
     AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
-    Swept, Timestamp, duration_ms, reuse_of,
+    Swept, Timestamp, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -120,6 +120,7 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
         outcome: r.try_get(10)?,
         closed_at: r.try_get(11)?,
         delivered_at: r.try_get(12)?,
+        lease_until: r.try_get(13)?,
     })
 }
 
@@ -315,22 +316,25 @@ impl PgStore {
                 match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {
+                        let until = ask.created_at.plus(lease());
                         tx.execute(
-                            "UPDATE ask_user_asks SET attached = TRUE, detached_at = NULL WHERE id = $1",
-                            &[&rec.id.0],
+                            "UPDATE ask_user_asks SET attached = TRUE, detached_at = NULL, lease_until = $2 \
+                             WHERE id = $1",
+                            &[&rec.id.0, &until.0],
                         )
                         .await
                         .map_err(e)?;
                         notify_ids(tx, &[rec.id]).await.map_err(e)?;
                         rec.attached = true;
                         rec.detached_at = None;
+                        rec.lease_until = Some(until);
                         Ok(Opened::Reattached(rec))
                     }
                     _ => {
                         let row = tx
                             .query_one(
                                 "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
-                                 created_at, grace_ms, attached) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE) \
+                                 created_at, grace_ms, attached, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8) \
                                  RETURNING id",
                                 &[
                                     &ask.key.scope(),
@@ -340,6 +344,7 @@ impl PgStore {
                                     &encode_asker(&ask.asker),
                                     &ask.created_at.0,
                                     &duration_ms(ask.grace),
+                                    &ask.created_at.plus(lease()).0,
                                 ],
                             )
                             .await
@@ -355,6 +360,7 @@ impl PgStore {
                             grace: ask.grace,
                             attached: true,
                             detached_at: None,
+                            lease_until: Some(ask.created_at.plus(lease())),
                             closed: None,
                             delivered_at: None,
                         }))
@@ -437,14 +443,16 @@ impl PgStore {
         if attached {
             self.guarded_update(
                 id,
-                "UPDATE ask_user_asks SET attached = TRUE, detached_at = $2 WHERE id = $1 AND state = 'open'",
-                None,
+                "UPDATE ask_user_asks SET attached = TRUE, detached_at = NULL, lease_until = $2 \
+                 WHERE id = $1 AND state = 'open'",
+                Some(at.plus(lease()).0),
             )
             .await
         } else {
             self.guarded_update(
                 id,
-                "UPDATE ask_user_asks SET attached = FALSE, detached_at = $2 WHERE id = $1 AND state = 'open'",
+                "UPDATE ask_user_asks SET attached = FALSE, detached_at = $2, lease_until = NULL \
+                 WHERE id = $1 AND state = 'open'",
                 Some(at.0),
             )
             .await
@@ -541,6 +549,20 @@ impl PgStore {
                 let e = |e: tokio_postgres::Error| self.err(&e);
                 let rows = tx
                     .query(
+                        "UPDATE ask_user_asks SET attached = FALSE, detached_at = lease_until, \
+                         lease_until = NULL WHERE state = 'open' AND attached AND lease_until IS NOT NULL \
+                         AND lease_until <= $1 RETURNING id",
+                        &[&now.0],
+                    )
+                    .await
+                    .map_err(e)?;
+                let mut expired = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    expired.push(AskId(r.try_get(0).map_err(e)?));
+                }
+                notify_ids(tx, &expired).await.map_err(e)?;
+                let rows = tx
+                    .query(
                         "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $2, closed_at = $1 \
                          WHERE state = 'open' AND NOT attached AND detached_at + grace_ms <= $1 RETURNING id",
                         &[&now.0, &withdrawn_json],
@@ -562,9 +584,10 @@ impl PgStore {
                 )
                 .await
                 .map_err(e)?;
-                Ok(Swept { withdrawn, purged })
+                Ok(Swept { expired, withdrawn, purged })
             })
             .await?;
+        self.announce(&swept.expired);
         self.announce(&swept.withdrawn);
         Ok(swept)
     }
@@ -847,6 +870,30 @@ impl PgStore {
              ORDER BY name, created_at"
         );
         self.secret_query(&sql, &[&kind]).await
+    }
+
+    /// Extends the lease in place, with no notification (nothing a follower shows changed).
+    pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
+        let until = at.plus(lease()).0;
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let n = tx
+                .execute(
+                    "UPDATE ask_user_asks SET lease_until = $2 \
+                     WHERE id = $1 AND state = 'open' AND attached",
+                    &[&id.0, &until],
+                )
+                .await
+                .map_err(e)?;
+            if n == 1 {
+                return Ok(true);
+            }
+            match get_raw(tx, id).await.map_err(e)? {
+                Some(_) => Ok(false),
+                None => Err(Error::NotFound(id)),
+            }
+        })
+        .await
     }
 }
 

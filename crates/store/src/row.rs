@@ -7,7 +7,7 @@ use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Outcome, Timestamp}
 
 /// The column list every SQL read selects, in [`RawAsk`]'s order.
 pub(crate) const COLUMNS: &str = "id, scope, request_hash, host_keyed, request, asker, created_at, \
-     grace_ms, attached, detached_at, outcome, closed_at, delivered_at";
+     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until";
 
 /// An ask's columns, as read.
 pub(crate) struct RawAsk {
@@ -24,6 +24,7 @@ pub(crate) struct RawAsk {
     pub(crate) outcome: Option<String>,
     pub(crate) closed_at: Option<i64>,
     pub(crate) delivered_at: Option<i64>,
+    pub(crate) lease_until: Option<i64>,
 }
 
 impl RawAsk {
@@ -53,6 +54,7 @@ impl RawAsk {
             grace: Duration::from_millis(u64::try_from(self.grace_ms).unwrap_or(0)),
             attached: self.attached,
             detached_at: self.detached_at.map(Timestamp),
+            lease_until: self.lease_until.map(Timestamp),
             closed,
             delivered_at: self.delivered_at.map(Timestamp),
         })

@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -20,8 +20,15 @@ pub(crate) struct Migration {
     pub(crate) postgres: &'static str,
 }
 
-/// Every migration, oldest first.
-pub(crate) const MIGRATIONS: &[Migration] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_5];
+/// Every migration, oldest first. There is no 4: two branches took it in parallel and the later
+/// merge became 6 (no released binary has a 4).
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_5,
+    MIGRATION_6,
+];
 
 /// The asks (docs/contract.md §8).
 const MIGRATION_1: Migration = Migration {
@@ -171,6 +178,24 @@ const MIGRATION_5: Migration = Migration {
             holder TEXT NOT NULL,
             until BIGINT NOT NULL
         );
+    ",
+};
+
+/// Leases of attached asks (docs/contract.md §8 "Liveness"), additive: `lease_until` is when an
+/// attached ask's caller must have renewed by. An older binary ignores the column: the asks it
+/// writes have none (NULL: trusted as attached until they detach, as before).
+const MIGRATION_6: Migration = Migration {
+    version: 6,
+    compatible_from: 1,
+    sqlite: "
+        ALTER TABLE asks ADD COLUMN lease_until INTEGER;
+        CREATE INDEX asks_leased ON asks (lease_until)
+            WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL;
+    ",
+    postgres: "
+        ALTER TABLE ask_user_asks ADD COLUMN lease_until BIGINT;
+        CREATE INDEX ask_user_asks_leased ON ask_user_asks (lease_until)
+            WHERE state = 'open' AND attached AND lease_until IS NOT NULL;
     ",
 };
 

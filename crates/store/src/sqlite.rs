@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
     AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
-    Swept, Timestamp, duration_ms, reuse_of,
+    Swept, Timestamp, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -288,6 +288,7 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
         outcome: r.get(10)?,
         closed_at: r.get(11)?,
         delivered_at: r.get(12)?,
+        lease_until: r.get(13)?,
     })
 }
 
@@ -405,20 +406,23 @@ impl SqliteStore {
                     (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {
                         let seq = next_seq(&tx).map_err(err)?;
+                        let until = ask.created_at.plus(lease());
                         tx.execute(
-                            "UPDATE asks SET attached = 1, detached_at = NULL, seq = ?2 WHERE id = ?1",
-                            params![rec.id.0, seq],
+                            "UPDATE asks SET attached = 1, detached_at = NULL, lease_until = ?3, seq = ?2 \
+                             WHERE id = ?1",
+                            params![rec.id.0, seq, until.0],
                         )
                         .map_err(err)?;
                         rec.attached = true;
                         rec.detached_at = None;
+                        rec.lease_until = Some(until);
                         Opened::Reattached(rec)
                     }
                     _ => {
                         let seq = next_seq(&tx).map_err(err)?;
                         tx.execute(
                             "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
-                             grace_ms, attached, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
+                             grace_ms, attached, seq, lease_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9)",
                             params![
                                 ask.key.scope(),
                                 ask.key.request_hash(),
@@ -427,7 +431,8 @@ impl SqliteStore {
                                 encode_asker(&ask.asker),
                                 ask.created_at.0,
                                 duration_ms(ask.grace),
-                                seq
+                                seq,
+                                ask.created_at.plus(lease()).0
                             ],
                         )
                         .map_err(err)?;
@@ -441,6 +446,7 @@ impl SqliteStore {
                             grace: ask.grace,
                             attached: true,
                             detached_at: None,
+                            lease_until: Some(ask.created_at.plus(lease())),
                             closed: None,
                             delivered_at: None,
                         })
@@ -542,15 +548,25 @@ impl SqliteStore {
         attached: bool,
         at: Timestamp,
     ) -> Result<()> {
-        let detached_at = if attached { None } else { Some(at.0) };
-        self.guarded_update(
-            id,
-            "UPDATE asks SET detached_at = ?2, attached = (?2 IS NULL), seq = ?3 \
-             WHERE id = ?1 AND state = 'open'",
-            detached_at,
-        )
-        .await
-        .map(drop)
+        if attached {
+            self.guarded_update(
+                id,
+                "UPDATE asks SET detached_at = NULL, attached = 1, lease_until = ?2, seq = ?3 \
+                 WHERE id = ?1 AND state = 'open'",
+                Some(at.plus(lease()).0),
+            )
+            .await
+            .map(drop)
+        } else {
+            self.guarded_update(
+                id,
+                "UPDATE asks SET detached_at = ?2, attached = 0, lease_until = NULL, seq = ?3 \
+                 WHERE id = ?1 AND state = 'open'",
+                Some(at.0),
+            )
+            .await
+            .map(drop)
+        }
     }
 
     pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
@@ -643,6 +659,20 @@ impl SqliteStore {
                 let err = |e| map_err(shown, e);
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
+                let mut expired = Vec::new();
+                {
+                    let mut stmt = tx
+                        .prepare(
+                            "UPDATE asks SET attached = 0, detached_at = lease_until, lease_until = NULL, \
+                             seq = ?2 WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL \
+                             AND lease_until <= ?1 RETURNING id",
+                        )
+                        .map_err(err)?;
+                    let rows = stmt.query_map(params![now.0, seq], |r| r.get(0)).map_err(err)?;
+                    for r in rows {
+                        expired.push(AskId(r.map_err(err)?));
+                    }
+                }
                 let mut withdrawn = Vec::new();
                 {
                     let mut stmt = tx
@@ -667,11 +697,17 @@ impl SqliteStore {
                 )
                 .map_err(err)?;
                 tx.commit().map_err(err)?;
-                Ok(Swept { withdrawn, purged: purged as u64 })
+                Ok(Swept { expired, withdrawn, purged: purged as u64 })
             })
             .await?;
-        if !swept.withdrawn.is_empty() {
-            self.announce(&swept.withdrawn);
+        if !swept.expired.is_empty() || !swept.withdrawn.is_empty() {
+            let changed: Vec<AskId> = swept
+                .expired
+                .iter()
+                .chain(&swept.withdrawn)
+                .copied()
+                .collect();
+            self.announce(&changed);
         }
         Ok(swept)
     }
@@ -981,6 +1017,29 @@ impl SqliteStore {
                 .map_err(err)?;
             let rows = stmt.query_map([kind], read_secret).map_err(err)?;
             rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+        })
+        .await
+    }
+
+    /// Extends the lease in place: no `seq` bump and no sidecar touch, so followers are not
+    /// woken by a renewal (nothing they show changed).
+    pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
+        let until = at.plus(lease()).0;
+        self.with_conn(move |conn, shown| {
+            let err = |e| map_err(shown, e);
+            let n = conn
+                .execute(
+                    "UPDATE asks SET lease_until = ?2 WHERE id = ?1 AND state = 'open' AND attached = 1",
+                    params![id.0, until],
+                )
+                .map_err(err)?;
+            if n == 1 {
+                return Ok(true);
+            }
+            match get_raw(conn, id).map_err(err)? {
+                Some(_) => Ok(false),
+                None => Err(Error::NotFound(id)),
+            }
         })
         .await
     }

@@ -443,3 +443,92 @@ fn a_closed_stdout_detaches_the_ask() {
         "still open for the human"
     );
 }
+
+/// The lease every process of the liveness tests runs with (the test-only knob
+/// `ASK_USER_TEST_LEASE_MS`; production's lease is a minute): an asker renews every second,
+/// the inbox sweeps every 1.5 s.
+const SHORT_LEASE: (&str, &str) = ("ASK_USER_TEST_LEASE_MS", "3000");
+
+/// `ask-user history --open --json` of `url`, run with the short lease.
+fn open_history(url: &str) -> Vec<Value> {
+    let run = run_env(
+        &["history", "--open", "--json", "--store", url],
+        "",
+        &[SHORT_LEASE],
+    );
+    assert_eq!(run.status, 0, "history: {}", run.stderr);
+    serde_json::from_str::<Value>(&run.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn an_asker_killed_without_detaching_is_detached_when_its_lease_runs_out() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let args = ["--via", "inbox", "--store", &url, "--key", "lease-1"];
+    let mut first = spawn_headless(&dir, "first", &args, DB, &[SHORT_LEASE]);
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    // Alive: it renews its lease, so `history` (which sweeps when it opens the store) still
+    // finds it attached after more than a lease.
+    std::thread::sleep(Duration::from_millis(4500));
+    let alive = open_history(&url);
+    assert_eq!(states(&alive), ["open"], "{alive:#?}");
+    assert_eq!(alive[0]["attached"], true);
+    first.kill().unwrap(); // SIGKILL: it cannot detach
+    assert_eq!(wait(&mut first), None);
+    // No renewal any more: within about a lease the ask shows detached, still open.
+    let start = Instant::now();
+    let detached = loop {
+        let open = open_history(&url);
+        if states(&open) == ["detached"] {
+            break open;
+        }
+        assert!(start.elapsed() < DEADLINE * 3, "never detached: {open:#?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(detached[0]["attached"], false);
+    assert!(detached[0]["detached_at"].is_string(), "{detached:#?}");
+}
+
+#[test]
+fn an_asker_killed_without_detaching_is_marked_in_the_open_inbox_and_its_retry_gets_the_answer() {
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let args = ["--via", "inbox", "--store", &url, "--key", "lease-2"];
+    let mut first = spawn_headless(&dir, "first", &args, DB, &[SHORT_LEASE]);
+    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    // The inbox runs with the short lease, so it sweeps every 1.5 s.
+    let pane = {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = format!(
+            "exec env {}={} '{BIN}' inbox --store '{url}' 2> inbox.err\n",
+            SHORT_LEASE.0, SHORT_LEASE.1
+        );
+        TmuxPane::start(tmp, &script, 100, 30, "inbox.err")
+    };
+    let screen = pane.wait_text("[Database] Which database?");
+    assert!(!screen.contains("the agent stopped waiting"), "{screen}");
+    first.kill().unwrap(); // SIGKILL: it cannot detach
+    assert_eq!(wait(&mut first), None);
+    // Nothing else touches the store: the inbox's own periodic sweep marks it.
+    pane.wait_text("the agent stopped waiting; your answer is kept for its retry");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+
+    // The same call again: the answer at once, nothing shown.
+    let mut again = spawn_headless(&dir, "again", &args, DB, &[SHORT_LEASE]);
+    assert_eq!(wait(&mut again), Some(0));
+    assert_eq!(file(&dir, "again.out"), POSTGRES);
+    assert_eq!(file(&dir, "again.err"), "", "an inbox is open: no notice");
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"], "{history:#?}");
+    assert!(history[0]["delivered_at"].is_string(), "delivered");
+}

@@ -29,9 +29,15 @@ impl Server {
     /// Starts `ask-user-mcp` with `args` and completes the MCP handshake (a client without
     /// elicitation, protocol 2025-06-18).
     pub(super) fn start(args: &[&str]) -> Self {
+        Self::start_env(args, &[])
+    }
+
+    /// [`Server::start`] with more environment variables.
+    pub(super) fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(server_bin())
             .args(args)
             .env("ASK_USER_STORE", "memory")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -511,6 +517,56 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
             .is_some()
     });
     assert!(open().is_empty());
+}
+
+/// A server killed (SIGKILL) while a call waits cannot detach its ask; it stops renewing the
+/// ask's lease (test-only knob `ASK_USER_TEST_LEASE_MS`: 3 s), so a sweep marks the ask
+/// detached, still open for the human (docs/contract.md §8 "Liveness"). While it lives, the
+/// lease is renewed and the sweep leaves the ask attached.
+#[test]
+fn a_server_killed_while_a_call_waits_leaves_an_ask_the_sweep_marks_detached() {
+    use ask_user_store::{Retention, Store, Timestamp};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let args = [
+        "--via",
+        "web",
+        "--no-open",
+        "--web-addr",
+        "127.0.0.1:0",
+        "--store",
+        &url,
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(Store::open(&url)).unwrap();
+    let open = || runtime.block_on(store.list_open()).unwrap();
+    let sweep = || {
+        runtime
+            .block_on(store.sweep(Timestamp::now(), Retention::default()))
+            .unwrap()
+    };
+
+    let mut server = Server::start_env(&args, &[("ASK_USER_TEST_LEASE_MS", "3000")]);
+    server.call(2);
+    wait_until("the ask is stored", || !open().is_empty());
+    std::thread::sleep(Duration::from_millis(4500));
+    assert_eq!(sweep().expired, vec![], "a live server renews the lease");
+    let asks = open();
+    assert!(asks[0].attached, "{asks:?}");
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    wait_until("the lease runs out and the sweep detaches the ask", || {
+        sweep().expired == vec![asks[0].id]
+    });
+    let after = open();
+    assert_eq!((after.len(), after[0].attached), (1, false), "{after:?}");
+    assert!(
+        after[0].detached_at.is_some_and(|d| d <= Timestamp::now()),
+        "detached as of the lease's end: {after:?}"
+    );
 }
 
 /// The page's URL lets its holder answer, and a harness may show the server's stderr to the

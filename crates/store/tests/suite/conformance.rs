@@ -7,7 +7,7 @@ use std::time::Duration;
 use ask_user_store::{
     AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, Opened,
     Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
-    UNKEYED_REDELIVERY_WINDOW,
+    UNKEYED_REDELIVERY_WINDOW, lease,
 };
 use pretty_assertions::assert_eq;
 
@@ -100,6 +100,8 @@ conformance!(
     lease_is_held_by_one_until_released_or_expired,
     concurrent_lease_acquires_have_one_winner,
     a_delivery_taken_back_is_handed_to_the_retry,
+    lease_is_given_on_open_renewed_while_attached_and_dropped_on_detach,
+    sweep_detaches_an_attached_ask_whose_lease_ran_out,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -146,6 +148,7 @@ async fn created_ask_is_stored_open_and_attached(f: Fixture) {
         (rec.created_at, rec.grace, rec.attached, rec.detached_at),
         (T0, ask.grace, true, None)
     );
+    assert_eq!(rec.lease_until, Some(T0.plus(lease())));
     assert_eq!((rec.closed.clone(), rec.delivered_at), (None, None));
     // Read back through another handle: what was stored, not what was returned.
     assert_eq!(f.second().await.get(rec.id).await.unwrap(), rec);
@@ -159,6 +162,9 @@ async fn same_key_reattaches_instead_of_asking_twice(f: Fixture) {
         .open_ask(&keyed("k1", T0.plus(HOUR)))
         .await
         .unwrap();
+    // Re-attaching renews the lease from the retry's time.
+    let mut first = first;
+    first.lease_until = Some(T0.plus(HOUR).plus(lease()));
     assert_eq!(again, Opened::Reattached(first.clone()));
     assert_eq!(f.store.list_open().await.unwrap(), vec![first]);
 }
@@ -416,6 +422,16 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
     let keep = Retention {
         keep_closed: grace * 30,
     };
+    // The attached ask's caller is alive: it renews its lease.
+    assert!(
+        f.store
+            .renew(
+                attached.id,
+                T0.plus(HOUR + grace - Duration::from_millis(1))
+            )
+            .await
+            .unwrap()
+    );
     let nothing = f
         .store
         .sweep(T0.plus(HOUR + grace - Duration::from_millis(1)), keep)
@@ -427,6 +443,7 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
     assert_eq!(
         swept,
         Swept {
+            expired: vec![],
             withdrawn: vec![detached.id],
             purged: 0
         }
@@ -443,6 +460,12 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
         "an attached ask is never withdrawn by the sweep"
     );
     // Closed asks are purged once closed `keep_closed` ago.
+    assert!(
+        f.store
+            .renew(attached.id, T0.plus(grace * 30 - Duration::from_millis(1)))
+            .await
+            .unwrap()
+    );
     let before = f
         .store
         .sweep(T0.plus(grace * 30 - Duration::from_millis(1)), keep)
@@ -453,6 +476,7 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
     assert_eq!(
         purge,
         Swept {
+            expired: vec![],
             withdrawn: vec![],
             purged: 1
         }
@@ -871,4 +895,119 @@ async fn concurrent_lease_acquires_have_one_winner(f: Fixture) {
         won += usize::from(h.await.unwrap());
     }
     assert_eq!(won, 1);
+}
+
+async fn lease_is_given_on_open_renewed_while_attached_and_dropped_on_detach(f: Fixture) {
+    let rec = created(&f.store, &keyed("k1", T0)).await;
+    assert_eq!(rec.lease_until, Some(T0.plus(lease())));
+    let other = f.second().await;
+    let at = T0.plus(Duration::from_secs(20));
+    assert!(
+        other.renew(rec.id, at).await.unwrap(),
+        "an attached ask renews"
+    );
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap().lease_until,
+        Some(at.plus(lease()))
+    );
+    // Detached by its caller: no lease, and a late renewal does not re-attach it.
+    f.store
+        .set_attached(rec.id, false, T0.plus(HOUR))
+        .await
+        .unwrap();
+    let detached = f.store.get(rec.id).await.unwrap();
+    assert_eq!((detached.attached, detached.lease_until), (false, None));
+    assert!(!other.renew(rec.id, T0.plus(HOUR)).await.unwrap());
+    assert_eq!(f.store.get(rec.id).await.unwrap(), detached);
+    // Attached again (the hub's waiting agent): a fresh lease from then.
+    f.store
+        .set_attached(rec.id, true, T0.plus(HOUR * 2))
+        .await
+        .unwrap();
+    let again = f.store.get(rec.id).await.unwrap();
+    assert_eq!(
+        (again.attached, again.detached_at, again.lease_until),
+        (true, None, Some(T0.plus(HOUR * 2).plus(lease())))
+    );
+    // Closed: nothing to renew. Missing: not found.
+    f.store
+        .record_outcome(rec.id, &Outcome::TimedOut, T0.plus(HOUR * 3))
+        .await
+        .unwrap();
+    assert!(!f.store.renew(rec.id, T0.plus(HOUR * 3)).await.unwrap());
+    let missing = AskId(rec.id.0 + 1000);
+    assert!(matches!(
+        f.store.renew(missing, T0).await,
+        Err(ask_user_store::Error::NotFound(id)) if id == missing
+    ));
+}
+
+async fn sweep_detaches_an_attached_ask_whose_lease_ran_out(f: Fixture) {
+    let keep = Retention::default();
+    let grace = Duration::from_secs(24 * 3600);
+    let dead = created(&f.store, &keyed("dead", T0)).await;
+    let renewed = T0.plus(Duration::from_secs(10));
+    assert!(f.store.renew(dead.id, renewed).await.unwrap());
+    let until = renewed.plus(lease());
+    // Not before the renewed lease ends.
+    let nothing = f.store.sweep(Timestamp(until.0 - 1), keep).await.unwrap();
+    assert_eq!(nothing, Swept::default());
+    let follower = f.second().await;
+    let mut feed = follower.subscribe().await.unwrap();
+    let swept = f.store.sweep(until, keep).await.unwrap();
+    assert_eq!(
+        swept,
+        Swept {
+            expired: vec![dead.id],
+            withdrawn: vec![],
+            purged: 0
+        }
+    );
+    // Detached as of the lease's end, still open for the human; the change is announced.
+    let rec = follower.get(dead.id).await.unwrap();
+    assert_eq!(
+        (
+            rec.is_open(),
+            rec.attached,
+            rec.detached_at,
+            rec.lease_until
+        ),
+        (true, false, Some(until), None)
+    );
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match feed.next().await {
+                Some(Change::Ask(id)) if id == dead.id => break,
+                Some(Change::Rescan) => break,
+                Some(_) => {}
+                None => panic!("the feed ended"),
+            }
+        }
+    })
+    .await
+    .expect("the lease's end was never announced");
+    // Its grace counts from the lease's end.
+    let later = f
+        .store
+        .sweep(Timestamp(until.plus(grace).0 - 1), keep)
+        .await
+        .unwrap();
+    assert_eq!(later, Swept::default());
+    let gone = f.store.sweep(until.plus(grace), keep).await.unwrap();
+    assert_eq!(gone.withdrawn, vec![dead.id]);
+    // A retry of a dead asker's call re-attaches with a fresh lease.
+    let other = created(&f.store, &keyed("retried", T0)).await;
+    f.store.sweep(T0.plus(HOUR), keep).await.unwrap();
+    let back = f
+        .store
+        .open_ask(&keyed("retried", T0.plus(HOUR * 2)))
+        .await
+        .unwrap();
+    let Opened::Reattached(back) = back else {
+        panic!("expected re-attach, got {back:?}")
+    };
+    assert_eq!(
+        (back.id, back.attached, back.detached_at, back.lease_until),
+        (other.id, true, None, Some(T0.plus(HOUR * 2).plus(lease())))
+    );
 }

@@ -84,3 +84,38 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
         )
     );
 }
+
+/// An ask written by a binary older than schema 4 has no lease: it is trusted as attached and
+/// never detached by the sweep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
+    let f = common::postgres().await;
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let t0: i64 = 1_800_000_000_000;
+    let row = admin
+        .query_one(
+            "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
+             created_at, grace_ms, attached) VALUES ('key:old', 'h', TRUE, '{}', '{}', $1, 86400000, TRUE) \
+             RETURNING id",
+            &[&t0],
+        )
+        .await
+        .unwrap();
+    let old = ask_user_store::AskId(row.get(0));
+    let rec = f.store.get(old).await.unwrap();
+    assert_eq!((rec.attached, rec.lease_until), (true, None));
+    let swept = f
+        .store
+        .sweep(
+            Timestamp(t0).plus(std::time::Duration::from_secs(3600)),
+            ask_user_store::Retention::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(swept.expired, vec![]);
+    let rec = f.store.get(old).await.unwrap();
+    assert_eq!((rec.is_open(), rec.attached), (true, true));
+}

@@ -194,6 +194,7 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; DROP TABLE leases; \
+         DROP INDEX asks_leased; ALTER TABLE asks DROP COLUMN lease_until; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
     .unwrap();
@@ -335,5 +336,46 @@ async fn a_value_written_by_something_else_is_reported_not_misread() {
             "store {}: ask {id} holds a value this ask-user cannot read: outcome: expected value at line 1 column 1",
             path.display()
         )
+    );
+}
+
+/// An ask written by a binary older than schema 4 has no lease: it is trusted as attached
+/// (as before leases), never detached by the sweep, while asks with a lease are.
+#[tokio::test]
+async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    let store = Store::open(&url).await.unwrap();
+    let t0 = ask_user_store::Timestamp(1_800_000_000_000);
+    let mut ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("new".into()),
+        "{}",
+        ask_user_store::Asker::default(),
+    );
+    ask.created_at = t0;
+    let leased = store.open_ask(&ask).await.unwrap().record().id;
+    // The statements a schema-3 binary runs: an INSERT without the column, and a re-attach.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
+         grace_ms, attached, seq) VALUES ('key:old', 'h', 1, '{}', '{}', ?1, 86400000, 1, 0)",
+        [t0.0],
+    )
+    .unwrap();
+    let old = ask_user_store::AskId(conn.last_insert_rowid());
+    drop(conn);
+    let rec = store.get(old).await.unwrap();
+    assert_eq!((rec.attached, rec.lease_until), (true, None));
+    let later = t0.plus(std::time::Duration::from_secs(3600));
+    let swept = store
+        .sweep(later, ask_user_store::Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(swept.expired, vec![leased]);
+    let rec = store.get(old).await.unwrap();
+    assert_eq!(
+        (rec.is_open(), rec.attached, rec.detached_at),
+        (true, true, None)
     );
 }
