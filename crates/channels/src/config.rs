@@ -32,7 +32,9 @@
 //! from = "ask-user <ask-user@example.org>"
 //! to = "me@example.org"
 //! starttls = true                      # the only value: STARTTLS cannot be turned off
-//! ca_file = "/etc/ask-user/smtp-ca.pem"  # optional extra trusted root (private CA)
+//! ca_file = "/etc/ask-user/smtp-ca.pem"  # optional extra trusted root (private CA; a
+//!                                        # self-signed server certificate needs
+//!                                        # basicConstraints CA:FALSE, as rustls checks)
 //! ```
 //!
 //! Rules: an unknown key or a value of the wrong type is refused naming the key (never its

@@ -496,6 +496,9 @@ impl Smtp {
                 "/CN=127.0.0.1",
                 "-addext",
                 "subjectAltName=IP:127.0.0.1",
+                // rustls (webpki) refuses a CA certificate as the server's own.
+                "-addext",
+                "basicConstraints=critical,CA:FALSE",
             ])
             .arg("-keyout")
             .arg(&key)
