@@ -388,4 +388,26 @@ impl MemoryStore {
         out.sort_by(|a, b| (&a.name, a.created_at).cmp(&(&b.name, b.created_at)));
         Ok(out)
     }
+
+    pub(crate) async fn list_open_page(
+        &self,
+        page: crate::model::OpenPage,
+    ) -> Result<Vec<AskRecord>> {
+        let inner = self.lock();
+        let range = match page.before {
+            Some(before) => inner.asks.range(..before),
+            None => inner.asks.range(..),
+        };
+        Ok(range
+            .rev()
+            .map(|(_, r)| r)
+            .filter(|r| r.is_open())
+            .take(page.limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    pub(crate) async fn count_open(&self) -> Result<u64> {
+        Ok(self.lock().asks.values().filter(|r| r.is_open()).count() as u64)
+    }
 }

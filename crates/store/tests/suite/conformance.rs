@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use ask_user_store::{
-    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, Opened,
-    Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
+    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, OpenPage,
+    Opened, Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
     UNKEYED_REDELIVERY_WINDOW,
 };
 use pretty_assertions::assert_eq;
@@ -97,6 +97,7 @@ conformance!(
     channel_messages_are_claimed_once_to_send_and_once_to_close,
     sweep_purges_the_channel_rows_of_purged_asks,
     secrets_are_checked_used_once_expired_and_revoked,
+    open_asks_page_newest_first_by_keyset_cursor,
 );
 
 async fn created_ask_is_stored_open_and_attached(f: Fixture) {
@@ -748,4 +749,70 @@ async fn secrets_are_checked_used_once_expired_and_revoked(f: Fixture) {
     );
     assert_eq!(s.revoke_secrets("token", None, T0).await.unwrap(), 1);
     assert!(s.list_secrets("token").await.unwrap().is_empty());
+}
+
+async fn open_asks_page_newest_first_by_keyset_cursor(f: Fixture) {
+    let mut open = Vec::new();
+    for i in 0..23 {
+        let rec = created(&f.store, &keyed(&format!("p{i}"), T0)).await;
+        match i % 5 {
+            // Closed asks are never listed; detached ones are.
+            0 => {
+                f.store
+                    .record_outcome(rec.id, &Outcome::Withdrawn, T0)
+                    .await
+                    .unwrap();
+            }
+            1 => {
+                f.store.set_attached(rec.id, false, T0).await.unwrap();
+                open.push(rec.id);
+            }
+            _ => open.push(rec.id),
+        }
+    }
+    open.reverse();
+    assert_eq!(f.store.count_open().await.unwrap(), open.len() as u64);
+    let mut listed = Vec::new();
+    let mut before = None;
+    loop {
+        let page = f
+            .store
+            .list_open_page(OpenPage { before, limit: 5 })
+            .await
+            .unwrap();
+        assert!(page.len() <= 5);
+        assert!(page.iter().all(|r| r.closed.is_none()));
+        let Some(last) = page.last() else { break };
+        before = Some(last.id);
+        listed.extend(page.iter().map(|r| r.id));
+        if listed.len() == 10 {
+            // An ask opened mid-paging is newer than the cursor: the pages after it neither
+            // repeat nor skip an older ask.
+            created(&f.store, &keyed("late", T0)).await;
+        }
+    }
+    assert_eq!(listed, open);
+    assert_eq!(f.store.count_open().await.unwrap(), open.len() as u64 + 1);
+    let first = f
+        .store
+        .list_open_page(OpenPage {
+            before: None,
+            limit: 2,
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(first[0].id > open[0], "the late ask is first");
+    assert_eq!(first[1].id, open[0]);
+    assert_eq!(
+        f.store
+            .list_open_page(OpenPage {
+                before: Some(open[open.len() - 1]),
+                limit: 5,
+            })
+            .await
+            .unwrap(),
+        vec![],
+        "nothing after the oldest"
+    );
 }
