@@ -5,9 +5,8 @@
 // markup. No inline script (the CSP forbids it).
 //
 // Paging: the first read shows the newest PAGE open asks; "Show more" adds the next PAGE
-// older ones (keyset: ?before=<oldest shown id>). A live change re-reads from the newest
-// down to as many asks as are shown (at most the hub's cap); asks older than that window keep
-// their cards. Grouping: the shown asks are grouped by agent, groups ordered by their newest
+// older ones (keyset: ?before=<oldest shown id>). A live change re-reads from the newest down
+// to the oldest shown ask (see refresh): new asks come in on top, closed ones close in place. Grouping: the shown asks are grouped by agent, groups ordered by their newest
 // shown ask; loading older asks only adds to groups or adds groups after them, so nothing
 // already on screen moves up.
 "use strict";
@@ -169,10 +168,10 @@
     }));
   }
 
-  /** Takes in `open` (newest first), read from the newest (`fromTop`) or older than the
-   * oldest shown. A re-read from the top covers the asks down to its last one (all, when
-   * no more remain): a shown card in that range that is no longer listed left the open list. */
-  function merge(open, fromTop, hasMore) {
+  /** Takes in `open` (newest first). `covered`: every open ask with an id at or above it is
+   * in `open` (a re-read from the newest), so a shown card in that range that is not listed
+   * left the open list; `null` for a page of older asks. */
+  function merge(open, covered) {
     const listed = new Set();
     for (const ask of open) {
       listed.add(ask.id);
@@ -182,20 +181,15 @@
       const badge = item.card.querySelector(".detached");
       if (badge) badge.hidden = ask.attached;
     }
-    if (fromTop) {
-      const floor = hasMore && open.length ? open[open.length - 1].id : -Infinity;
-      for (const [id, item] of shown) {
-        if (id < floor || listed.has(id)) continue;
-        if (item.entry.here) { shown.delete(id); continue; } // sent from here: see the flash
-        if (!item.entry.closed) {
-          // Answered elsewhere, dismissed or withdrawn: closed in place, as on the local page.
-          item.entry.closed = true;
-          cards.closeCard(item.entry.form, "gone", null, null);
-        }
+    if (covered === null) return;
+    for (const [id, item] of shown) {
+      if (id < covered || listed.has(id)) continue;
+      if (item.entry.here) { shown.delete(id); continue; } // sent from here: see the flash
+      if (!item.entry.closed) {
+        // Answered elsewhere, dismissed or withdrawn: closed in place, as on the local page.
+        item.entry.closed = true;
+        cards.closeCard(item.entry.form, "gone", null, null);
       }
-      more = hasMore;
-    } else {
-      more = hasMore;
     }
   }
 
@@ -205,15 +199,25 @@
     return r.ok ? r.json() : null;
   }
 
+  /** Re-reads the open asks from the newest down to the oldest shown one (the window is
+   * fixed by that ask, not by a count: asks closing never pull older ones in, new ones come
+   * in on top). One read of at most WINDOW_MAX asks: when more than that are newer than the
+   * oldest shown, the shown cards below the read stay as they are. */
   async function refresh() {
     if (refreshing) { again = true; return; }
     refreshing = true;
     try {
-      const limit = Math.min(WINDOW_MAX, Math.max(PAGE, openShown()));
+      const floor = shown.size ? Math.min(...shown.keys()) : -Infinity;
+      const limit = Math.min(WINDOW_MAX, openShown() + PAGE);
       const state = await read("?limit=" + limit);
       if (state) {
         total = state.open_total;
-        merge(state.open, true, state.more);
+        const inside = state.open.filter((a) => a.id >= floor);
+        const reachedFloor = inside.length < state.open.length || !state.more;
+        const covered = reachedFloor ? floor
+          : (state.open.length ? state.open[state.open.length - 1].id : floor);
+        merge(inside, covered);
+        more = state.more || inside.length < state.open.length;
         render();
         renderHistory(state.history);
       }
@@ -231,7 +235,8 @@
       const state = await read("?limit=" + PAGE + "&before=" + Math.min(...ids));
       if (state) {
         total = state.open_total;
-        merge(state.open, false, state.more);
+        merge(state.open, null);
+        more = state.more;
         render();
       }
     } catch (_) { /* the button stays for another try */ }
