@@ -188,10 +188,11 @@ async fn the_state_read_pages_open_asks_newest_first() {
     assert_eq!(ids(&second), open[50..100]);
     assert_eq!(second["more"], true);
     assert_eq!(
-        second["history"],
-        json!([]),
+        second.get("history"),
+        None,
         "history with the first page only"
     );
+    assert_eq!(second.get("open_total"), None, "and the count");
     let (_, last) = state(&hub.url, &cookie, &format!("?before={}&limit=50", open[99])).await;
     assert_eq!(ids(&last), open[100..]);
     assert_eq!(last["more"], false);

@@ -250,9 +250,9 @@ struct StateQuery {
     limit: Option<u32>,
 }
 
-/// One page of the inbox (docs/contract.md §9): `open` (newest first), `open_total` (every
-/// open ask), `more` (older open asks remain after this page) and, on the first page only,
-/// `history` (the newest closed asks).
+/// One page of the inbox (docs/contract.md §9): `open` (newest first) and `more` (older open
+/// asks remain after this page); on the first page (no `before`) also `open_total` (every open
+/// ask) and `history` (the newest closed asks).
 async fn state(
     State(hub): State<Arc<Hub>>,
     _human: Human,
@@ -277,13 +277,20 @@ async fn state(
     };
     let more = open.len() > limit as usize;
     open.truncate(limit as usize);
+    if query.before.is_some() {
+        // An older page ("Show more"): no count (on Postgres it is most of a first page's time
+        // with 100,000 open asks) and no history; the page keeps those of its first read.
+        return axum::Json(serde_json::json!({
+            "open": open.iter().map(card).collect::<Vec<_>>(),
+            "more": more,
+        }))
+        .into_response();
+    }
     let total = match hub.store.count_open().await {
         Ok(n) => n,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     };
-    let history = if query.before.is_some() {
-        Vec::new()
-    } else {
+    let history = {
         match hub
             .store
             .history(HistoryPage {

@@ -234,7 +234,6 @@
     try {
       const state = await read("?limit=" + PAGE + "&before=" + Math.min(...ids));
       if (state) {
-        total = state.open_total;
         merge(state.open, null);
         more = state.more;
         render();
