@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use ask_user_core::{Answers, Limits, decode, normalise};
 use ask_user_store::{
-    AskId, AskRecord, Change, HistoryPage, NewSecret, Outcome, Recorded, Responder, Timestamp,
+    AskId, AskRecord, Change, HistoryPage, NewSecret, OpenPage, Outcome, Recorded, Responder,
+    Timestamp,
 };
 use axum::Router;
-use axum::extract::{FromRequestParts, Path, Request, State};
+use axum::extract::{FromRequestParts, Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -24,11 +25,16 @@ use crate::auth::{
 };
 use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, SESSION_TTL};
 
-const PAGE: &str = include_str!("assets/inbox.html");
+const PAGE_HTML: &str = include_str!("assets/inbox.html");
 const SIGNED_OUT: &str = include_str!("assets/signed-out.html");
 const LOGIN: &str = include_str!("assets/login.html");
 const SCRIPT: &str = include_str!("assets/inbox.js");
 const STYLE: &str = include_str!("assets/inbox.css");
+
+/// The inbox page with the local page's card templates in place (one card implementation:
+/// `ask_user_web::cards`).
+static PAGE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| ask_user_web::cards::with_card_templates(PAGE_HTML));
 
 /// How many closed asks the page shows.
 const HISTORY_LEN: u32 = 50;
@@ -42,6 +48,8 @@ pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
         .route("/", get(page))
         .route("/assets/inbox.js", get(script))
         .route("/assets/inbox.css", get(style))
+        .route("/assets/cards.js", get(card_script))
+        .route("/assets/app.css", get(card_style))
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/login/{secret}", get(login_page).post(login))
         .route("/logout", post(logout))
@@ -51,14 +59,14 @@ pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
         .route("/inbox/asks/{id}/dismiss", post(dismiss))
 }
 
-fn html(status: StatusCode, body: &'static str) -> Response {
-    (status, Html(body)).into_response()
+fn html(status: StatusCode, body: &str) -> Response {
+    (status, Html(body.to_owned())).into_response()
 }
 
 async fn page(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
     match Human::from_request_parts(&mut parts, &hub).await {
-        Ok(_) => html(StatusCode::OK, PAGE),
+        Ok(_) => html(StatusCode::OK, PAGE.as_str()),
         Err(HumanRefusal::SignedOut) => html(StatusCode::UNAUTHORIZED, SIGNED_OUT),
         Err(other) => other.into_response(),
     }
@@ -81,6 +89,17 @@ async fn script() -> Response {
 
 async fn style() -> Response {
     asset("text/css; charset=utf-8", STYLE)
+}
+
+async fn card_script() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        ask_user_web::cards::CARD_SCRIPT,
+    )
+}
+
+async fn card_style() -> Response {
+    asset("text/css; charset=utf-8", ask_user_web::cards::CARD_STYLE)
 }
 
 /// The link itself only shows a button: a link previewer fetching it does not use it up.
@@ -158,6 +177,34 @@ async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
     resp
 }
 
+/// The questions of a stored request as the shared card reads them (`ask_user_web::cards`, the
+/// local page's batch view): `{"id","question","header"?,"options":[{"label","description"?}],
+/// "multi_select","recommended"}` with `recommended` the index of the `(Recommended)` option
+/// or `null`. An unreadable request shows no questions.
+fn card_questions(request: &str) -> serde_json::Value {
+    let Ok(decoded) = decode(request, &Limits::default()) else {
+        return serde_json::Value::Array(Vec::new());
+    };
+    decoded
+        .request
+        .questions()
+        .iter()
+        .map(|q| {
+            let mut v = serde_json::json!({
+                "id": q.id,
+                "question": q.question,
+                "options": q.options,
+                "multi_select": q.multi_select,
+                "recommended": q.recommended(),
+            });
+            if let Some(h) = &q.header {
+                v["header"] = serde_json::Value::String(h.clone());
+            }
+            v
+        })
+        .collect()
+}
+
 /// One ask as the page shows it.
 #[derive(Debug, Serialize)]
 struct Card {
@@ -174,10 +221,7 @@ struct Card {
 }
 
 fn card(rec: &AskRecord) -> Card {
-    let questions = serde_json::from_str::<serde_json::Value>(&rec.request)
-        .ok()
-        .and_then(|v| v.get("questions").cloned())
-        .unwrap_or_default();
+    let questions = card_questions(&rec.request);
     Card {
         id: rec.id.0,
         agent: rec.asker.agent.clone(),
@@ -191,24 +235,78 @@ fn card(rec: &AskRecord) -> Card {
     }
 }
 
-async fn state(State(hub): State<Arc<Hub>>, _human: Human) -> Response {
-    let open = match hub.store.list_open().await {
-        Ok(o) => o,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+/// How many open asks one state read returns unless the page asks for another number.
+pub(crate) const OPEN_PAGE: u32 = 50;
+
+/// The most open asks one state read returns, whatever the page asks for: a read costs the
+/// same with 100 or 100,000 open asks.
+pub(crate) const OPEN_PAGE_MAX: u32 = 500;
+
+/// The query of a state read: `limit` open asks (default [`OPEN_PAGE`], at most
+/// [`OPEN_PAGE_MAX`]) older than ask `before` (none: from the newest).
+#[derive(Debug, Deserialize)]
+struct StateQuery {
+    before: Option<i64>,
+    limit: Option<u32>,
+}
+
+/// One page of the inbox (docs/contract.md §9): `open` (newest first) and `more` (older open
+/// asks remain after this page); on the first page (no `before`) also `open_total` (every open
+/// ask) and `history` (the newest closed asks).
+async fn state(
+    State(hub): State<Arc<Hub>>,
+    _human: Human,
+    query: Result<Query<StateQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Query(query) = match query {
+        Ok(q) => q,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
     };
-    let history = match hub
+    let limit = query.limit.unwrap_or(OPEN_PAGE).clamp(1, OPEN_PAGE_MAX);
+    // One more than asked tells whether older asks remain, without a second read.
+    let mut open = match hub
         .store
-        .history(HistoryPage {
-            after: None,
-            limit: HISTORY_LEN,
+        .list_open_page(OpenPage {
+            before: query.before.map(AskId),
+            limit: limit + 1,
         })
         .await
     {
-        Ok(h) => h,
+        Ok(o) => o,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let more = open.len() > limit as usize;
+    open.truncate(limit as usize);
+    if query.before.is_some() {
+        // An older page ("Show more"): no count (on Postgres it is most of a first page's time
+        // with 100,000 open asks) and no history; the page keeps those of its first read.
+        return axum::Json(serde_json::json!({
+            "open": open.iter().map(card).collect::<Vec<_>>(),
+            "more": more,
+        }))
+        .into_response();
+    }
+    let total = match hub.store.count_open().await {
+        Ok(n) => n,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let history = {
+        match hub
+            .store
+            .history(HistoryPage {
+                after: None,
+                limit: HISTORY_LEN,
+            })
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
     };
     axum::Json(serde_json::json!({
         "open": open.iter().map(card).collect::<Vec<_>>(),
+        "open_total": total,
+        "more": more,
         "history": history.iter().map(card).collect::<Vec<_>>(),
     }))
     .into_response()

@@ -66,7 +66,7 @@ pub use error::{Error, Result};
 pub use feed::Feed;
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
-    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, NewAsk, Opened, Outcome, Recorded,
+    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, NewAsk, OpenPage, Opened, Outcome, Recorded,
     Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
 };
 pub use schema::SCHEMA_VERSION;
@@ -280,6 +280,24 @@ impl Store {
     /// The backend's errors.
     pub async fn list_open(&self) -> Result<Vec<AskRecord>> {
         dispatch!(self, s => s.list_open().await)
+    }
+
+    /// One page of open asks (attached or detached), newest first: those with an id below
+    /// `page.before` (all when `None`), at most `page.limit`. An ask opened between two page
+    /// reads is newer than every cursor, so paging on never repeats or skips an older ask.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn list_open_page(&self, page: OpenPage) -> Result<Vec<AskRecord>> {
+        dispatch!(self, s => s.list_open_page(page).await)
+    }
+
+    /// How many asks are open (attached or detached).
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn count_open(&self) -> Result<u64> {
+        dispatch!(self, s => s.count_open().await)
     }
 
     /// One page of closed asks, newest close first (ties: higher id first).

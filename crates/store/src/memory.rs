@@ -426,6 +426,28 @@ impl MemoryStore {
         rec.lease_until = Some(at.plus(lease()));
         Ok(true)
     }
+
+    pub(crate) async fn list_open_page(
+        &self,
+        page: crate::model::OpenPage,
+    ) -> Result<Vec<AskRecord>> {
+        let inner = self.lock();
+        let range = match page.before {
+            Some(before) => inner.asks.range(..before),
+            None => inner.asks.range(..),
+        };
+        Ok(range
+            .rev()
+            .map(|(_, r)| r)
+            .filter(|r| r.is_open())
+            .take(page.limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    pub(crate) async fn count_open(&self) -> Result<u64> {
+        Ok(self.lock().asks.values().filter(|r| r.is_open()).count() as u64)
+    }
 }
 
 /// Named leases (`crate::lease`).

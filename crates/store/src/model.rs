@@ -375,6 +375,17 @@ pub struct HistoryPage {
     pub limit: u32,
 }
 
+/// One page of open asks, newest first (by id, descending): a keyset page, so a page read
+/// costs the same however many asks are open (the partial index on open asks' ids serves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenPage {
+    /// Continue with the asks older than this one (the last of the previous page: asks with a
+    /// lower id); `None` starts at the newest.
+    pub before: Option<AskId>,
+    /// At most this many asks.
+    pub limit: u32,
+}
+
 /// Where a history page ends: the last ask's close time and id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HistoryCursor {

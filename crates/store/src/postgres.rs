@@ -767,6 +767,39 @@ impl PgStore {
         }
         Ok(Feed::new(rx))
     }
+
+    pub(crate) async fn list_open_page(
+        &self,
+        page: crate::model::OpenPage,
+    ) -> Result<Vec<AskRecord>> {
+        // Served by the partial index `ask_user_asks_open (id) WHERE state = 'open'`.
+        let before = page.before.map_or(i64::MAX, |id| id.0);
+        let limit = i64::from(page.limit);
+        self.query_records(
+            &format!(
+                "SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' AND id < $1 \
+                 ORDER BY id DESC LIMIT $2"
+            ),
+            &[&before, &limit],
+        )
+        .await
+    }
+
+    pub(crate) async fn count_open(&self) -> Result<u64> {
+        let guard = self.client().await?;
+        let Some(client) = guard.as_ref() else {
+            return Ok(0);
+        };
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM ask_user_asks WHERE state = 'open'",
+                &[],
+            )
+            .await
+            .map_err(|e| self.err(&e))?;
+        let n: i64 = row.try_get(0).map_err(|e| self.err(&e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
 }
 
 /// Forwards notifications to the feed; reconnects with backoff after a lost connection and

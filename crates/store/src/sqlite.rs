@@ -911,6 +911,39 @@ impl SqliteStore {
         });
         Ok(())
     }
+
+    pub(crate) async fn list_open_page(
+        &self,
+        page: crate::model::OpenPage,
+    ) -> Result<Vec<AskRecord>> {
+        // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan
+        // past the page.
+        let before = page.before.map_or(i64::MAX, |id| id.0);
+        self.with_conn(move |conn, shown| {
+            Self::query_records(
+                conn,
+                shown,
+                &format!(
+                    "SELECT {COLUMNS} FROM asks WHERE state = 'open' AND id < ?1 \
+                     ORDER BY id DESC LIMIT ?2"
+                ),
+                params![before, page.limit],
+            )
+        })
+        .await
+    }
+
+    pub(crate) async fn count_open(&self) -> Result<u64> {
+        self.with_conn(|conn, shown| {
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM asks WHERE state = 'open'", [], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| map_err(shown, e))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+        .await
+    }
 }
 
 /// Announces other processes' changes each time the sidecar is touched; ends with the store.

@@ -52,6 +52,7 @@
 
 mod access;
 mod answerer;
+pub mod cards;
 mod config;
 mod pending;
 mod refusal;

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `GET /<secret>` | redirects to `/<secret>/` |
 //! | `GET /<secret>/` | the page (`index.html`) |
-//! | `GET /<secret>/app.js`, `/<secret>/app.css`, `/<secret>/favicon.svg` | its script, style and icon |
+//! | `GET /<secret>/app.js`, `/<secret>/cards.js`, `/<secret>/app.css`, `/<secret>/favicon.svg` | its scripts (the card, [`crate::cards`], and the page), style and icon |
 //! | `GET /<secret>/events` | server-sent events, see [`crate::view`] docs |
 //! | `POST /<secret>/answer` | `{"batch":N,"answers":[{"id","selected","custom"?}],"tab"?}` → 200 `ok`, 409, 422, 503 |
 //! | `POST /<secret>/dismiss` | `{"batch":N,"tab"?}` → 200 `ok`, 409, 503 |
@@ -42,7 +42,11 @@ use crate::view::PageEvent;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
-const APP_CSS: &str = include_str!("assets/app.css");
+const APP_CSS: &str = crate::cards::CARD_STYLE;
+
+/// The page with the shared card templates in place.
+static PAGE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::cards::with_card_templates(INDEX_HTML));
 const FAVICON_SVG: &str = include_str!("assets/favicon.svg");
 
 /// How long a page waits before reconnecting a dropped event stream.
@@ -60,6 +64,7 @@ pub fn router(state: WebState) -> Router {
         .route("/{key}", get(redirect_to_page))
         .route("/{key}/", get(page))
         .route("/{key}/app.js", get(script))
+        .route("/{key}/cards.js", get(card_script))
         .route("/{key}/app.css", get(style))
         .route("/{key}/favicon.svg", get(favicon))
         .route("/{key}/events", get(events))
@@ -78,11 +83,19 @@ async fn redirect_to_page(Path(key): Path<String>) -> Redirect {
 }
 
 async fn page() -> Html<&'static str> {
-    Html(INDEX_HTML)
+    Html(PAGE.as_str())
 }
 
 async fn script() -> Response {
     ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], APP_JS).into_response()
+}
+
+async fn card_script() -> Response {
+    (
+        [(CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        crate::cards::CARD_SCRIPT,
+    )
+        .into_response()
 }
 
 async fn style() -> Response {

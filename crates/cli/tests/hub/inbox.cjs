@@ -44,8 +44,8 @@ async function main() {
     const card = page.locator('article.card').first();
     await card.waitFor({ timeout: 60000 });
     const agent = await page.locator('h2.agent strong').first().textContent();
-    await card.locator('label.opt', { hasText: arg }).click();
-    await card.locator('button.send').click();
+    await card.locator('label.option', { hasText: arg }).click();
+    await card.locator('button.submit').click();
     const flash = page.locator('#flash', { hasText: 'sent' });
     await flash.waitFor({ timeout: 60000 });
     const note = await flash.textContent();

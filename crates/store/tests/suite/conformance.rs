@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use ask_user_store::{
-    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, Opened,
-    Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
+    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, OpenPage,
+    Opened, Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
     UNKEYED_REDELIVERY_WINDOW, lease,
 };
 use pretty_assertions::assert_eq;
@@ -102,6 +102,7 @@ conformance!(
     a_delivery_taken_back_is_handed_to_the_retry,
     lease_is_given_on_open_renewed_while_attached_and_dropped_on_detach,
     sweep_detaches_an_attached_ask_whose_lease_ran_out,
+    open_asks_page_newest_first_by_keyset_cursor,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -1009,5 +1010,71 @@ async fn sweep_detaches_an_attached_ask_whose_lease_ran_out(f: Fixture) {
     assert_eq!(
         (back.id, back.attached, back.detached_at, back.lease_until),
         (other.id, true, None, Some(T0.plus(HOUR * 2).plus(lease())))
+    );
+}
+
+async fn open_asks_page_newest_first_by_keyset_cursor(f: Fixture) {
+    let mut open = Vec::new();
+    for i in 0..23 {
+        let rec = created(&f.store, &keyed(&format!("p{i}"), T0)).await;
+        match i % 5 {
+            // Closed asks are never listed; detached ones are.
+            0 => {
+                f.store
+                    .record_outcome(rec.id, &Outcome::Withdrawn, T0)
+                    .await
+                    .unwrap();
+            }
+            1 => {
+                f.store.set_attached(rec.id, false, T0).await.unwrap();
+                open.push(rec.id);
+            }
+            _ => open.push(rec.id),
+        }
+    }
+    open.reverse();
+    assert_eq!(f.store.count_open().await.unwrap(), open.len() as u64);
+    let mut listed = Vec::new();
+    let mut before = None;
+    loop {
+        let page = f
+            .store
+            .list_open_page(OpenPage { before, limit: 5 })
+            .await
+            .unwrap();
+        assert!(page.len() <= 5);
+        assert!(page.iter().all(|r| r.closed.is_none()));
+        let Some(last) = page.last() else { break };
+        before = Some(last.id);
+        listed.extend(page.iter().map(|r| r.id));
+        if listed.len() == 10 {
+            // An ask opened mid-paging is newer than the cursor: the pages after it neither
+            // repeat nor skip an older ask.
+            created(&f.store, &keyed("late", T0)).await;
+        }
+    }
+    assert_eq!(listed, open);
+    assert_eq!(f.store.count_open().await.unwrap(), open.len() as u64 + 1);
+    let first = f
+        .store
+        .list_open_page(OpenPage {
+            before: None,
+            limit: 2,
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(first[0].id > open[0], "the late ask is first");
+    assert_eq!(first[1].id, open[0]);
+    assert_eq!(
+        f.store
+            .list_open_page(OpenPage {
+                before: Some(open[open.len() - 1]),
+                limit: 5,
+            })
+            .await
+            .unwrap(),
+        vec![],
+        "nothing after the oldest"
     );
 }

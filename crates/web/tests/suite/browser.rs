@@ -281,7 +281,7 @@ async fn hostile_model_text_stays_text() {
         json!({
             "pwned": null,
             "images": 0,
-            "scripts": ["app.js"],
+            "scripts": ["cards.js", "app.js"],
             "anchors": 0,
             "bolds": 0,
             "chip": "<img src=x onerror=\"window.__pwned=1\">",

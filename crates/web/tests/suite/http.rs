@@ -81,6 +81,7 @@ async fn the_page_and_its_assets_carry_the_security_headers() {
     for (path, content_type) in [
         (base.clone(), "text/html; charset=utf-8"),
         (format!("{base}app.js"), "text/javascript; charset=utf-8"),
+        (format!("{base}cards.js"), "text/javascript; charset=utf-8"),
         (format!("{base}app.css"), "text/css; charset=utf-8"),
         (format!("{base}favicon.svg"), "image/svg+xml"),
     ] {
@@ -106,19 +107,30 @@ async fn the_page_has_no_inline_script_or_style_and_no_external_assets() {
     let state = state();
     let html = send(&state, get(&state.base_path())).await.text;
     assert!(html.contains(r#"<script src="app.js" defer></script>"#));
-    assert_eq!(html.matches("<script").count(), 1);
+    // The shared card (crate::cards) before the page's own script.
+    assert!(html.contains(
+        "<script src=\"cards.js\" defer></script>\n<script src=\"app.js\" defer></script>"
+    ));
+    assert!(
+        html.contains(r#"<template id="t-batch">"#),
+        "the card templates are in"
+    );
+    assert!(!html.contains(ask_user_web::cards::TEMPLATES_MARKER));
+    assert_eq!(html.matches("<script").count(), 2);
     assert!(!html.contains("style="), "no inline style attributes");
     assert!(!html.contains("<style"), "no inline style element");
     assert!(!html.contains("http"), "no absolute URLs");
-    let js = send(&state, get(&format!("{}app.js", state.base_path())))
-        .await
-        .text;
-    assert!(
-        !js.contains("innerHTML"),
-        "model text is never parsed as HTML"
-    );
-    assert!(!js.contains("insertAdjacentHTML"));
-    assert!(!js.contains("eval("));
+    for script in ["app.js", "cards.js"] {
+        let js = send(&state, get(&format!("{}{script}", state.base_path())))
+            .await
+            .text;
+        assert!(
+            !js.contains("innerHTML"),
+            "model text is never parsed as HTML ({script})"
+        );
+        assert!(!js.contains("insertAdjacentHTML"));
+        assert!(!js.contains("eval("));
+    }
 }
 
 #[tokio::test]
