@@ -1,8 +1,15 @@
 //! `ask-user history [--open] [--json]`: the store's asks, newest first (docs/contract.md §8
 //! "States"): the open ones (newest asked first), then the closed ones (newest closed first).
+//!
+//! `--jsonl` prints the same asks as the journal's lines instead (`ask_user_host::journal`
+//! shapes, one serializer), oldest first: the journal as a view of the store (docs/contract.md
+//! §7 `--journal`, docs/decisions.md "The journal as a view of the store").
 
 use ask_user_host::durable::{STORE_ENV, StoreArgs};
-use ask_user_store::{AskRecord, HistoryCursor, HistoryPage, Outcome, Timestamp};
+use std::time::Duration;
+
+use ask_user_core::{Answers, Question};
+use ask_user_store::{AskRecord, Closed, HistoryCursor, HistoryPage, Outcome, Timestamp};
 use serde_json::{Value, json};
 
 use crate::Ended;
@@ -14,8 +21,12 @@ pub(crate) struct HistoryArgs {
     #[arg(long)]
     open: bool,
     /// One JSON array instead of lines.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "jsonl")]
     json: bool,
+    /// The asks as journal lines (the `--journal FILE` shapes), oldest first: an `ask` line
+    /// when asked, an `outcome` line when closed; `call` is `store:<ask id>`.
+    #[arg(long)]
+    jsonl: bool,
     /// The store: sqlite:PATH, postgres://…, or memory (default: the SQLite file in
     /// ~/.local/state/ask-user/).
     #[arg(long, value_name = "URL", env = STORE_ENV)]
@@ -62,7 +73,12 @@ pub(crate) fn run(args: &HistoryArgs) -> Ended {
         Ok(asks) => asks,
         Err(message) => return Ended::Usage(message),
     };
-    let stdout = if args.json {
+    let stdout = if args.jsonl {
+        match jsonl(&asks) {
+            Ok(lines) => lines,
+            Err(message) => return Ended::Usage(message),
+        }
+    } else if args.json {
         Value::Array(asks.iter().map(to_json).collect()).to_string()
     } else {
         asks.iter().map(line).collect::<Vec<_>>().join("\n")
@@ -149,4 +165,62 @@ fn to_json(rec: &AskRecord) -> Value {
         "request": serde_json::from_str::<Value>(&rec.request).unwrap_or(Value::Null),
         "outcome": rec.closed.as_ref().map(|c| serde_json::to_value(&c.outcome).unwrap_or(Value::Null)),
     })
+}
+
+/// The asks as journal lines, oldest first: each ask's `ask` line at `created_at`, and for a
+/// closed ask its `outcome` line at `closed_at` (at one instant, asks before outcomes, then by
+/// id). An open ask has only its `ask` line.
+fn jsonl(asks: &[AskRecord]) -> Result<String, String> {
+    let mut events: Vec<(Timestamp, u8, i64, Vec<u8>)> = Vec::new();
+    for rec in asks {
+        let call = ask_user_host::store_call_id(rec.id);
+        let unreadable =
+            |e: &dyn std::fmt::Display| format!("ask {} in the store cannot be read: {e}", rec.id);
+        let request: Value = serde_json::from_str(&rec.request).map_err(|e| unreadable(&e))?;
+        let questions: Vec<Question> =
+            serde_json::from_value(request["questions"].clone()).map_err(|e| unreadable(&e))?;
+        let line = ask_user_host::ask_line(&time_ms(rec.created_at), &call, &questions)
+            .map_err(|e| unreadable(&e))?;
+        events.push((rec.created_at, 0, rec.id.0, line));
+        if let Some(closed) = &rec.closed {
+            let outcome = model_outcome(rec, closed).map_err(|e| unreadable(&e))?;
+            let line = ask_user_host::outcome_line(&time_ms(closed.at), &call, &outcome, None)
+                .map_err(|e| unreadable(&e))?;
+            events.push((closed.at, 1, rec.id.0, line));
+        }
+    }
+    events.sort_by_key(|(at, order, id, _)| (at.0, *order, *id));
+    let bytes: Vec<u8> = events.into_iter().flat_map(|(.., line)| line).collect();
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// What the model read for a stored outcome, as the core renders it:
+/// - answered: the stored answers; dismissed: `ASK_CANCELLED`;
+/// - timed out: `ASK_TIMED_OUT` with the budget taken as the time from ask to outcome, rounded
+///   to whole seconds (the store keeps no budget: exact for whole-second `--timeout`s);
+/// - withdrawn: `ASK_ABORTED` (the caller went away, or its grace ran out while detached).
+fn model_outcome(rec: &AskRecord, closed: &Closed) -> Result<ask_user_core::Outcome, String> {
+    use ask_user_core::Outcome as Model;
+    Ok(match &closed.outcome {
+        Outcome::Answered { answer, .. } => Model::Answered(
+            serde_json::from_value::<Answers>(answer.clone()).map_err(|e| e.to_string())?,
+        ),
+        Outcome::Dismissed { .. } => Model::Dismissed,
+        Outcome::TimedOut => {
+            let ms = closed
+                .at
+                .0
+                .saturating_sub(rec.created_at.0)
+                .max(0)
+                .unsigned_abs();
+            Model::TimedOut(Duration::from_secs(ms.saturating_add(500) / 1000))
+        }
+        Outcome::Withdrawn => Model::Aborted,
+    })
+}
+
+/// RFC 3339 (milliseconds, UTC) of a stored time, as the journal writes it.
+fn time_ms(t: Timestamp) -> String {
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(t.0.max(0).unsigned_abs());
+    humantime::format_rfc3339_millis(at).to_string()
 }
