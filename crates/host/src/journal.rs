@@ -17,6 +17,17 @@
 //!   answers, only for an answer.
 //! - A call refused before any question existed (invalid arguments) has no `ask` line; its
 //!   `outcome` line carries the raw `arguments` the model sent instead.
+//!
+//! ## A view of the store (docs/contract.md §7 `--journal`, §8)
+//!
+//! When a store holds the asks, the file is an export of the store's events plus the refusals
+//! the store never holds: an ask the store holds has `call` = `store:<ask id>`
+//! ([`store_call_id`]); its `ask` line is written by [`Journal::shown`] once the store gave the
+//! ask its id, before any answerer shows it, and [`Journal::call_stored`] writes the outcome.
+//! `ask-user history --jsonl` prints the same lines (apart from `time`) from the store, with
+//! the same serializer ([`ask_line`], [`outcome_line`]). A call the store never holds (refused
+//! before any ask existed, an `--answers` run, a store that could not take the ask) keeps a
+//! call id of this journal and its `arguments`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
