@@ -224,3 +224,78 @@ fn time_ms(t: Timestamp) -> String {
     let at = std::time::UNIX_EPOCH + Duration::from_millis(t.0.max(0).unsigned_abs());
     humantime::format_rfc3339_millis(at).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use ask_user_store::{AskId, Asker, CallKey, Closed, Outcome, Scope, Timestamp};
+    use pretty_assertions::assert_eq;
+
+    use super::{AskRecord, jsonl};
+
+    const REQUEST: &str = r#"{"questions":[{"id":"go","question":"Go?","options":[{"label":"Yes"},{"label":"No"}],"multi_select":false}]}"#;
+    const T0: i64 = 1_796_000_000_000;
+
+    fn record(id: i64, request: &str, closed: Option<(Outcome, i64)>) -> AskRecord {
+        AskRecord {
+            id: AskId(id),
+            key: CallKey::new(&Scope::Caller("test".to_owned()), request),
+            request: request.to_owned(),
+            asker: Asker::default(),
+            created_at: Timestamp(T0),
+            grace: std::time::Duration::from_secs(60),
+            attached: closed.is_none(),
+            detached_at: None,
+            lease_until: None,
+            closed: closed.map(|(outcome, after)| Closed {
+                outcome,
+                at: Timestamp(T0 + after),
+            }),
+            delivered_at: None,
+        }
+    }
+
+    fn outcome_text(outcome: Outcome, after_ms: i64) -> String {
+        let lines = jsonl(&[record(3, REQUEST, Some((outcome, after_ms)))]).unwrap();
+        let outcome: serde_json::Value =
+            serde_json::from_str(lines.lines().nth(1).unwrap()).unwrap();
+        format!("{} {}", outcome["code"], outcome["text"])
+    }
+
+    #[test]
+    fn an_open_ask_has_only_its_ask_line_at_its_creation() {
+        assert_eq!(
+            jsonl(&[record(7, REQUEST, None)]).unwrap(),
+            format!(
+                "{{\"time\":\"2026-11-30T00:53:20.000Z\",\"event\":\"ask\",\"call\":\"store:7\",\"questions\":{}}}\n",
+                &REQUEST[r#"{"questions":"#.len()..REQUEST.len() - 1]
+            )
+        );
+    }
+
+    #[test]
+    fn a_timed_out_ask_names_its_budget_rounded_to_whole_seconds() {
+        let budget = |ms| outcome_text(Outcome::TimedOut, ms);
+        assert!(budget(998).starts_with(r#""ASK_TIMED_OUT" "Error: no answer within 1s;"#));
+        assert!(budget(30_012).starts_with(r#""ASK_TIMED_OUT" "Error: no answer within 30s;"#));
+    }
+
+    #[test]
+    fn a_withdrawn_ask_reads_as_aborted() {
+        let text = outcome_text(Outcome::Withdrawn, 5);
+        assert_eq!(
+            text,
+            format!(
+                r#""ASK_ABORTED" {}"#,
+                serde_json::Value::from(ask_user_core::Outcome::Aborted.text())
+            )
+        );
+    }
+
+    #[test]
+    fn an_unreadable_stored_request_is_an_error_naming_the_ask() {
+        assert_eq!(
+            jsonl(&[record(9, "not json", None)]).unwrap_err(),
+            "ask 9 in the store cannot be read: expected ident at line 1 column 2"
+        );
+    }
+}
