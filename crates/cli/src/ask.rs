@@ -20,7 +20,7 @@ use crate::{AskArgs, Ended, durable, input, web};
 pub(crate) fn run(args: AskArgs) -> Ended {
     // An unwritable journal is a startup error, before anything is read or asked.
     let journal = match args.host.open_journal() {
-        Ok(journal) => journal,
+        Ok(journal) => journal.map(Arc::new),
         Err(e) => return Ended::Usage(e.to_string()),
     };
     let text = match input::read(args.file.as_deref()) {
@@ -65,15 +65,19 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             Err(message) => return Ended::Usage(message),
         },
     };
-    let mut tool = AskUserQuestionTool::new(match &durable {
-        Some(d) => d.wrap(interaction),
-        None => interaction,
+    // With a store, the journal's ask line is written once the store gave the ask its id
+    // (inside the durable link), so both lines carry `store:<id>`, as `history --jsonl` does.
+    let mut tool = AskUserQuestionTool::new(match (&durable, &journal) {
+        (Some(d), Some(j)) => d.wrap(j.shown(d, interaction)),
+        (Some(d), None) => d.wrap(interaction),
+        (None, _) => interaction,
     })
     .with_timeout(args.host.timeout);
     if let Some(d) = &durable {
         tool = tool.with_recorder(d.recorder());
     }
     let watch_stdout = durable.is_some();
+    let linked = durable.clone();
     let outcome = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let _signals = cancel_on_signals(cancel.clone());
@@ -87,7 +91,10 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         // The tool refuses a delegated caller first, then invalid arguments, then asks; the
         // leniencies are logged. With --journal, the ask and the outcome are on disk before
         // the outcome is printed.
-        ask_user_host::call(journal.as_ref(), &tool, text, context).await
+        match (&journal, &linked) {
+            (Some(j), Some(d)) => j.call_stored(&tool, text, context, d).await,
+            _ => ask_user_host::call(journal.as_deref(), &tool, text, context).await,
+        }
     });
     if let Some(code) = outcome.code() {
         tracing::info!(code = code.as_str(), "ask ended without an answer");

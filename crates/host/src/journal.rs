@@ -17,6 +17,17 @@
 //!   answers, only for an answer.
 //! - A call refused before any question existed (invalid arguments) has no `ask` line; its
 //!   `outcome` line carries the raw `arguments` the model sent instead.
+//!
+//! ## A view of the store (docs/contract.md §7 `--journal`, §8)
+//!
+//! When a store holds the asks, the file is an export of the store's events plus the refusals
+//! the store never holds: an ask the store holds has `call` = `store:<ask id>`
+//! ([`store_call_id`]); its `ask` line is written by [`Journal::shown`] once the store gave the
+//! ask its id, before any answerer shows it, and [`Journal::call_stored`] writes the outcome.
+//! `ask-user history --jsonl` prints the same lines (apart from `time`) from the store, with
+//! the same serializer ([`ask_line`], [`outcome_line`]). A call the store never holds (refused
+//! before any ask existed, an `--answers` run, a store that could not take the ask) keeps a
+//! call id of this journal and its `arguments`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
@@ -27,9 +38,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ask_user_core::{
-    AnswerItem, Arguments, AskUserQuestionRequest, AskUserQuestionTool, ExecutionContext, Outcome,
-    Question,
+    AnswerItem, Answers, Arguments, AskError, AskUserQuestionRequest, AskUserQuestionTool,
+    BoxFuture, CancellationToken, Decide, ExecutionContext, Outcome, Question, UserInteraction,
 };
+use ask_user_store::AskId;
+
+use crate::durable::Durable;
 use serde::{Deserialize, Serialize};
 
 /// The `code` of an answered call (answers have no [`ask_user_core::OutcomeCode`]).
@@ -239,6 +253,61 @@ impl Journal {
         self.ask_as(&call, tool, request, context).await
     }
 
+    /// Runs one tool call like [`Self::call`] when a store holds the ask (`durable` links the
+    /// call to it; `tool` asks through [`Self::shown`] inside [`Durable::wrap`]): the `ask`
+    /// line is written by [`Self::shown`] once the store gave the ask its id and before any
+    /// answerer shows it, and both lines carry `call` = [`store_call_id`]. A call the store
+    /// never holds (refused before any ask existed, or the store could not take it) keeps a
+    /// call id of this journal and its raw `arguments`, as in [`Self::call`].
+    pub async fn call_stored(
+        &self,
+        tool: &AskUserQuestionTool,
+        arguments: impl Into<Arguments>,
+        context: ExecutionContext,
+        durable: &Durable,
+    ) -> Outcome {
+        let arguments = arguments.into();
+        if let Some(refused) = context.refusal() {
+            self.log_outcome(&self.next_call_id(), &refused, Some(&arguments))
+                .await;
+            return refused;
+        }
+        let decoded = match crate::decode_logged(arguments.clone(), tool.limits()) {
+            Ok(decoded) => decoded,
+            Err(invalid) => {
+                let outcome = Outcome::InvalidArguments(invalid);
+                self.log_outcome(&self.next_call_id(), &outcome, Some(&arguments))
+                    .await;
+                return outcome;
+            }
+        };
+        let outcome = tool.ask(&decoded.request, context).await;
+        match durable.ask_id() {
+            Some(id) => self.log_outcome(&store_call_id(id), &outcome, None).await,
+            None => {
+                self.log_outcome(&self.next_call_id(), &outcome, Some(&arguments))
+                    .await;
+            }
+        }
+        outcome
+    }
+
+    /// `inner` behind this journal for a call linked to the store by `durable` (put it inside
+    /// [`Durable::wrap`], which opens the ask before asking `inner`): writes the `ask` line
+    /// under [`store_call_id`] before `inner` shows the question. When the line cannot be
+    /// written, nobody is asked: the answerer fails with [`NOT_RECORDED_TEXT`].
+    pub fn shown(
+        self: &Arc<Self>,
+        durable: &Durable,
+        inner: Arc<dyn UserInteraction>,
+    ) -> Arc<dyn UserInteraction> {
+        Arc::new(Shown {
+            journal: Arc::clone(self),
+            durable: durable.clone(),
+            inner,
+        })
+    }
+
     async fn ask_as(
         &self,
         call: &str,
@@ -332,40 +401,19 @@ impl Journal {
         self.append(self.outcome_line(call, outcome, arguments))
     }
 
-    /// The `ask` line of `call`, `\n`-terminated.
+    /// The `ask` line of `call`, now, `\n`-terminated.
     fn ask_line(&self, call: &str, request: &AskUserQuestionRequest) -> io::Result<Vec<u8>> {
-        let time = now();
-        line_bytes(&AskLine {
-            time: &time,
-            event: "ask",
-            call,
-            questions: request.questions(),
-        })
+        ask_line(&now(), call, request.questions())
     }
 
-    /// The `outcome` line of `call`, `\n`-terminated.
+    /// The `outcome` line of `call`, now, `\n`-terminated.
     fn outcome_line(
         &self,
         call: &str,
         outcome: &Outcome,
         arguments: Option<&str>,
     ) -> io::Result<Vec<u8>> {
-        let time = now();
-        let code = outcome.code().map_or(ANSWERED, |code| code.as_str());
-        let text = outcome.text();
-        let answers = match outcome {
-            Outcome::Answered(answers) => Some(answers.answers.as_slice()),
-            _ => None,
-        };
-        line_bytes(&OutcomeLine {
-            time: &time,
-            event: "outcome",
-            call,
-            code,
-            text: &text,
-            answers,
-            arguments,
-        })
+        outcome_line(&now(), call, outcome, arguments)
     }
 
     fn write_error(&self, source: io::Error) -> JournalError {
@@ -404,6 +452,104 @@ impl Journal {
             Err(_) => write_line(&self.file, &bytes),
         };
         written.map_err(|e| self.write_error(e))
+    }
+}
+
+/// The `ask` line of `call` at `time` (RFC 3339), `\n`-terminated: the one serializer of
+/// ask lines, shared by the live writer and `ask-user history --jsonl`.
+pub fn ask_line(time: &str, call: &str, questions: &[Question]) -> io::Result<Vec<u8>> {
+    line_bytes(&AskLine {
+        time,
+        event: "ask",
+        call,
+        questions,
+    })
+}
+
+/// The `outcome` line of `call` at `time` (RFC 3339), `\n`-terminated: `code` and `text` from
+/// the core's [`Outcome`], `answers` for an answer, `arguments` (the raw arguments of a call
+/// refused before any question existed) when given and the outcome is not an answer. The one
+/// serializer of outcome lines, shared by the live writer and `ask-user history --jsonl`.
+pub fn outcome_line(
+    time: &str,
+    call: &str,
+    outcome: &Outcome,
+    arguments: Option<&str>,
+) -> io::Result<Vec<u8>> {
+    let code = outcome.code().map_or(ANSWERED, |code| code.as_str());
+    let text = outcome.text();
+    let answers = match outcome {
+        Outcome::Answered(answers) => Some(answers.answers.as_slice()),
+        _ => None,
+    };
+    line_bytes(&OutcomeLine {
+        time,
+        event: "outcome",
+        call,
+        code,
+        text: &text,
+        answers,
+        arguments,
+    })
+}
+
+/// The `call` of an ask the store holds: `store:<ask id>` (the same in the live file and in
+/// `ask-user history --jsonl`).
+pub fn store_call_id(id: AskId) -> String {
+    format!("store:{id}")
+}
+
+/// See [`Journal::shown`].
+struct Shown {
+    journal: Arc<Journal>,
+    durable: Durable,
+    inner: Arc<dyn UserInteraction>,
+}
+
+impl Shown {
+    async fn record(&self, request: &AskUserQuestionRequest) -> Result<(), AskError> {
+        let call = match self.durable.ask_id() {
+            Some(id) => store_call_id(id),
+            None => self.journal.next_call_id(),
+        };
+        let line = self.journal.ask_line(&call, request);
+        self.journal.append_async(line).await.map_err(|error| {
+            tracing::error!("{error}; the question was not asked");
+            AskError::Failed(NOT_RECORDED_TEXT.to_owned())
+        })
+    }
+}
+
+impl UserInteraction for Shown {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            self.record(request).await?;
+            self.inner.ask(request, cancel).await
+        })
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            self.record(request).await?;
+            self.inner.ask_decided(request, cancel, decide).await
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.inner.name()
+    }
+
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
     }
 }
 

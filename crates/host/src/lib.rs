@@ -56,7 +56,8 @@ mod notify;
 
 pub use args::{HostArgs, ZERO_TIMEOUT, call, decode_logged, parse_timeout};
 pub use journal::{
-    ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, read,
+    ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, ask_line,
+    outcome_line, read, store_call_id,
 };
 pub use notify::{MAX_RUNNING, Notify, notify};
 

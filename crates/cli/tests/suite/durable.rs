@@ -532,3 +532,111 @@ fn an_asker_killed_without_detaching_is_marked_in_the_open_inbox_and_its_retry_g
     assert_eq!(states(&history), ["answered"], "{history:#?}");
     assert!(history[0]["delivered_at"].is_string(), "delivered");
 }
+
+/// A journal line without its `time` (the first key): `"event":…}`.
+fn untimed(line: &str) -> String {
+    let (time, rest) = line
+        .split_once(r#"","event":"#)
+        .unwrap_or_else(|| panic!("not a journal line: {line}"));
+    assert!(
+        time.starts_with(r#"{"time":"20"#) && time.ends_with('Z') && time.contains('.'),
+        "RFC 3339 with milliseconds: {line}"
+    );
+    rest.to_owned()
+}
+
+/// Issue 13 item 5: the journal is a view of the store. Answered (terminal, in tmux), dismissed
+/// (Ctrl-C) and timed-out (`--timeout 1s`, nobody answers) asks with `--store` and `--journal`:
+/// `history --jsonl` prints exactly the file's lines apart from `time`; the file also holds
+/// the refusal the store never held (invalid arguments), under its own call id.
+#[test]
+fn history_jsonl_is_the_live_journal_of_the_store_apart_from_time() {
+    let store = Store::new();
+    let url = store.url();
+    let journal = store.dir.path().join("journal.jsonl");
+    let journal = journal.to_str().unwrap();
+    let args = ["--store", &url, "--journal", journal];
+
+    let pane = super::support::Pane::ask(&args, DB);
+    pane.wait_text("Which database?");
+    pane.keys(&["Enter"]);
+    let answered = pane.finished();
+    assert_eq!(answered.status, 0, "{answered:?}");
+
+    let pane = super::support::Pane::ask(&args, DB);
+    pane.wait_text("Which database?");
+    pane.keys(&["C-c"]);
+    assert_eq!(pane.finished().status, 4);
+
+    let mut timed = args.to_vec();
+    timed.extend(["--via", "inbox", "--timeout", "1s"]);
+    timed.insert(0, "ask");
+    let run = run_env(&timed, DB, &[]);
+    assert_eq!(run.status, 5, "{run:?}");
+
+    let refused = run_env(&["ask", "--store", &url, "--journal", journal], "{}", &[]);
+    assert_eq!(refused.status, 3, "{refused:?}");
+
+    let view = run_env(&["history", "--jsonl", "--store", &url], "", &[]);
+    assert_eq!((view.status, view.stderr.as_str()), (0, ""));
+    assert!(view.stdout.ends_with('\n'), "{}", view.stdout);
+    let view: Vec<String> = view.stdout.lines().map(untimed).collect();
+    let file = std::fs::read_to_string(journal).unwrap();
+    let (stored, own): (Vec<String>, Vec<String>) = file
+        .lines()
+        .map(untimed)
+        .partition(|line| line.contains(r#","call":"store:"#));
+    assert_eq!(view, stored, "file:\n{file}");
+
+    let answer = format!(
+        r#""outcome","call":"store:1","code":"ANSWERED","text":{},"answers":{}}}"#,
+        serde_json::to_string(&answered.stdout).unwrap(),
+        &answered.stdout[r#"{"answers":"#.len()..answered.stdout.len() - 1],
+    );
+    let canonical = run_env(&["check"], DB, &[]).stdout;
+    let questions = &canonical[r#"{"questions":"#.len()..canonical.trim_end().len() - 1];
+    let ask = |id: u32| format!(r#""ask","call":"store:{id}","questions":{questions}}}"#);
+    assert_eq!(
+        view,
+        [
+            ask(1),
+            answer,
+            ask(2),
+            r#""outcome","call":"store:2","code":"ASK_CANCELLED","text":"Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on."}"#.to_owned(),
+            ask(3),
+            r#""outcome","call":"store:3","code":"ASK_TIMED_OUT","text":"Error: no answer within 1s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."}"#.to_owned(),
+        ]
+    );
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert!(
+        own[0].starts_with(r#""outcome","call":""#)
+            && own[0].contains(r#""code":"INVALID_ARGS""#)
+            && own[0].ends_with(r#","arguments":"{}"}"#),
+        "{own:?}"
+    );
+}
+
+#[test]
+fn history_jsonl_help_and_its_conflict_with_json() {
+    let help = run_env(&["history", "--help"], "", &[]);
+    assert_eq!(help.status, 0);
+    assert!(
+        help.stdout.contains(
+            "      --jsonl        The asks as journal lines (the `--journal FILE` shapes), oldest first: an `ask` line when asked, an `outcome` line when closed; `call` is `store:<ask id>`"
+        ),
+        "{}",
+        help.stdout
+    );
+    let both = run_env(
+        &["history", "--json", "--jsonl", "--store", "memory"],
+        "",
+        &[],
+    );
+    assert_eq!(both.status, 2);
+    assert!(
+        both.stderr
+            .starts_with("error: the argument '--json' cannot be used with '--jsonl'"),
+        "{}",
+        both.stderr
+    );
+}
