@@ -13,8 +13,8 @@
 //! ```
 //!
 //! Prints p50 / p99 / max per channel over ASKS sequential asks (default 200). The dispatcher
-//! sends to the channels of one ask one after the other (ntfy, Telegram, Slack), so a later
-//! channel's figure includes the earlier ones'.
+//! sends to the channels of one ask at once, so each channel's figure is its own (a slow
+//! service would not show in another's).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)] // a bench script
 
 use std::sync::{Arc, Mutex};

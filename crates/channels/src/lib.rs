@@ -6,13 +6,21 @@
 //! - [`Channel`] is the seam: [`Channel::notify`] when an ask opens (returns a [`MessageRef`]),
 //!   [`Channel::closed`] when it closes, so the message no longer invites an answer.
 //! - [`Dispatcher`] follows a [`ask_user_store::Store`]'s change feed and calls every channel:
-//!   each open ask once, each sent message updated on close.
+//!   each open ask once, each sent message updated on close; one ask's channels are called
+//!   at once (a slow service delays no other), each claimed in the store first, so several
+//!   replicas send each message once.
 //! - [`Tokens`] issues the single-use answer tokens every button carries (128 random bits,
 //!   stored hashed, bound to one ask, one channel and one choice); [`answer_router`] is the
 //!   axum router a hub mounts to redeem them into the store, first outcome wins.
-//! - Channels: [`ntfy::Ntfy`], [`email::Email`], [`telegram::Telegram`], [`slack::Slack`].
+//! - Channels, all four built: [`ntfy::Ntfy`] (publish with action buttons), [`email::Email`]
+//!   (SMTP with STARTTLS; links open a confirm page), [`telegram::Telegram`] (inline keyboard,
+//!   replies as the own answer, polled by one replica under a store lease) and
+//!   [`slack::Slack`] (Block Kit and a signed interactivity endpoint). Telegram replies are
+//!   matched to their ask through the message references kept in the store, so any replica
+//!   takes them.
 //! - [`config::ChannelsConfig`] reads the hub's configuration file (`ask-user hub serve
-//!   --config`); [`start`] runs what it configures and returns the routes to mount.
+//!   --config`); [`start`] runs what it configures (the dispatcher with its escalation
+//!   ladder, the leased Telegram poller) and returns the routes to mount.
 //!
 //! Model text is untrusted: each channel escapes it for its own markup (ntfy: plain text, no
 //! Markdown flag; email: HTML-escaped; Telegram: no parse mode; Slack: `plain_text` blocks and

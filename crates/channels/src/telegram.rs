@@ -12,6 +12,10 @@
 //! A reply to the question's message is the own answer (`message.reply_to_message`; the bot
 //! must see replies: in groups, a reply to the bot's own message reaches it even in privacy
 //! mode). It answers an ask with one question; several questions are answered on the page.
+//! The replied-to message (chat id and message id) is looked up among the message references
+//! the dispatcher stored ([`ask_user_store::Store::channel_message_ask`]), so whichever
+//! replica polls, and a restarted hub, takes the reply; a message with buttons also names its
+//! ask in its keyboard (used when the reference is not stored yet).
 //!
 //! A button's `callback_data` is `{ask}:{token}` (at most 19 + 1 + 32 bytes). A tap counts only
 //! from a chat in [`TelegramConfig::chats`] and, when [`TelegramConfig::allowed_users`] is not
@@ -31,8 +35,7 @@
 //! ([`ask_user_store::Store::acquire_lease`]) names the poller; the others wait and take over
 //! once its lease runs out.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{AnswerItem, Answers};
@@ -84,13 +87,7 @@ impl std::fmt::Debug for TelegramConfig {
 pub struct Telegram {
     config: TelegramConfig,
     http: reqwest::Client,
-    /// The messages of open asks, for replies: (chat, message id) → (ask, the id of its only
-    /// question; `None` when it has several).
-    open: Arc<Mutex<OpenMessages>>,
 }
-
-/// (chat, message id) → (ask, the id of its only question, `None` when it has several).
-type OpenMessages = HashMap<(i64, i64), (AskId, Option<String>)>;
 
 /// What a tap on a toggle or Done gets when Telegram did not send the message with it (too old).
 pub const MESSAGE_UNREADABLE: &str =
@@ -182,18 +179,7 @@ impl Telegram {
             .timeout(Duration::from_secs(config.poll_timeout_secs + 15))
             .build()
             .unwrap_or_default();
-        Telegram {
-            config,
-            http,
-            open: Arc::default(),
-        }
-    }
-
-    fn open_map(&self) -> std::sync::MutexGuard<'_, OpenMessages> {
-        // Each write is one insert or remove: a poisoned map is still consistent.
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        Telegram { config, http }
     }
 
     /// Calls a Bot API method; the `result` on success. Errors never carry the URL (it holds
@@ -367,8 +353,8 @@ impl Telegram {
 
     /// A reply to one of the bot's question messages is the human's own answer (the answer
     /// is the allow-listed chat and user, which Telegram vouches for; no token involved).
-    /// Replies from outside the allow-list, and to messages that are not open questions, are
-    /// ignored without a word.
+    /// Replies from outside the allow-list, and to messages that are not the bot's questions,
+    /// are ignored without a word; a reply to a question already closed is told so.
     async fn on_reply(&self, m: &Value, store: &Store) {
         let chat = m["chat"]["id"].as_i64();
         let user = m["from"]["id"].as_i64();
@@ -380,11 +366,20 @@ impl Telegram {
         if !self.allowed(Some(chat), user) || text.is_empty() {
             return;
         }
-        let known = self.open_map().get(&(chat, replied)).cloned();
-        let Some((ask, question)) = (match known {
-            Some(k) => Some(k),
-            None => self.ask_of_message(&m["reply_to_message"], store).await,
-        }) else {
+        let stored = match store
+            .channel_message_ask(NAME, &format!("{chat}:{replied}"))
+            .await
+        {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "telegram: the replied-to message could not be looked up");
+                None
+            }
+        };
+        let Some(ask) = stored.or_else(|| self.ask_of_keyboard(&m["reply_to_message"])) else {
+            return;
+        };
+        let Some(question) = only_question(ask, store).await else {
             return;
         };
         let reply = match question {
@@ -422,12 +417,11 @@ impl Telegram {
         }
     }
 
-    /// The ask of one of the bot's question messages that another replica sent (so it is not
-    /// in this one's map): read from its keyboard's `callback_data` (`{ask}:…`), which
-    /// Telegram hands back with the replied-to message; the question from the store. `None`
-    /// for a message without such buttons (a free-text question's, answered on the page or
-    /// through the replica that sent it), or not from this bot.
-    async fn ask_of_message(&self, m: &Value, store: &Store) -> Option<(AskId, Option<String>)> {
+    /// The ask of one of the bot's question messages, read from its keyboard's
+    /// `callback_data` (`{ask}:…`), which Telegram hands back with the replied-to message.
+    /// `None` for a message without such buttons (a free-text question's), or not from this
+    /// bot.
+    fn ask_of_keyboard(&self, m: &Value) -> Option<AskId> {
         let bot: Option<i64> = self
             .config
             .bot_token
@@ -436,20 +430,13 @@ impl Telegram {
         if m["from"]["id"].as_i64().is_some_and(|f| Some(f) != bot) {
             return None;
         }
-        let ask = m["reply_markup"]["inline_keyboard"]
+        m["reply_markup"]["inline_keyboard"]
             .as_array()?
             .iter()
             .flat_map(|row| row.as_array().into_iter().flatten())
             .filter_map(|b| b["callback_data"].as_str()?.split_once(':')?.0.parse().ok())
             .next()
-            .map(AskId)?;
-        let rec = store.get(ask).await.ok()?;
-        let req: StoredQuestions = serde_json::from_str(&rec.request).ok()?;
-        let question = match req.questions.as_slice() {
-            [q] => Some(q.id.clone()),
-            _ => None,
-        };
-        Some((ask, question))
+            .map(AskId)
     }
 
     async fn on_tap(&self, q: &Value, tokens: &Tokens) {
@@ -594,6 +581,17 @@ impl Telegram {
     }
 }
 
+/// The id of `ask`'s only question (`Some(None)` when it has several), read from the store;
+/// `None` when the ask or its request cannot be read.
+async fn only_question(ask: AskId, store: &Store) -> Option<Option<String>> {
+    let rec = store.get(ask).await.ok()?;
+    let req: StoredQuestions = serde_json::from_str(&rec.request).ok()?;
+    Some(match req.questions.as_slice() {
+        [q] => Some(q.id.clone()),
+        _ => None,
+    })
+}
+
 /// The part of a stored request a toggle reads: the questions.
 #[derive(serde::Deserialize)]
 struct StoredQuestions {
@@ -620,11 +618,6 @@ impl Channel for Telegram {
                     channel: NAME,
                     detail: "sendMessage returned no message_id".to_owned(),
                 })?;
-                let question = match notice.questions.as_slice() {
-                    [q] => Some(q.id.clone()),
-                    _ => None,
-                };
-                self.open_map().insert((chat, id), (notice.ask, question));
                 refs.push(format!("{chat}:{id}"));
             }
             Ok(MessageRef(refs.join(",")))
@@ -652,7 +645,6 @@ impl Channel for Telegram {
                 let (Ok(chat), Ok(id)) = (chat.parse::<i64>(), id.parse::<i64>()) else {
                     continue;
                 };
-                self.open_map().remove(&(chat, id));
                 let body = json!({"chat_id": chat, "message_id": id, "text": text});
                 self.call("editMessageText", &body).await?;
             }

@@ -462,4 +462,16 @@ impl Store {
             Backend::Postgres(_) => Duration::from_secs(60),
         }
     }
+
+    /// The ask of the channel message that `part` names: the message on `channel` whose
+    /// reference ([`Store::set_channel_reference`]) is `part` or holds it as one of its
+    /// comma-separated parts (a message sent to several chats: `chat:id,chat:id`); the newest
+    /// ask when several match. Open or closed alike (the caller reads the ask); `None` once the
+    /// ask was purged. Lets any replica, or a restarted one, map a reply to its question.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn channel_message_ask(&self, channel: &str, part: &str) -> Result<Option<AskId>> {
+        dispatch!(self, s => s.channel_message_ask(channel, part).await)
+    }
 }

@@ -500,4 +500,23 @@ impl MemoryStore {
     pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
         Ok(self.lock().leases.get(name).cloned())
     }
+
+    pub(crate) async fn channel_message_ask(
+        &self,
+        channel: &str,
+        part: &str,
+    ) -> Result<Option<AskId>> {
+        Ok(self
+            .lock()
+            .messages
+            .iter()
+            .rev()
+            .find(|((_, ch), (reference, _))| {
+                ch == channel
+                    && reference
+                        .as_deref()
+                        .is_some_and(|r| r.split(',').any(|p| p == part))
+            })
+            .map(|((a, _), _)| *a))
+    }
 }

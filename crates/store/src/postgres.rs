@@ -1060,4 +1060,28 @@ impl PgStore {
         })
         .await
     }
+
+    pub(crate) async fn channel_message_ask(
+        &self,
+        channel: &str,
+        part: &str,
+    ) -> Result<Option<AskId>> {
+        self.in_tx(async |tx| {
+            let e = |e: tokio_postgres::Error| self.err(&e);
+            let row = tx
+                .query_opt(
+                    "SELECT ask FROM ask_user_channel_messages WHERE channel = $1 \
+                     AND strpos(',' || reference || ',', ',' || $2 || ',') > 0 \
+                     ORDER BY ask DESC LIMIT 1",
+                    &[&channel, &part],
+                )
+                .await
+                .map_err(e)?;
+            match row {
+                None => Ok(None),
+                Some(r) => Ok(Some(AskId(r.try_get(0).map_err(e)?))),
+            }
+        })
+        .await
+    }
 }

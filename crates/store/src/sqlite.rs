@@ -1183,4 +1183,24 @@ impl SqliteStore {
         })
         .await
     }
+
+    pub(crate) async fn channel_message_ask(
+        &self,
+        channel: &str,
+        part: &str,
+    ) -> Result<Option<AskId>> {
+        let (channel, part) = (channel.to_owned(), part.to_owned());
+        self.with_conn(move |conn, shown| {
+            conn.query_row(
+                "SELECT ask FROM channel_messages WHERE channel = ?1 \
+                 AND instr(',' || reference || ',', ',' || ?2 || ',') > 0 \
+                 ORDER BY ask DESC LIMIT 1",
+                params![channel, part],
+                |r| Ok(AskId(r.get(0)?)),
+            )
+            .optional()
+            .map_err(|e| map_err(shown, e))
+        })
+        .await
+    }
 }

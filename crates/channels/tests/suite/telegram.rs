@@ -617,3 +617,121 @@ async fn a_reply_reaches_a_replica_that_did_not_send_the_message() {
     };
     assert_eq!(answer["answers"][0]["custom"], "release");
 }
+
+/// An answer recorded through a Telegram reply: its own answer text.
+fn custom_answer(rec: &ask_user_store::AskRecord) -> Value {
+    let outcome = &rec.closed.as_ref().unwrap().outcome;
+    let Outcome::Answered { answer, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    answer["answers"][0]["custom"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_to_a_free_text_question_is_taken_by_any_replica_and_after_a_restart() {
+    // A free-text question's message has no buttons naming its ask: the reply is matched
+    // through the message reference the dispatcher stored. Replica A sends (its dispatcher),
+    // replica B polls; then both stop and a fresh instance on a fresh store handle (a
+    // restarted hub: same SQLite file) takes a reply to a message sent before it started.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let store = ask_user_store::Store::open(&url).await.unwrap();
+    let tokens = ask_user_channels::Tokens::new(store.clone());
+    let fake = FakeTelegram::start().await;
+    let a = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let b = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    let dispatcher = ask_user_channels::Dispatcher::new(
+        tokens.clone(),
+        vec![a as Arc<dyn Channel>],
+        "http://hub.invalid",
+        Arc::new(|id| format!("http://hub.invalid/inbox#ask-{id}")),
+    );
+    let dispatching = tokio::spawn(dispatcher.run());
+    let polling = tokio::spawn(b.poll(tokens.clone()));
+
+    let free = |q: &str| {
+        json!({"questions": [{"id": "name", "question": q, "multi_select": false}]}).to_string()
+    };
+    let open = |key: &str, request: String| {
+        ask_user_store::NewAsk::new(
+            &ask_user_store::Scope::HostKey(key.into()),
+            request,
+            ask_user_store::Asker::default(),
+        )
+    };
+    let first = store
+        .open_ask(&open("first", free("Branch name?")))
+        .await
+        .unwrap()
+        .record()
+        .id;
+    let older = store
+        .open_ask(&open("older", free("Tag name?")))
+        .await
+        .unwrap()
+        .record()
+        .id;
+    let sent = fake
+        .wait_for("sendMessage", |c| {
+            sent_for(c, first).is_some() && sent_for(c, older).is_some()
+        })
+        .await;
+    let first_msg = sent_for(&sent, first).unwrap();
+    assert_eq!(
+        first_msg["reply_markup"]["inline_keyboard"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "Open only: no button names the ask"
+    );
+    let first_id = fake.message_id_of(&first_msg);
+    let older_id = fake.message_id_of(&sent_for(&sent, older).unwrap());
+    // The references are stored once the sends returned.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while store
+        .channel_message_ask("telegram", &format!("{CHAT}:{older_id}"))
+        .await
+        .unwrap()
+        .is_none()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no reference stored"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    // B did not send it and still takes the reply.
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, first_id, "feature/ada")
+            .await,
+        "Answer recorded: \u{201c}feature/ada\u{201d}."
+    );
+    assert_eq!(
+        custom_answer(&store.get(first).await.unwrap()),
+        "feature/ada"
+    );
+
+    // Restart: A and B stop; a fresh instance with a fresh store handle takes over.
+    dispatching.abort();
+    polling.abort();
+    let _ = (dispatching.await, polling.await);
+    let store2 = ask_user_store::Store::open(&url).await.unwrap();
+    let c = Arc::new(Telegram::new(config(&fake, BOT_TOKEN)));
+    tokio::spawn(c.poll(ask_user_channels::Tokens::new(store2.clone())));
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, older_id, "v2.0").await,
+        "Answer recorded: \u{201c}v2.0\u{201d}."
+    );
+    assert_eq!(custom_answer(&store2.get(older).await.unwrap()), "v2.0");
+    // A second reply to an answered question is told so, and changes nothing.
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, first_id, "other").await,
+        "This question was already answered (\u{201c}feature/ada\u{201d}, via telegram)."
+    );
+    assert_eq!(
+        custom_answer(&store2.get(first).await.unwrap()),
+        "feature/ada"
+    );
+}

@@ -103,6 +103,7 @@ conformance!(
     lease_is_given_on_open_renewed_while_attached_and_dropped_on_detach,
     sweep_detaches_an_attached_ask_whose_lease_ran_out,
     open_asks_page_newest_first_by_keyset_cursor,
+    channel_message_ask_finds_the_ask_by_one_part_of_its_reference,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -1077,4 +1078,49 @@ async fn open_asks_page_newest_first_by_keyset_cursor(f: Fixture) {
         vec![],
         "nothing after the oldest"
     );
+}
+
+/// `channel_message_ask`: a reply names one message (one part of a reference that may list
+/// several chats); any handle finds its ask, of the right channel only, open or closed; a
+/// message never sent, or part of a number, matches nothing.
+async fn channel_message_ask_finds_the_ask_by_one_part_of_its_reference(f: Fixture) {
+    let a = created(&f.store, &keyed("a", T0)).await.id;
+    let b = created(&f.store, &keyed("b", T0)).await.id;
+    for ask in [a, b] {
+        assert!(f.store.claim_channel_send(ask, "telegram").await.unwrap());
+    }
+    assert!(f.store.claim_channel_send(a, "slack").await.unwrap());
+    f.store
+        .set_channel_reference(a, "telegram", "-100:7,42:9")
+        .await
+        .unwrap();
+    f.store
+        .set_channel_reference(b, "telegram", "42:19")
+        .await
+        .unwrap();
+    f.store
+        .set_channel_reference(a, "slack", "42:90")
+        .await
+        .unwrap();
+    let other = f.second().await;
+    let find = |part: &'static str| {
+        let other = other.clone();
+        async move { other.channel_message_ask("telegram", part).await.unwrap() }
+    };
+    assert_eq!(find("-100:7").await, Some(a));
+    assert_eq!(find("42:9").await, Some(a));
+    assert_eq!(find("42:19").await, Some(b));
+    // Not a prefix or suffix of a part, not another channel's message.
+    for none in ["42:1", "2:9", "100:7", "42:90", "", "42"] {
+        assert_eq!(find(none).await, None, "{none}");
+    }
+    assert_eq!(
+        other.channel_message_ask("slack", "42:90").await.unwrap(),
+        Some(a)
+    );
+    f.store
+        .record_outcome(a, &Outcome::Withdrawn, T0)
+        .await
+        .unwrap();
+    assert_eq!(find("42:9").await, Some(a));
 }
