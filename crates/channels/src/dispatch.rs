@@ -110,35 +110,19 @@ impl Dispatcher {
         }
     }
 
-    /// Sends every step that is due, to asks still open: all of them at once, so a slow
-    /// channel delays no other (each is still claimed in the store before its send).
+    /// Sends every step that is due, to asks still open.
     async fn fire_due(&mut self) {
         let now = Timestamp::now();
-        let mut steps: Vec<(AskId, usize)> = Vec::new();
         while let Some(&(at, ask, i)) = self.due.first() {
             if at > now {
                 break;
             }
             self.due.pop_first();
-            steps.push((ask, i));
-        }
-        let mut open: Vec<(AskRecord, Vec<usize>)> = Vec::new();
-        for (ask, i) in steps {
-            if let Some((_, is)) = open.iter_mut().find(|(r, _)| r.id == ask) {
-                is.push(i);
-                continue;
-            }
             match self.store.get(ask).await {
-                Ok(rec) if rec.is_open() => open.push((rec, vec![i])),
+                Ok(rec) if rec.is_open() => self.send(&rec, i).await,
                 Ok(_) | Err(_) => {}
             }
         }
-        let this = &*self;
-        futures::future::join_all(
-            open.iter()
-                .flat_map(|(rec, is)| is.iter().map(move |&i| this.send(rec, i))),
-        )
-        .await;
     }
 
     async fn rescan(&mut self) {
@@ -162,16 +146,11 @@ impl Dispatcher {
         for id in gone {
             self.on_ask(id).await;
         }
-        // Every ask found open at once, not one after another.
-        self.fire_due().await;
     }
 
     async fn on_ask(&mut self, id: AskId) {
         match self.store.get(id).await {
-            Ok(rec) => {
-                self.handle(rec).await;
-                self.fire_due().await;
-            }
+            Ok(rec) => self.handle(rec).await,
             Err(ask_user_store::Error::NotFound(_)) => self.forget(id),
             Err(e) => tracing::warn!(ask = %id, error = %e, "channels: could not read the ask"),
         }
@@ -189,6 +168,7 @@ impl Dispatcher {
                     let delay = self.delays.get(i).copied().unwrap_or(Duration::ZERO);
                     self.due.insert((rec.created_at.plus(delay), rec.id, i));
                 }
+                self.fire_due().await;
             }
             return;
         };
@@ -211,20 +191,14 @@ impl Dispatcher {
         let Some(notice) = self.notice(&rec) else {
             return;
         };
-        // All at once, like the sends: a slow channel delays no other's update.
-        let updates = claimed.iter().filter_map(|(name, reference)| {
-            let ch = self.channels.iter().find(|c| c.name() == name)?;
-            let (notice, id) = (&notice, rec.id);
-            Some(async move {
-                if let Err(e) = ch
-                    .closed(notice, closed, &MessageRef(reference.clone()))
-                    .await
-                {
-                    tracing::warn!(ask = %id, error = %e, "channels: could not update the message");
-                }
-            })
-        });
-        futures::future::join_all(updates).await;
+        for (name, reference) in claimed {
+            let Some(ch) = self.channels.iter().find(|c| c.name() == name) else {
+                continue;
+            };
+            if let Err(e) = ch.closed(&notice, closed, &MessageRef(reference)).await {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: could not update the message");
+            }
+        }
     }
 
     /// The notice for `rec` without choices; `None` when its request cannot be read.
@@ -249,7 +223,7 @@ impl Dispatcher {
     }
 
     /// Sends `rec` to channel `i`, unless another dispatcher (or an earlier run) claimed it.
-    async fn send(&self, rec: &AskRecord, i: usize) {
+    async fn send(&mut self, rec: &AskRecord, i: usize) {
         let Some(ch) = self.channels.get(i).cloned() else {
             return;
         };

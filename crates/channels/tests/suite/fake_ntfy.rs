@@ -11,9 +11,6 @@
 //!   would turn it into an attachment, which the human would not read on the lock screen);
 //! - "Updating notifications": a publish with a `sequence_id` seen before replaces that
 //!   notification (ntfy ≥ 2.16).
-//!
-//! A test may make it SLOW on purpose ([`FakeNtfy::hold`]): publishes then wait, unanswered
-//! and not yet counted as published, until [`FakeNtfy::release`].
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -31,8 +28,6 @@ struct Inner {
     published: Arc<Mutex<Vec<Value>>>,
     changed: Arc<Notify>,
     token: Option<String>,
-    /// (publishes are held, publishes that arrived while held).
-    held: Arc<Mutex<(bool, usize)>>,
 }
 
 /// A running fake ntfy server.
@@ -64,32 +59,6 @@ impl FakeNtfy {
         self.inner.published.lock().unwrap().clone()
     }
 
-    /// From now on publishes wait unanswered until [`FakeNtfy::release`] (or 60 s).
-    pub(crate) fn hold(&self) {
-        self.inner.held.lock().unwrap().0 = true;
-    }
-
-    /// Answers the held publishes and holds no more.
-    pub(crate) fn release(&self) {
-        self.inner.held.lock().unwrap().0 = false;
-        self.inner.changed.notify_waiters();
-    }
-
-    /// Waits (up to 30 s) until `n` publishes have arrived while held.
-    pub(crate) async fn wait_held(&self, n: usize) {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let notified = self.inner.changed.notified();
-            let now = self.inner.held.lock().unwrap().1;
-            if now >= n {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                panic!("fake ntfy: timed out waiting for {n} held publishes; got {now}");
-            }
-        }
-    }
-
     /// Waits (up to 30 s) until `pred` holds for the accepted publishes; returns them.
     pub(crate) async fn wait_for(&self, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -115,28 +84,6 @@ fn refuse(status: StatusCode, error: &str) -> Response {
 }
 
 async fn publish(State(s): State<Inner>, headers: HeaderMap, body: String) -> Response {
-    let mut counted = false;
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let notified = s.changed.notified();
-        let first = {
-            let mut held = s.held.lock().unwrap();
-            if !held.0 {
-                break;
-            }
-            if !counted {
-                held.1 += 1;
-            }
-            !counted
-        };
-        if first {
-            counted = true;
-            s.changed.notify_waiters();
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            break;
-        }
-    }
     if let Some(t) = &s.token {
         let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
         if auth != Some(format!("Bearer {t}").as_str()) {

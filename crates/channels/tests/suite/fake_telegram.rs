@@ -22,10 +22,6 @@
 //!   instance is running" (counted in [`FakeTelegram::conflicts`]).
 //!
 //! Not documented, this crate's own rule, also refused: any `parse_mode` or `entities`.
-//!
-//! A test may make it SLOW on purpose ([`FakeTelegram::hold`]): `sendMessage` and
-//! `editMessageText` then wait, unanswered, until [`FakeTelegram::release`] (a Telegram that
-//! takes its time), to show that a slow channel delays no other.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -53,10 +49,6 @@ struct Inner {
     conflicts: usize,
     /// `getUpdates` requests answered.
     polls: usize,
-    /// Sends and edits are held unanswered ([`FakeTelegram::hold`]).
-    held: bool,
-    /// Sends and edits that arrived while held (answered or not).
-    arrived_held: usize,
 }
 
 #[derive(Clone, Default)]
@@ -120,33 +112,6 @@ impl FakeTelegram {
     /// `getUpdates` requests terminated by a concurrent one (409) so far.
     pub(crate) fn conflicts(&self) -> usize {
         self.inner.lock().unwrap().conflicts
-    }
-
-    /// From now on `sendMessage` and `editMessageText` wait unanswered until
-    /// [`FakeTelegram::release`] (or 60 s).
-    pub(crate) fn hold(&self) {
-        self.inner.lock().unwrap().held = true;
-    }
-
-    /// Answers the held requests and holds no more.
-    pub(crate) fn release(&self) {
-        self.inner.lock().unwrap().held = false;
-        self.changed.notify_waiters();
-    }
-
-    /// Waits (up to 30 s) until `n` sends or edits have arrived while held.
-    pub(crate) async fn wait_held(&self, n: usize) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let notified = self.changed.notified();
-            let now = self.inner.lock().unwrap().arrived_held;
-            if now >= n {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                panic!("fake telegram: timed out waiting for {n} held requests; got {now}");
-            }
-        }
     }
 
     /// `getUpdates` requests answered so far.
@@ -351,30 +316,6 @@ async fn call(
             if !ready.is_empty() || tokio::time::timeout_at(deadline, notified).await.is_err() {
                 f.inner.lock().unwrap().polls += 1;
                 return (StatusCode::OK, Json(json!({"ok": true, "result": ready})));
-            }
-        }
-    }
-    if matches!(method.as_str(), "sendMessage" | "editMessageText") {
-        let mut counted = false;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let notified = f.changed.notified();
-            let first = {
-                let mut inner = f.inner.lock().unwrap();
-                if !inner.held {
-                    break;
-                }
-                if !counted {
-                    inner.arrived_held += 1;
-                }
-                !counted
-            };
-            if first {
-                counted = true;
-                f.changed.notify_waiters();
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                break;
             }
         }
     }

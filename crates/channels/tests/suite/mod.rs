@@ -4,7 +4,6 @@ mod fake_ntfy;
 mod fake_slack;
 mod fake_telegram;
 mod ntfy;
-mod parallel;
 mod slack;
 mod support;
 mod telegram;
