@@ -7,8 +7,7 @@
 //!   [`Channel::closed`] when it closes, so the message no longer invites an answer.
 //! - [`Dispatcher`] follows a [`ask_user_store::Store`]'s change feed and calls every channel:
 //!   each open ask once, each sent message updated on close; one ask's channels are called
-//!   at once (a slow service delays no other), each claimed in the store first, so several
-//!   replicas send each message once.
+//!   in turn, each claimed in the store first, so several replicas send each message once.
 //! - [`Tokens`] issues the single-use answer tokens every button carries (128 random bits,
 //!   stored hashed, bound to one ask, one channel and one choice); [`answer_router`] is the
 //!   axum router a hub mounts to redeem them into the store, first outcome wins.
