@@ -5,107 +5,31 @@
 //! API would take minutes under its per-token rate limit.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod hub_common;
+
+use std::path::Path;
+use std::process::Command;
 
 use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Scope, Store, Timestamp};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-/// Generous: the machine is small and shared.
-const DEADLINE: Duration = Duration::from_secs(90);
-
-const QUESTION: &str =
-    r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
+use hub_common::{Hub, QUESTION, http, repo_root, session};
 
 const AGENTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_ask-user")
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
+/// Runs `ask-user ARGS`, which must succeed: its stdout, trimmed.
 fn run(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ask-user {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    let (code, out, err) = hub_common::run(args);
+    assert_eq!(code, 0, "ask-user {args:?}: {err}");
+    out.trim().to_owned()
 }
 
-/// A running `ask-user hub serve`; killed (SIGKILL) when dropped.
-struct Hub {
-    child: Child,
-    url: String,
-}
-
-impl Hub {
-    fn start(store: &str) -> Hub {
-        let mut child = Command::new(bin())
-            .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", store])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(i) = line.find("serving on ") {
-                    let url = line[i + 11..].split(' ').next().unwrap().to_owned();
-                    let _ = tx.send(url);
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("the hub printed its address");
-        Hub { child, url }
-    }
-}
-
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-/// Signs in with a fresh link on `url`; the session cookie (`name=value`).
-async fn session(store: &str, url: &str) -> String {
-    let link = run(&["hub", "login-link", "--store", store, "--url", url]);
-    let resp = http()
-        .post(&link)
-        .header("Origin", url)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 303);
-    let cookie = resp.headers()["set-cookie"].to_str().unwrap();
-    cookie.split(';').next().unwrap().to_owned()
-}
-
+/// The inbox state read with `query`, signed in with the session `cookie` (its value).
 async fn state(url: &str, cookie: &str, query: &str) -> (u16, Value) {
     let resp = http()
         .get(format!("{url}/inbox/state{query}"))
-        .header("Cookie", cookie)
+        .header("Cookie", format!("ask_user_hub={cookie}"))
         .send()
         .await
         .unwrap();
@@ -166,7 +90,7 @@ async fn the_state_read_pages_open_asks_newest_first() {
     let store = Store::open(&store_url).await.unwrap();
     let mut open = seed(&store, 120, 3).await;
     open.reverse();
-    let hub = Hub::start(&store_url);
+    let hub = Hub::start(&store_url, &[]);
     let cookie = session(&store_url, &hub.url).await;
 
     let (code, first) = state(&hub.url, &cookie, "").await;
@@ -240,7 +164,7 @@ async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
     let mut open = seed(&store, 120, 0).await;
     open.reverse();
     let token = run(&["hub", "token", "add", "late-agent", "--store", &store_url]);
-    let hub = Hub::start(&store_url);
+    let hub = Hub::start(&store_url, &[]);
     let link = run(&[
         "hub",
         "login-link",

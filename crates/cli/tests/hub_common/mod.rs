@@ -1,0 +1,251 @@
+//! Helpers shared by the hub's real-process tests (`hub.rs`, `hub_inbox.rs`): the binary,
+//! `ask-user hub serve` processes, agents, and the human's signed-in HTTP calls.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+/// Generous: the machine is small and shared.
+pub(crate) const DEADLINE: Duration = Duration::from_secs(90);
+
+pub(crate) const QUESTION: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
+
+pub(crate) fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ask-user")
+}
+
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `ask-user ARGS` to completion: (status, stdout, stderr).
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub(crate) fn token(store: &str, name: &str) -> String {
+    let (code, out, err) = run(&["hub", "token", "add", name, "--store", store]);
+    assert_eq!(code, 0, "token add: {err}");
+    out.trim().to_owned()
+}
+
+pub(crate) fn login_link(store: &str, url: &str) -> String {
+    let (code, out, err) = run(&["hub", "login-link", "--store", store, "--url", url]);
+    assert_eq!(code, 0, "login-link: {err}");
+    out.trim().to_owned()
+}
+
+/// A running `ask-user hub serve`; killed (SIGKILL) when dropped.
+pub(crate) struct Hub {
+    pub(crate) child: Child,
+    pub(crate) url: String,
+}
+
+impl Hub {
+    pub(crate) fn start(store: &str, extra: &[&str]) -> Hub {
+        Hub::start_at("127.0.0.1:0", store, extra)
+    }
+
+    pub(crate) fn start_at(listen: &str, store: &str, extra: &[&str]) -> Hub {
+        Hub::start_env(listen, store, extra, &[])
+    }
+
+    pub(crate) fn start_env(
+        listen: &str,
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Hub {
+        let mut child = Command::new(bin())
+            .args(["hub", "serve", "--listen", listen, "--store", store])
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(i) = line.find("serving on ") {
+                    let url = line[i + 11..].split(' ').next().unwrap().to_owned();
+                    let _ = tx.send(url);
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(DEADLINE)
+            .expect("the hub printed its address");
+        Hub { child, url }
+    }
+
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The local store of every agent here: its own memory store. Never the default SQLite file:
+/// there every agent of these tests has the same caller scope (working directory, user, no
+/// `ASK_USER_SESSION`) and asks the same question, so an agent started while another test's
+/// agent waits re-attached to that agent's local ask, and one started just after another's
+/// answer was stored and before it was marked delivered took that answer at once without
+/// asking its hub (docs/contract.md §8: a retry gets the answer given meanwhile). That was
+/// the flake of the replica test run in parallel: its agent printed another test's answer
+/// and B's inbox never showed its ask (docs/decisions.md "MCP through the hub").
+pub(crate) const AGENT_STORE: &str = "memory";
+
+/// An agent: `ask-user ask --hub URLS` with the question on stdin.
+pub(crate) struct Agent {
+    pub(crate) child: Child,
+}
+
+impl Agent {
+    pub(crate) fn start(urls: &str, token: &str, session: &str) -> Agent {
+        let mut child = Command::new(bin())
+            .args(["ask", "--hub", urls, "--session-title", session])
+            .env("ASK_USER_STORE", AGENT_STORE)
+            .env("ASK_USER_HUB_TOKEN", token)
+            .env_remove("ASK_USER_HUB")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+        Agent { child }
+    }
+
+    /// Waits (up to the deadline) for the agent to end: (status, stdout, stderr).
+    pub(crate) fn finish(mut self) -> (i32, String, String) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut out = String::new();
+                let mut err = String::new();
+                self.child
+                    .stdout
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut out)
+                    .unwrap();
+                self.child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                return (status.code().unwrap_or(-1), out, err);
+            }
+            if start.elapsed() > DEADLINE {
+                let _ = self.child.kill();
+                panic!("the agent did not end within {DEADLINE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub(crate) fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Signs in with a fresh link on `url`; the session cookie's value.
+pub(crate) async fn session(store: &str, url: &str) -> String {
+    let link = login_link(store, url);
+    let resp = http()
+        .post(&link)
+        .header("Origin", url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .trim_start_matches("ask_user_hub=")
+        .to_owned()
+}
+
+pub(crate) async fn inbox(url: &str, cookie: &str) -> Value {
+    let resp = http()
+        .get(format!("{url}/inbox/state"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+/// Waits until `n` asks are open in the inbox; their ids, newest first.
+pub(crate) async fn wait_open(url: &str, cookie: &str, n: usize) -> Vec<i64> {
+    let start = Instant::now();
+    loop {
+        let state = inbox(url, cookie).await;
+        let open = state["open"].as_array().unwrap();
+        if open.len() >= n {
+            return open.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{n} open asks never showed: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+pub(crate) async fn human_answer(url: &str, cookie: &str, id: i64, label: &str) -> (u16, Value) {
+    let resp = http()
+        .post(format!("{url}/inbox/asks/{id}/answer"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .header("Origin", url)
+        .header("Content-Type", "application/json")
+        .body(json!({"answers": [{"id": "go", "selected": [label]}]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap())
+}
