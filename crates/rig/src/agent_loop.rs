@@ -9,9 +9,18 @@
 //! what the core renders (the answer's compact JSON or one `Error: …` line). A reply without
 //! tool calls ends the loop with its text.
 //!
+//! What the human answered is never lost to the network: a rate limit (429, honouring
+//! `Retry-After`), a server error (5xx), a timeout or a refused connection is retried with
+//! backoff ([`Retry`]) on the same conversation, each request has a time limit
+//! ([`DEFAULT_REQUEST_TIMEOUT`]), and a loop that stops anyway returns the conversation so far
+//! ([`Stopped::messages`], tool answers included), which [`AgentLoop::run`] takes back to go on.
+//! A reply cut at the token limit (`finish_reason: "length"`) or by a content filter is not
+//! taken as the final answer.
+//!
 //! `examples/agent_loop.rs` runs it with the terminal answerer.
 
 use std::fmt;
+use std::time::Duration;
 
 use ask_user_core::definition::{NAME, ProviderFormat, definition};
 use ask_user_core::{Arguments, AskUserQuestionTool, ExecutionContext};
@@ -20,8 +29,11 @@ use serde_json::{Value, json};
 
 /// DeepSeek's API, the default endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://api.deepseek.com";
-/// The default model (DeepSeek's chat model).
-pub const DEFAULT_MODEL: &str = "deepseek-chat";
+/// The default model: DeepSeek's general model (`deepseek-chat` was retired on 2026-07-24;
+/// `deepseek-v4-pro` is the larger one).
+pub const DEFAULT_MODEL: &str = "deepseek-flash";
+/// How long one model request may take, connection to last byte, by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// How many model calls [`AgentLoop::run`] makes at most by default.
 pub const DEFAULT_MAX_ROUNDS: usize = 8;
 
@@ -117,6 +129,89 @@ pub enum LoopError {
     /// The model was still calling tools when the round budget ran out.
     #[error("the model was still calling tools after {0} model calls")]
     TooManyRounds(usize),
+    /// The reply ended early (`finish_reason` `length` or `content_filter`), so its text is
+    /// not a final answer and its tool calls may be cut.
+    #[error(
+        "the model's reply was cut short (finish_reason {0:?}); raise the endpoint's max_tokens or shorten the task"
+    )]
+    Truncated(String),
+}
+
+impl LoopError {
+    /// Whether sending the same request again may succeed: a rate limit (429), a server error
+    /// (5xx), a timeout or a connection that could not be made or was cut.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Http { source, .. } => {
+                source.is_timeout()
+                    || source.is_connect()
+                    || source.is_request()
+                    || source.is_body()
+            }
+            Self::Status { status, .. } => {
+                *status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A loop that stopped before the model's final answer: why, and the conversation so far
+/// (every tool message the human answered included), which [`AgentLoop::run`] takes back to
+/// go on where it stopped.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Why it stopped.
+    pub error: LoopError,
+    /// The conversation as sent and received up to the stop.
+    pub messages: Vec<Value>,
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for Stopped {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
+}
+
+/// How a transient failure ([`LoopError::is_transient`]) is retried: up to `attempts` sends in
+/// all, waiting `base`, then twice that, and so on, capped at `max`; a `Retry-After` the
+/// endpoint sends (seconds) replaces the wait, capped at `max` too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// Sends per request in all (1: no retry).
+    pub attempts: u32,
+    /// The first wait.
+    pub base: Duration,
+    /// The longest wait.
+    pub max: Duration,
+}
+
+impl Default for Retry {
+    /// 5 sends, waits of 1, 2, 4, 8 s (at most 60 s with `Retry-After`).
+    fn default() -> Self {
+        Self {
+            attempts: 5,
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Retry {
+    /// The wait before send number `attempt + 1` (after `attempt` failed sends, from 1), given
+    /// the endpoint's `Retry-After`, if any.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let backoff = self
+            .base
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)));
+        retry_after.unwrap_or(backoff).min(self.max)
+    }
 }
 
 /// How a loop ended: the model's final text and the whole conversation as sent and received
@@ -136,6 +231,8 @@ pub struct AgentLoop {
     http: reqwest::Client,
     tool: AskUserQuestionTool,
     max_rounds: usize,
+    retry: Retry,
+    request_timeout: Duration,
 }
 
 /// One tool call of an assistant message, as the chat-completions format writes it.
@@ -161,6 +258,8 @@ struct Completion {
 #[derive(Debug, Deserialize)]
 struct Choice {
     message: Value,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 impl AgentLoop {
@@ -176,7 +275,21 @@ impl AgentLoop {
             http: reqwest::Client::new(),
             tool,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            retry: Retry::default(),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
         }
+    }
+
+    /// The same loop retrying transient failures as `retry` says.
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The same loop giving each model request at most `timeout`.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
     }
 
     /// The same loop sending through `http` (proxies, timeouts, TLS of your choice).
@@ -191,15 +304,29 @@ impl AgentLoop {
         self
     }
 
-    /// Runs the conversation `messages` (e.g. a system and a user message) until the model
-    /// answers without calling a tool. Every `ask_user_question` call is asked with `context`
-    /// (the turn's cancellation token and caller); when its token fires, the loop stops with
-    /// [`LoopError::Aborted`] without calling the model again (a pending request is dropped).
+    /// Runs the conversation `messages` (e.g. a system and a user message, or a
+    /// [`Stopped::messages`] to go on) until the model answers without calling a tool. Every
+    /// `ask_user_question` call is asked with `context` (the turn's cancellation token and
+    /// caller); when its token fires, the loop stops with [`LoopError::Aborted`] without
+    /// calling the model again (a pending request is dropped). Transient failures are retried
+    /// ([`Retry`]); when the loop stops anyway, [`Stopped`] carries the conversation so far.
     pub async fn run(
         &self,
         mut messages: Vec<Value>,
         context: &ExecutionContext,
-    ) -> Result<Finished, LoopError> {
+    ) -> Result<Finished, Stopped> {
+        match self.rounds(&mut messages, context).await {
+            Ok(answer) => Ok(Finished { answer, messages }),
+            Err(error) => Err(Stopped { error, messages }),
+        }
+    }
+
+    /// The rounds of [`Self::run`], growing `messages`; the final text.
+    async fn rounds(
+        &self,
+        messages: &mut Vec<Value>,
+        context: &ExecutionContext,
+    ) -> Result<String, LoopError> {
         // The core's constant definition parses (its golden tests pin it); with serde_json's
         // `preserve_order` it is sent with the same bytes.
         let tools = [
@@ -216,7 +343,7 @@ impl AgentLoop {
                 return Err(LoopError::Aborted);
             }
             let message = tokio::select! {
-                message = self.complete(&body) => message?,
+                message = self.complete_retrying(&body) => message?,
                 () = context.cancel.cancelled() => return Err(LoopError::Aborted),
             };
             let calls = tool_calls(&message)?;
@@ -227,7 +354,7 @@ impl AgentLoop {
                 .to_owned();
             messages.push(message);
             if calls.is_empty() {
-                return Ok(Finished { answer, messages });
+                return Ok(answer);
             }
             for call in calls {
                 messages.push(answer_call(&self.tool, call, context).await);
@@ -239,34 +366,68 @@ impl AgentLoop {
         Err(LoopError::TooManyRounds(self.max_rounds))
     }
 
-    /// One chat completion: the first choice's message.
-    async fn complete(&self, body: &Value) -> Result<Value, LoopError> {
+    /// [`Self::complete`], retrying transient failures.
+    async fn complete_retrying(&self, body: &Value) -> Result<Value, LoopError> {
+        let mut attempt = 1;
+        loop {
+            match self.complete(body).await {
+                Err((error, retry_after))
+                    if error.is_transient() && attempt < self.retry.attempts.max(1) =>
+                {
+                    tokio::time::sleep(self.retry.delay(attempt, retry_after)).await;
+                    attempt += 1;
+                }
+                result => return result.map_err(|(error, _)| error),
+            }
+        }
+    }
+
+    /// One chat completion: the first choice's message (an error with the endpoint's
+    /// `Retry-After`, when it sent one in seconds).
+    async fn complete(&self, body: &Value) -> Result<Value, (LoopError, Option<Duration>)> {
         let url = self.endpoint.url();
-        let http = |source| LoopError::Http {
-            url: url.clone(),
-            source,
+        let http = |source| {
+            (
+                LoopError::Http {
+                    url: url.clone(),
+                    source,
+                },
+                None,
+            )
         };
         let response = self
             .http
             .post(&url)
+            .timeout(self.request_timeout)
             .bearer_auth(&self.endpoint.api_key)
             .json(body)
             .send()
             .await
             .map_err(http)?;
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let text = response.text().await.map_err(http)?;
         if !status.is_success() {
-            return Err(LoopError::Status { status, body: text });
+            return Err((LoopError::Status { status, body: text }, retry_after));
         }
-        let completion: Completion =
-            serde_json::from_str(&text).map_err(|e| LoopError::BadReply(e.to_string()))?;
-        completion
+        let bad = |why: String| (LoopError::BadReply(why), None);
+        let completion: Completion = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let choice = completion
             .choices
             .into_iter()
             .next()
-            .map(|choice| choice.message)
-            .ok_or_else(|| LoopError::BadReply("no choices".to_owned()))
+            .ok_or_else(|| bad("no choices".to_owned()))?;
+        match choice.finish_reason.as_deref() {
+            Some(reason @ ("length" | "content_filter")) => {
+                Err((LoopError::Truncated(reason.to_owned()), None))
+            }
+            _ => Ok(choice.message),
+        }
     }
 }
 

@@ -4,7 +4,11 @@ use std::sync::{Arc, Mutex};
 
 use ask_user_core::definition::{ProviderFormat, definition};
 use ask_user_core::{AskError, AskUserQuestionTool, ExecutionContext};
-use ask_user_rig::agent_loop::{AgentLoop, Endpoint, LoopError, unknown_tool_text};
+use std::time::Duration;
+
+use ask_user_rig::agent_loop::{
+    AgentLoop, DEFAULT_MODEL, Endpoint, LoopError, Retry, unknown_tool_text,
+};
 use ask_user_scripted::Scripted;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -17,8 +21,13 @@ fn user(task: &str) -> Vec<Value> {
 }
 
 fn agent(model: &FakeModel, answerer: Scripted) -> AgentLoop {
-    let endpoint = Endpoint::new(&model.base_url, "test-key", "deepseek-chat");
-    AgentLoop::new(endpoint, AskUserQuestionTool::new(Arc::new(answerer)))
+    let endpoint = Endpoint::new(&model.base_url, "test-key", DEFAULT_MODEL);
+    // Retries wait a millisecond here, so a test of them takes no time.
+    AgentLoop::new(endpoint, AskUserQuestionTool::new(Arc::new(answerer))).with_retry(Retry {
+        attempts: 3,
+        base: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+    })
 }
 
 #[tokio::test]
@@ -44,7 +53,7 @@ async fn a_real_model_call_is_answered_and_the_tool_message_carries_the_answer_b
     // First request: the user message and the core's definition, byte for byte.
     let first = &requests[0];
     assert_eq!(first.authorization.as_deref(), Some("Bearer test-key"));
-    assert_eq!(first.body["model"], "deepseek-chat");
+    assert_eq!(first.body["model"], "deepseek-flash");
     assert_eq!(first.body["messages"], json!(user("Set up the service")));
     assert!(
         first.raw.contains(&format!(
@@ -167,7 +176,7 @@ async fn the_loop_stops_on_an_error_status_and_after_its_round_budget() {
         .run(user("Go"), &ExecutionContext::default())
         .await
         .unwrap_err();
-    assert!(matches!(error, LoopError::TooManyRounds(3)));
+    assert!(matches!(error.error, LoopError::TooManyRounds(3)));
     assert_eq!(
         error.to_string(),
         "the model was still calling tools after 3 model calls"
@@ -187,7 +196,7 @@ fn the_endpoint_comes_from_the_environment_with_deepseek_as_default() {
     };
     assert_eq!(
         Endpoint::from_lookup(env(&[("DEEPSEEK_API_KEY", "sk-d")])).unwrap(),
-        Endpoint::new("https://api.deepseek.com", "sk-d", "deepseek-chat")
+        Endpoint::new("https://api.deepseek.com", "sk-d", "deepseek-flash")
     );
     assert_eq!(
         Endpoint::from_lookup(env(&[
@@ -233,6 +242,109 @@ async fn an_aborted_turn_stops_the_loop() {
         .run(user("Go"), &context)
         .await
         .unwrap_err();
-    assert!(matches!(error, LoopError::Aborted));
+    assert!(matches!(error.error, LoopError::Aborted));
     assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_on_the_same_conversation() {
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+    let model = FakeModel::start(|round, body| match round {
+        0 => Reply::Message(tool_calls(&[("call_0", DEEPSEEK_ARGS)])),
+        1 => Reply::RetryAfter(429, r#"{"error":"rate limited"}"#, 0),
+        2 => Reply::Status(503, "overloaded"),
+        _ => Reply::Message(super::fake_model::quote(body)),
+    })
+    .await;
+    let asked = Arc::new(Mutex::new(0));
+    let count = asked.clone();
+    let answerer = Scripted::from_fn(move |_| {
+        *count.lock().unwrap() += 1;
+        Ok(serde_json::from_str(r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#).unwrap())
+    });
+    let finished = agent(&model, answerer)
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap();
+    assert_eq!(finished.answer, format!("I received: {answer}"));
+    assert_eq!(*asked.lock().unwrap(), 1, "the human is asked once");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    // Each retry sent the same conversation, the human's answer included.
+    assert_eq!(requests[1].raw, requests[2].raw);
+    assert_eq!(requests[2].raw, requests[3].raw);
+}
+
+#[tokio::test]
+async fn a_loop_that_stops_returns_the_conversation_with_the_answers_and_goes_on_from_it() {
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#;
+    let down = Arc::new(Mutex::new(true));
+    let is_down = down.clone();
+    let model = FakeModel::start(move |round, body| match round {
+        0 => Reply::Message(tool_calls(&[("call_0", DEEPSEEK_ARGS)])),
+        _ if *is_down.lock().unwrap() => Reply::Status(500, "down"),
+        _ => Reply::Message(super::fake_model::quote(body)),
+    })
+    .await;
+    let answerer =
+        || Scripted::from_json(r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#).unwrap();
+    let stopped = agent(&model, answerer())
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        stopped.to_string(),
+        "the endpoint answered 500 Internal Server Error: down"
+    );
+    assert_eq!(
+        model.requests().len(),
+        1 + 3,
+        "one call, then three sends of the next"
+    );
+    let last = stopped.messages.last().unwrap();
+    assert_eq!(
+        last,
+        &json!({"role": "tool", "tool_call_id": "call_0", "content": answer})
+    );
+    // Going on from the saved conversation asks nobody again.
+    *down.lock().unwrap() = false;
+    let finished = agent(
+        &model,
+        Scripted::from_fn(|_| panic!("the human already answered")),
+    )
+    .run(stopped.messages, &ExecutionContext::default())
+    .await
+    .unwrap();
+    assert_eq!(finished.answer, format!("I received: {answer}"));
+}
+
+#[tokio::test]
+async fn a_reply_cut_at_the_token_limit_is_not_a_final_answer() {
+    let model = FakeModel::start(|_, _| {
+        Reply::Finished(super::fake_model::text("The plan is to fir"), "length")
+    })
+    .await;
+    let stopped = agent(&model, Scripted::from_fn(|_| panic!("nobody is asked")))
+        .run(user("Go"), &ExecutionContext::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(&stopped.error, LoopError::Truncated(r) if r == "length"));
+    assert_eq!(
+        stopped.to_string(),
+        "the model's reply was cut short (finish_reason \"length\"); raise the endpoint's max_tokens or shorten the task"
+    );
+    // Not retried: the same request would be cut again.
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[test]
+fn retry_waits_double_up_to_the_cap_and_follow_retry_after() {
+    let retry = Retry::default();
+    let s = Duration::from_secs;
+    assert_eq!(retry.delay(1, None), s(1));
+    assert_eq!(retry.delay(2, None), s(2));
+    assert_eq!(retry.delay(4, None), s(8));
+    assert_eq!(retry.delay(40, None), s(60));
+    assert_eq!(retry.delay(1, Some(s(7))), s(7));
+    assert_eq!(retry.delay(1, Some(s(3600))), s(60));
 }

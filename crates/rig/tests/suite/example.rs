@@ -38,7 +38,7 @@ fn example() -> PathBuf {
 async fn run_example(model: &FakeModel, keys: &'static [&'static str]) -> (String, String) {
     let dir = tempfile::tempdir().unwrap();
     let script = format!(
-        "cd '{}' && AGENT_BASE_URL='{}' AGENT_API_KEY=test-key AGENT_MODEL=deepseek-chat '{}' 'Set up the service' > out.txt 2> err.txt; echo $? > status.txt; sleep 5\n",
+        "cd '{}' && AGENT_BASE_URL='{}' AGENT_API_KEY=test-key AGENT_MODEL=deepseek-flash '{}' 'Set up the service' > out.txt 2> err.txt; echo $? > status.txt; sleep 5\n",
         dir.path().display(),
         model.base_url,
         example().display()
@@ -98,5 +98,20 @@ async fn ctrl_c_in_the_example_sends_the_dismissal_text() {
     assert_eq!(
         last_tool_messages(&model.requests()[1].body),
         vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
+    );
+}
+
+#[test]
+fn the_example_says_what_is_missing_in_words_not_a_debug_dump() {
+    let out = std::process::Command::new(example())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "agent_loop: set AGENT_API_KEY (or DEEPSEEK_API_KEY) to the endpoint's API key\n"
     );
 }

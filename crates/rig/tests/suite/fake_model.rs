@@ -21,6 +21,10 @@ pub enum Reply {
     Message(Value),
     /// An HTTP error with this body.
     Status(u16, &'static str),
+    /// An HTTP error with this body and a `Retry-After` header (seconds).
+    RetryAfter(u16, &'static str, u64),
+    /// An assistant message whose choice ends with this `finish_reason` (e.g. `length`).
+    Finished(Value, &'static str),
 }
 
 type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
@@ -88,23 +92,35 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, raw: String)
         Reply::Status(status, text) => {
             (StatusCode::from_u16(status).unwrap(), text).into_response()
         }
+        Reply::RetryAfter(status, text, seconds) => (
+            StatusCode::from_u16(status).unwrap(),
+            [("retry-after", seconds.to_string())],
+            text,
+        )
+            .into_response(),
+        Reply::Finished(message, finish) => completion(round, &body, message, finish),
         Reply::Message(message) => {
             let finish = if message.get("tool_calls").is_some() {
                 "tool_calls"
             } else {
                 "stop"
             };
-            axum::Json(json!({
-                "id": format!("chatcmpl-fake-{round}"),
-                "object": "chat.completion",
-                "created": 1_764_460_800,
-                "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }))
-            .into_response()
+            completion(round, &body, message, finish)
         }
     }
+}
+
+/// A `chat.completion` envelope around `message`.
+fn completion(round: usize, body: &Value, message: Value, finish: &str) -> Response {
+    axum::Json(json!({
+        "id": format!("chatcmpl-fake-{round}"),
+        "object": "chat.completion",
+        "created": 1_764_460_800,
+        "model": body["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }))
+    .into_response()
 }
 
 /// An assistant message calling `ask_user_question` once per `(id, arguments)`, as DeepSeek
