@@ -76,3 +76,10 @@ pub use router::{AnswerState, answer_router, refusal_status};
 pub use token::{
     ANSWERER, Choice, ChoiceKind, Given, RedeemError, Refusal, Tokens, answer_summary, closed_text,
 };
+
+/// A reqwest client builder whose TLS uses ring, the workspace's one crypto provider (installed
+/// as rustls's process default; a provider installed before is kept).
+pub(crate) fn http_client() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+}

@@ -109,7 +109,7 @@ impl Ntfy {
                 "ntfy: no access token: anyone subscribed to this topic sees the questions and can answer them"
             );
         }
-        let http = reqwest::Client::builder()
+        let http = crate::http_client()
             .timeout(Duration::from_secs(15))
             .build()
             .map_err(|_| NtfyConfigError::BadTarget)?;

@@ -36,7 +36,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use hmac::{KeyInit, Mac};
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
@@ -124,17 +123,14 @@ pub const SIGNATURE_REFUSED: &str = "Slack request signature refused.";
 /// HMAC-SHA256(`secret`, `v0:{timestamp}:{body}`).
 #[must_use]
 pub fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
-    let mut mac = match hmac::Hmac::<sha2_011::Sha256>::new_from_slice(secret.as_bytes()) {
-        Ok(m) => m,
-        // HMAC takes keys of any length.
-        Err(_) => return String::new(),
-    };
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    let mut mac = ring::hmac::Context::with_key(&key);
     mac.update(b"v0:");
     mac.update(timestamp.as_bytes());
     mac.update(b":");
     mac.update(body);
-    let out = mac.finalize().into_bytes();
-    let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
+    let out = mac.sign();
+    let hex: String = out.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     format!("v0={hex}")
 }
 
@@ -198,7 +194,7 @@ impl Slack {
         if config.allowed_users.is_empty() {
             return Err(SlackConfigError::NoAllowedUsers);
         }
-        let http = reqwest::Client::builder()
+        let http = crate::http_client()
             .timeout(Duration::from_secs(15))
             .build()
             .unwrap_or_default();

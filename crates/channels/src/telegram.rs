@@ -175,7 +175,7 @@ impl Telegram {
     /// A channel with `config`.
     #[must_use]
     pub fn new(config: TelegramConfig) -> Telegram {
-        let http = reqwest::Client::builder()
+        let http = crate::http_client()
             .timeout(Duration::from_secs(config.poll_timeout_secs + 15))
             .build()
             .unwrap_or_default();

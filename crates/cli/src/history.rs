@@ -79,9 +79,10 @@ pub(crate) fn run(args: &HistoryArgs) -> Ended {
             Err(message) => return Ended::Usage(message),
         }
     } else if args.json {
-        Value::Array(asks.iter().map(to_json).collect()).to_string()
+        format!("{}\n", Value::Array(asks.iter().map(to_json).collect()))
     } else {
-        asks.iter().map(line).collect::<Vec<_>>().join("\n")
+        // A listing for people and line tools: every line ends with a newline.
+        asks.iter().map(|rec| format!("{}\n", line(rec))).collect()
     };
     Ended::Printed { stdout, status: 0 }
 }

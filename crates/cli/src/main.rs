@@ -202,7 +202,7 @@ fn exit_status(ended: Ended) -> ExitCode {
 /// reading a terminal also gets a line break so the shell prompt starts on its own line.
 pub(crate) fn write_stdout(mut stdout: String) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    if std::io::IsTerminal::is_terminal(&out) {
+    if std::io::IsTerminal::is_terminal(&out) && !stdout.ends_with('\n') {
         stdout.push('\n');
     }
     out.write_all(stdout.as_bytes()).and_then(|()| out.flush())

@@ -108,7 +108,7 @@ impl HubAnswerer {
                 "no hub URL given (--hub URL or ASK_USER_HUB)".to_owned(),
             ));
         }
-        let http = reqwest::Client::builder()
+        let http = http_client()
             .connect_timeout(config.connect_timeout)
             .build()
             .map_err(|e| AskError::Unavailable(format!("cannot build the HTTP client: {e}")))?;
@@ -333,4 +333,11 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// A reqwest client builder whose TLS uses ring, the workspace's one crypto provider (installed
+/// as rustls's process default; a provider installed before is kept).
+fn http_client() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
 }

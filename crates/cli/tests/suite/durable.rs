@@ -580,6 +580,12 @@ fn history_jsonl_is_the_live_journal_of_the_store_apart_from_time() {
     let view = run_env(&["history", "--jsonl", "--store", &url], "", &[]);
     assert_eq!((view.status, view.stderr.as_str()), (0, ""));
     assert!(view.stdout.ends_with('\n'), "{}", view.stdout);
+    // The listing and the JSON array end their output with a newline too.
+    let plain = run_env(&["history", "--store", &url], "", &[]);
+    assert_eq!(plain.stdout.matches('\n').count(), 3, "{}", plain.stdout);
+    assert!(plain.stdout.ends_with('\n'), "{:?}", plain.stdout);
+    let array = run_env(&["history", "--json", "--store", &url], "", &[]);
+    assert!(array.stdout.ends_with("]\n"), "{:?}", array.stdout);
     let view: Vec<String> = view.stdout.lines().map(untimed).collect();
     let file = std::fs::read_to_string(journal).unwrap();
     let (stored, own): (Vec<String>, Vec<String>) = file
