@@ -389,14 +389,6 @@ struct Wrapped {
 }
 
 impl UserInteraction for Wrapped {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,

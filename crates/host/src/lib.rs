@@ -23,7 +23,7 @@
 //! # use ask_user_core::*;
 //! # struct Yes;
 //! # impl UserInteraction for Yes {
-//! #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken)
+//! #     fn ask_decided<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken, _: Decide)
 //! #         -> BoxFuture<'a, Result<Answers, AskError>> {
 //! #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions()[0].id, ["Yes"])] }) })
 //! #     }

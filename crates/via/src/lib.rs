@@ -194,10 +194,11 @@ fn inbox(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, Stri
 struct InboxWait;
 
 impl ask_user_core::UserInteraction for InboxWait {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _request: &'a ask_user_core::AskUserQuestionRequest,
         cancel: ask_user_core::CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>> {
         Box::pin(async move {
             cancel.cancelled().await;
