@@ -1,8 +1,11 @@
 //! # ask-user-host
 //!
-//! What the two ask-user hosts (the `ask-user` CLI and the MCP server) share around the core,
-//! without any user interface:
+//! What the ask-user hosts (the `ask-user` CLI, the MCP server, the agent-host hook) share
+//! around the core, without any user interface:
 //!
+//! - [`HostCall`]: the one call assembly every host uses — notification, journal, store,
+//!   timeout — and its delivery in one fixed order (recorded, written, upstream told, marked
+//!   delivered), so no host can get the order wrong;
 //! - [`Journal`]: the audit journal (`--journal FILE`). Every call runs through
 //!   [`Journal::call`] (or [`Journal::ask`] for a request the host decoded itself), which writes
 //!   one JSON line when the model asks and one when the outcome is known, flushed to the file
@@ -50,11 +53,13 @@
 #![deny(missing_docs)]
 
 mod args;
+mod call;
 pub mod durable;
 mod journal;
 mod notify;
 
 pub use args::{HostArgs, ZERO_TIMEOUT, call, decode_logged, parse_timeout};
+pub use call::{Acknowledge, Asked, Delivery, HostCall, HostCallBuilder};
 pub use journal::{
     ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, ask_line,
     outcome_line, read, store_call_id,

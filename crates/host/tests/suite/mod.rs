@@ -1,4 +1,5 @@
 mod args;
+mod call;
 mod durable;
 mod faults;
 mod journal;
