@@ -14,7 +14,8 @@
 //! - [`Notify`]: the attention command (`--notify CMD`), a [`UserInteraction`] decorator that
 //!   runs `sh -c CMD` with the request as JSON on stdin when a question opens, and never waits
 //!   for it.
-//! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap),
+//! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap
+//!   definitions with the `clap` feature; the library itself needs no clap),
 //!   so both hosts spell, check ([`parse_timeout`]) and document them the same; [`call`] runs a call through the journal when there is one.
 //!
 //! ## Example: a host with a journal and a notification

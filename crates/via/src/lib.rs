@@ -12,7 +12,8 @@
 //!   binds a port.
 //! - [`help`] and [`long_help`]: the `--via` help both hosts show, built from [`ANSWERERS`].
 //! - [`answers_file`]: `--answers FILE` (the scripted answerer), read the same way by both hosts.
-//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap) both hosts
+//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap definitions
+//!   with the `clap` feature) both hosts
 //!   flatten, and the [`Options::hub`] settings they give (docs/contract.md §9).
 //!
 //! ## Adding an answerer

@@ -112,6 +112,7 @@ async fn delivery_writes_after_recording_then_tells_upstream_then_marks() {
         .into_iter()
         .map(|entry| match entry {
             Entry::Ask { call, .. } | Entry::Outcome { call, .. } => call,
+            other => panic!("{other:?}"),
         })
         .collect();
     assert_eq!(calls, [store_call_id(AskId(1)), store_call_id(AskId(1))]);
