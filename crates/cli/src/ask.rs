@@ -7,9 +7,8 @@
 
 use std::sync::Arc;
 
-use ask_user_core::{
-    AskUserQuestionTool, Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction,
-};
+use ask_user_core::{Caller, CancellationToken, ExecutionContext, FirstAnswer, UserInteraction};
+use ask_user_host::HostCall;
 
 use crate::{AskArgs, Ended, durable, input, web};
 
@@ -56,7 +55,6 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(runtime) => runtime,
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
-    let interaction = args.host.with_notify(interaction);
     // Scripted answers (`--answers`) involve no human and keep nothing: no store.
     let durable = match &args.answers {
         Some(_) => None,
@@ -65,20 +63,14 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             Err(message) => return Ended::Usage(message),
         },
     };
-    // With a store, the journal's ask line is written once the store gave the ask its id
-    // (inside the durable link), so both lines carry `store:<id>`, as `history --jsonl` does.
-    let mut tool = AskUserQuestionTool::new(match (&durable, &journal) {
-        (Some(d), Some(j)) => d.wrap(j.shown(d, interaction)),
-        (Some(d), None) => d.wrap(interaction),
-        (None, _) => interaction,
-    })
-    .with_timeout(args.host.timeout);
-    if let Some(d) = &durable {
-        tool = tool.with_recorder(d.recorder());
-    }
-    let watch_stdout = durable.is_some();
-    let linked = durable.clone();
-    let outcome = runtime.block_on(async move {
+    let call = HostCall::builder(interaction)
+        .notify(args.host.notify.clone())
+        .journal(journal)
+        .durable(durable)
+        .timeout(args.host.timeout)
+        .build();
+    let watch_stdout = call.durable().is_some();
+    runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let _signals = cancel_on_signals(cancel.clone());
         if watch_stdout {
@@ -91,26 +83,25 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         // The tool refuses a delegated caller first, then invalid arguments, then asks; the
         // leniencies are logged. With --journal, the ask and the outcome are on disk before
         // the outcome is printed.
-        match (&journal, &linked) {
-            (Some(j), Some(d)) => j.call_stored(&tool, text, context, d).await,
-            _ => ask_user_host::call(journal.as_deref(), &tool, text, context).await,
+        let asked = call.call(text, context).await;
+        let outcome = asked.outcome();
+        if let Some(code) = outcome.code() {
+            tracing::info!(code = code.as_str(), "ask ended without an answer");
         }
-    });
-    if let Some(code) = outcome.code() {
-        tracing::info!(code = code.as_str(), "ask ended without an answer");
-    }
-    let status = u8::try_from(outcome.exit_code()).unwrap_or(1);
-    let Some(durable) = durable else {
-        return Ended::Printed {
-            stdout: outcome.text(),
-            status,
+        let status = u8::try_from(outcome.exit_code()).unwrap_or(1);
+        if call.durable().is_none() {
+            return Ended::Printed {
+                stdout: asked.into_outcome().text(),
+                status,
+            };
+        }
+        let mut stdout = |outcome: &ask_user_core::Outcome| {
+            durable::failpoint_before_stdout();
+            crate::write_stdout(outcome.text()).is_ok()
         };
-    };
-    durable::failpoint_before_stdout();
-    if crate::write_stdout(outcome.text()).is_ok() {
-        runtime.block_on(durable.mark_delivered());
-    }
-    Ended::Written { status }
+        let _ = asked.deliver(&mut stdout).await;
+        Ended::Written { status }
+    })
 }
 
 /// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime. The

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use ask_user_core::CancellationToken;
 use ask_user_host::durable::{Durable, StoreArgs, local_asker};
-use ask_user_store::Store;
+use ask_user_store::{Store, StoreKind};
 
 /// What stderr says (once) when `--via inbox` asks and no `ask-user inbox` is open on the store.
 pub(crate) const NO_INBOX_TEXT: &str = "ask-user: no `ask-user inbox` is open on this store; the question waits until someone runs `ask-user inbox` in a terminal";
@@ -24,7 +24,7 @@ pub(crate) const FAILPOINT_ENV: &str = "ASK_USER_TEST_FAILPOINT";
 pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, String> {
     let store = args.open().await?;
     if via.iter().any(|v| v.trim() == "inbox") {
-        if store.location() == "memory" {
+        if store.kind() == StoreKind::Memory {
             return Err(INBOX_NEEDS_SHARED_STORE.to_owned());
         }
         if inbox_lock_path(&store).is_some_and(|path| !inbox_is_open(&path)) {
@@ -38,10 +38,14 @@ pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, St
 /// holds a shared lock on it. `None` for stores that are not files (memory, Postgres: there
 /// the absence of an inbox is not detected).
 pub(crate) fn inbox_lock_path(store: &Store) -> Option<PathBuf> {
-    let location = store.location();
-    location
-        .starts_with('/')
-        .then(|| PathBuf::from(format!("{location}.inbox")))
+    match store.kind() {
+        StoreKind::Sqlite { path } => {
+            let mut lock = path.into_os_string();
+            lock.push(".inbox");
+            Some(PathBuf::from(lock))
+        }
+        _ => None,
+    }
 }
 
 fn open_lock(path: &PathBuf) -> std::io::Result<File> {

@@ -47,14 +47,6 @@ struct OneAsk {
 }
 
 impl UserInteraction for OneAsk {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,

@@ -43,10 +43,11 @@ impl StandIn {
 }
 
 impl UserInteraction for StandIn {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         _cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move { Ok(Self::answers(request)) })
     }

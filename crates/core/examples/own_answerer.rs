@@ -18,10 +18,11 @@ use ask_user_core::{
 struct LineAnswerer;
 
 impl UserInteraction for LineAnswerer {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         _cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             let mut lines = std::io::stdin().lock().lines();

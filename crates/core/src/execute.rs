@@ -77,7 +77,7 @@ impl ExecutionContext {
 /// # use ask_user_core::*;
 /// # struct Yes;
 /// # impl UserInteraction for Yes {
-/// #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: tokio_util::sync::CancellationToken)
+/// #     fn ask_decided<'a>(&'a self, r: &'a AskUserQuestionRequest, _: tokio_util::sync::CancellationToken, _: Decide)
 /// #         -> BoxFuture<'a, Result<Answers, AskError>> {
 /// #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions()[0].id, ["Yes"])] }) })
 /// #     }
@@ -310,10 +310,11 @@ mod tests {
     }
 
     impl UserInteraction for Panics {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             _: &'a AskUserQuestionRequest,
             _: CancellationToken,
+            _decide: crate::Decide,
         ) -> BoxFuture<'a, Result<Answers, AskError>> {
             if !self.in_future {
                 panic!("no future for you");
@@ -329,10 +330,11 @@ mod tests {
     struct Yes;
 
     impl UserInteraction for Yes {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             request: &'a AskUserQuestionRequest,
             _: CancellationToken,
+            _decide: crate::Decide,
         ) -> BoxFuture<'a, Result<Answers, AskError>> {
             Box::pin(async move {
                 tokio::task::yield_now().await;

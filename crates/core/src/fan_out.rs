@@ -124,14 +124,6 @@ impl FirstAnswer {
 }
 
 impl UserInteraction for FirstAnswer {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(self.race(request, cancel, Decide::new(request)))
-    }
-
     /// Shares the caller's race with every child: the first answer any of them gets accepted
     /// wins, and the others, cancelled, can tell their human where it was answered.
     fn ask_decided<'a>(

@@ -20,6 +20,13 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Anything that can put a validated request in front of a human and bring back the answers:
 /// a terminal UI, a web page, an MCP client's elicitation form, scripted data.
 ///
+/// One method is required, [`UserInteraction::ask_decided`]: the ask inside its race
+/// ([`crate::decision`]). [`UserInteraction::ask`] (the ask on its own, in a race of its own),
+/// [`UserInteraction::name`] and [`UserInteraction::is_available`] are provided. `&T`,
+/// `Box<T>` and `Arc<T>` are answerers when `T` is, forwarding all four methods; a wrapper
+/// written by hand forwards all four too (docs/contract.md §4). [`OneStep`] turns a closure
+/// into an answerer that acknowledges nothing.
+///
 /// Contract for implementers:
 /// - return the human's answers in the output shape; the core normalises and checks them
 ///   ([`crate::normalise`]), so an answerer need not sort or dedupe, but an interactive
@@ -29,40 +36,40 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// - when `cancel` fires, withdraw the question from the screen and return
 ///   [`AskError::Cancelled`] promptly;
 /// - never return an empty success when no human saw the question;
-/// - an answerer that tells the human "sent" (a page, a channel, an inbox) implements
-///   [`UserInteraction::ask_decided`] and says "sent" only after [`Decide::offer`] accepted
-///   the answer (docs/contract.md §4, "Decided before acknowledged").
+/// - an answerer that tells the human "sent" (a page, a channel, an inbox) says "sent" only
+///   after [`Decide::offer`] accepted the answer (docs/contract.md §4, "Decided before
+///   acknowledged").
 pub trait UserInteraction: Send + Sync {
-    /// Asks the human every question of `request` and waits for the answers.
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>>;
-
-    /// Asks like [`UserInteraction::ask`], inside the ask's race: `decide` is where this
-    /// answerer offers the human's answer or dismissal and hears whether it was taken
+    /// Asks the human every question of `request` inside the ask's race: `decide` is where
+    /// this answerer offers the human's answer or dismissal and hears whether it was taken
     /// ([`crate::decision`]). [`crate::AskUserQuestionTool`] and [`crate::FirstAnswer`] call
     /// this method.
     ///
-    /// Contract for an answerer that overrides it: offer before acknowledging; after
+    /// An answerer that acknowledges nothing (a terminal UI that simply closes, scripted
+    /// data) ignores `decide` and returns its answer; the caller offers it on its behalf.
+    ///
+    /// An answerer that acknowledges: offer before acknowledging; after
     /// [`crate::Decision::Accepted`] return promptly (`Ok(answers)` or
     /// `Err(AskError::Dismissed)`; the outcome is taken from the race either way); on
     /// [`crate::Decision::Refused`] tell the human it was not taken and why. When `cancel`
     /// fires, [`Decide::settled`] says why the question is being withdrawn (another answerer
     /// won, the budget ran out, …) so the screen can say so.
-    ///
-    /// The default calls [`UserInteraction::ask`]: an answerer that acknowledges nothing (a
-    /// terminal UI that simply closes, scripted data) returns its answer and the caller offers
-    /// it on its behalf.
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
         decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>>;
+
+    /// Asks the human every question of `request` on its own and waits for the answers: the
+    /// default runs [`UserInteraction::ask_decided`] in a fresh race of its own
+    /// ([`Decide::new`]), where an acknowledging answerer's valid offer is accepted.
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        let _ = decide;
-        self.ask(request, cancel)
+        self.ask_decided(request, cancel, Decide::new(request))
     }
 
     /// Where this answerer reaches the human, as a short phrase that completes "answered in
@@ -77,6 +84,114 @@ pub trait UserInteraction: Send + Sync {
     /// Must be cheap and must not block. Defaults to `true`.
     fn is_available(&self) -> bool {
         true
+    }
+}
+
+/// Forwards every method of [`UserInteraction`] to the answerer behind the pointer.
+macro_rules! forward_user_interaction {
+    ($($pointer:ty),+) => {$(
+        impl<T: UserInteraction + ?Sized> UserInteraction for $pointer {
+            fn ask_decided<'a>(
+                &'a self,
+                request: &'a AskUserQuestionRequest,
+                cancel: CancellationToken,
+                decide: Decide,
+            ) -> BoxFuture<'a, Result<Answers, AskError>> {
+                (**self).ask_decided(request, cancel, decide)
+            }
+
+            fn ask<'a>(
+                &'a self,
+                request: &'a AskUserQuestionRequest,
+                cancel: CancellationToken,
+            ) -> BoxFuture<'a, Result<Answers, AskError>> {
+                (**self).ask(request, cancel)
+            }
+
+            fn name(&self) -> Option<&str> {
+                (**self).name()
+            }
+
+            fn is_available(&self) -> bool {
+                (**self).is_available()
+            }
+        }
+    )+};
+}
+
+forward_user_interaction!(&T, Box<T>, std::sync::Arc<T>);
+
+/// An answerer made of one closure that asks and returns the answers, acknowledging nothing
+/// (the caller offers the answer on its behalf; see [`UserInteraction::ask_decided`]).
+///
+/// ```
+/// use ask_user_core::{AnswerItem, Answers, OneStep, UserInteraction};
+///
+/// let yes = OneStep::new(|request, _cancel| {
+///     Box::pin(async move {
+///         let id = &request.questions()[0].id;
+///         Ok(Answers { answers: vec![AnswerItem::selected(id, ["Yes"])] })
+///     })
+/// })
+/// .named("the script");
+/// assert_eq!(yes.name(), Some("the script"));
+/// ```
+pub struct OneStep<F> {
+    ask: F,
+    name: Option<String>,
+}
+
+impl<F> OneStep<F>
+where
+    F: for<'a> Fn(
+            &'a AskUserQuestionRequest,
+            CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>>
+        + Send
+        + Sync,
+{
+    /// An answerer that asks with `ask`; it has no name and is always available.
+    pub fn new(ask: F) -> Self {
+        Self { ask, name: None }
+    }
+
+    /// The same answerer, naming where it reaches the human ([`UserInteraction::name`]).
+    pub fn named(self, name: &str) -> Self {
+        Self {
+            name: Some(name.to_owned()),
+            ..self
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for OneStep<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneStep")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> UserInteraction for OneStep<F>
+where
+    F: for<'a> Fn(
+            &'a AskUserQuestionRequest,
+            CancellationToken,
+        ) -> BoxFuture<'a, Result<Answers, AskError>>
+        + Send
+        + Sync,
+{
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        _decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        (self.ask)(request, cancel)
+    }
+
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 }
 

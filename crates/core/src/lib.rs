@@ -30,7 +30,9 @@
 //! struct Recommended;
 //!
 //! impl UserInteraction for Recommended {
-//!     fn ask<'a>(&'a self, request: &'a AskUserQuestionRequest, _cancel: CancellationToken)
+//!     // It acknowledges nothing, so it ignores the race and the tool offers its answer.
+//!     fn ask_decided<'a>(&'a self, request: &'a AskUserQuestionRequest,
+//!         _cancel: CancellationToken, _decide: Decide)
 //!         -> BoxFuture<'a, Result<Answers, AskError>> {
 //!         Box::pin(async move {
 //!             let answers = request.questions().iter()
@@ -70,7 +72,7 @@ pub use decision::{Decide, Decision, Offer, RecordOutcome, Settled};
 pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;
-pub use interaction::{AskError, BoxFuture, UserInteraction};
+pub use interaction::{AskError, BoxFuture, OneStep, UserInteraction};
 pub use outcome::{
     ABORTED_TEXT, DELEGATED_CALLER_TEXT, DISMISSED_TEXT, NO_PROVIDER_TEXT, Outcome, OutcomeCode,
     format_duration,

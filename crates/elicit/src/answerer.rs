@@ -171,10 +171,11 @@ fn elicit_result(response: Result<ClientResult, ServiceError>) -> Result<ElicitR
 }
 
 impl UserInteraction for ElicitAnswerer {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(self.elicit(request, cancel))
     }

@@ -13,15 +13,16 @@ use ask_user_core::{
 use crate::journal::{Journal, JournalError};
 use crate::notify::Notify;
 
-/// `--timeout DURATION`, `--journal FILE` and `--notify CMD` (clap arguments; flatten them
-/// into a command).
-#[derive(Debug, Clone, Default, clap::Args)]
+/// `--timeout DURATION`, `--journal FILE` and `--notify CMD`: plain settings, and with the
+/// `clap` feature clap arguments (flatten them into a command).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct HostArgs {
     /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
     ///
     /// The question is withdrawn when the time runs out. No timeout by default: elapsed time is
     /// never approval. Zero is refused ([`parse_timeout`]).
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION", value_parser = parse_timeout))]
     pub timeout: Option<Duration>,
 
     /// Append an audit journal to FILE (one JSON line per ask and per outcome).
@@ -29,7 +30,7 @@ pub struct HostArgs {
     /// Each line holds the time, the call id, the questions, the outcome code and text and the
     /// answers; it is on disk before the model reads the result. Startup fails when FILE cannot
     /// be written.
-    #[arg(long, value_name = "FILE")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub journal: Option<PathBuf>,
 
     /// Run CMD (with `sh -c`) whenever a question opens.
@@ -37,7 +38,7 @@ pub struct HostArgs {
     /// It gets the questions as JSON on stdin and the first question in `$ASK_USER_QUESTION`,
     /// e.g. `notify-send "Agent asks" "$ASK_USER_QUESTION"`. It is never waited for; its
     /// failures are only logged.
-    #[arg(long, value_name = "CMD")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "CMD"))]
     pub notify: Option<String>,
 }
 

@@ -38,22 +38,24 @@ pub const SESSION_ENV: &str = "ASK_USER_SESSION";
 /// question (restore the terminal) before the call returns.
 const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
 
-/// `--store URL` and `--key KEY` (clap arguments; flatten them into a command).
-#[derive(Debug, Clone, Default, clap::Args)]
+/// `--store URL` and `--key KEY`: plain settings, and with the `clap` feature clap arguments
+/// (flatten them into a command).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct StoreArgs {
     /// Where asks are kept: sqlite:PATH, postgres://…, or memory.
     ///
     /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
     /// that cannot be opened, a warning and a memory store. A store named here that cannot be
     /// used is fatal, before any question is shown.
-    #[arg(long, value_name = "URL", env = STORE_ENV)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "URL", env = STORE_ENV))]
     pub store: Option<String>,
 
     /// The host's key of this call: the same key with the same question re-attaches to its ask
     /// (or gets the answer given meanwhile) instead of asking again.
     ///
     /// Without it the scope is $ASK_USER_SESSION (when set), the working directory and the user.
-    #[arg(long, value_name = "KEY", env = KEY_ENV)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "KEY", env = KEY_ENV))]
     pub key: Option<String>,
 }
 
@@ -389,14 +391,6 @@ struct Wrapped {
 }
 
 impl UserInteraction for Wrapped {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,

@@ -521,17 +521,6 @@ impl Shown {
 }
 
 impl UserInteraction for Shown {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            self.record(request).await?;
-            self.inner.ask(request, cancel).await
-        })
-    }
-
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,

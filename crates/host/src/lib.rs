@@ -1,8 +1,11 @@
 //! # ask-user-host
 //!
-//! What the two ask-user hosts (the `ask-user` CLI and the MCP server) share around the core,
-//! without any user interface:
+//! What the ask-user hosts (the `ask-user` CLI, the MCP server, the agent-host hook) share
+//! around the core, without any user interface:
 //!
+//! - [`HostCall`]: the one call assembly every host uses — notification, journal, store,
+//!   timeout — and its delivery in one fixed order (recorded, written, upstream told, marked
+//!   delivered), so no host can get the order wrong;
 //! - [`Journal`]: the audit journal (`--journal FILE`). Every call runs through
 //!   [`Journal::call`] (or [`Journal::ask`] for a request the host decoded itself), which writes
 //!   one JSON line when the model asks and one when the outcome is known, flushed to the file
@@ -11,7 +14,8 @@
 //! - [`Notify`]: the attention command (`--notify CMD`), a [`UserInteraction`] decorator that
 //!   runs `sh -c CMD` with the request as JSON on stdin when a question opens, and never waits
 //!   for it.
-//! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap),
+//! - [`HostArgs`]: the `--timeout DURATION`, `--journal FILE` and `--notify CMD` flags (clap
+//!   definitions with the `clap` feature; the library itself needs no clap),
 //!   so both hosts spell, check ([`parse_timeout`]) and document them the same; [`call`] runs a call through the journal when there is one.
 //!
 //! ## Example: a host with a journal and a notification
@@ -23,7 +27,7 @@
 //! # use ask_user_core::*;
 //! # struct Yes;
 //! # impl UserInteraction for Yes {
-//! #     fn ask<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken)
+//! #     fn ask_decided<'a>(&'a self, r: &'a AskUserQuestionRequest, _: CancellationToken, _: Decide)
 //! #         -> BoxFuture<'a, Result<Answers, AskError>> {
 //! #         Box::pin(async move { Ok(Answers { answers: vec![AnswerItem::selected(&r.questions()[0].id, ["Yes"])] }) })
 //! #     }
@@ -50,11 +54,13 @@
 #![deny(missing_docs)]
 
 mod args;
+mod call;
 pub mod durable;
 mod journal;
 mod notify;
 
 pub use args::{HostArgs, ZERO_TIMEOUT, call, decode_logged, parse_timeout};
+pub use call::{Acknowledge, Asked, Delivery, HostCall, HostCallBuilder};
 pub use journal::{
     ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, ask_line,
     outcome_line, read, store_call_id,

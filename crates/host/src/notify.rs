@@ -285,23 +285,6 @@ fn still_running(command: &mut Running) -> bool {
 }
 
 impl UserInteraction for Notify {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            if !cancel.is_cancelled() {
-                let (started, on_start) = tokio::sync::oneshot::channel();
-                submit(job(&self.command, request, self.slow_after, Some(started)));
-                // The command starts on the notify thread; waiting here (not blocking) means it
-                // runs even when an instant answer ends the host right after.
-                let _ = on_start.await;
-            }
-            self.inner.ask(request, cancel).await
-        })
-    }
-
     /// Forwards the caller's race to the inner answerer (a page must hear the decision of
     /// the call's race, not of a race of its own; docs/contract.md §4).
     fn ask_decided<'a>(

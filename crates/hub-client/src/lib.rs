@@ -17,7 +17,9 @@
 
 use std::time::Duration;
 
-use ask_user_core::{Answers, AskError, AskUserQuestionRequest, BoxFuture, UserInteraction};
+use ask_user_core::{
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, UserInteraction,
+};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
@@ -193,6 +195,7 @@ impl HubAnswerer {
         &self,
         request: &AskUserQuestionRequest,
         cancel: &CancellationToken,
+        decide: &Decide,
     ) -> Result<Answers, AskError> {
         let key = self.config.key.clone().unwrap_or_else(random_key);
         let arguments: serde_json::Value =
@@ -235,7 +238,7 @@ impl HubAnswerer {
         let mut need_post = false;
         loop {
             if view.state != "open" {
-                return self.finish(at, view).await;
+                return self.finish(at, view, decide).await;
             }
             let step = async {
                 if need_post {
@@ -285,34 +288,51 @@ impl HubAnswerer {
         }
     }
 
-    async fn finish(&self, at: usize, view: View) -> Result<Answers, AskError> {
-        match view.state.as_str() {
+    /// Offers the hub's outcome into the ask's race and tells the hub it was delivered only
+    /// once the race accepted it (decided before acknowledged, docs/contract.md §4).
+    async fn finish(&self, at: usize, view: View, decide: &Decide) -> Result<Answers, AskError> {
+        let (offer, result) = match view.state.as_str() {
             "answered" => {
                 let answers = view.answers.ok_or_else(|| {
                     AskError::Failed("the hub sent an answer without answers".to_owned())
                 })?;
-                self.delivered(at, view.id).await;
-                Ok(answers)
+                (Offer::Answers(answers.clone()), Ok(answers))
             }
-            "dismissed" => {
-                self.delivered(at, view.id).await;
-                Err(AskError::Dismissed)
+            "dismissed" => (Offer::Dismiss, Err(AskError::Dismissed)),
+            other => {
+                return Err(AskError::Failed(format!(
+                    "the question was closed on the hub ({})",
+                    other.replace('_', " ")
+                )));
             }
-            other => Err(AskError::Failed(format!(
-                "the question was closed on the hub ({})",
-                other.replace('_', " ")
+        };
+        match decide.offer(offer).await {
+            Decision::Accepted => {
+                self.delivered(at, view.id).await;
+                result
+            }
+            // Another answer settled the race first: the hub's is not the outcome, so it is
+            // not marked delivered.
+            Decision::Refused(_) => Err(AskError::Cancelled),
+            Decision::Invalid(invalid) => Err(AskError::Failed(format!(
+                "the hub's answer does not fit the questions: {invalid}"
             ))),
+            Decision::NotRecorded(why) => Err(AskError::Failed(format!(
+                "the hub's answer could not be recorded: {why}"
+            ))),
+            _ => Err(AskError::Cancelled),
         }
     }
 }
 
 impl UserInteraction for HubAnswerer {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        decide: Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move { self.run(request, &cancel).await })
+        Box::pin(async move { self.run(request, &cancel, &decide).await })
     }
 }
 

@@ -76,10 +76,11 @@ struct HoldAll {
 }
 
 impl UserInteraction for HoldAll {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             let released = self.released.notified();

@@ -181,14 +181,6 @@ struct Shown {
 }
 
 impl UserInteraction for Shown {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     /// Starts (or follows) the ask's shower and waits for what it ends with; the call's
     /// `cancel` only stops the waiting. The call's own race hears the outcome through the
     /// store (the durable link adopts it), so `decide` is not passed on.

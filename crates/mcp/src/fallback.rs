@@ -56,15 +56,6 @@ impl BrowserPage {
 }
 
 impl UserInteraction for BrowserPage {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.show();
-        self.web.ask(request, cancel)
-    }
-
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,

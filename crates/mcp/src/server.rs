@@ -4,12 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::definition::NAME;
-use ask_user_core::{
-    AskUserQuestionTool, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction,
-};
+use ask_user_core::{BoxFuture, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction};
 use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
 use ask_user_host::durable::{Durable, local_asker};
-use ask_user_host::{Journal, Notify};
+use ask_user_host::{Delivery, HostCall, Journal};
 use ask_user_store::Store;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
@@ -167,12 +165,6 @@ impl AskUserServer {
         ))
     }
 
-    fn tool_with(&self, answerer: Arc<dyn UserInteraction>) -> AskUserQuestionTool {
-        AskUserQuestionTool::new(answerer)
-            .with_timeout(self.routing.timeout)
-            .with_limits(self.routing.limits)
-    }
-
     /// Whether this request's client can answer through an elicitation form.
     fn elicits(&self, context: &RequestContext<RoleServer>) -> bool {
         self.routing.elicitation && client_can_elicit(context.client_capabilities().as_ref())
@@ -237,10 +229,6 @@ impl AskUserServer {
         link: Option<SessionLink>,
         durable: Option<Durable>,
     ) -> CallToolResponse {
-        let answerer: Arc<dyn UserInteraction> = match &self.routing.notify {
-            Some(command) => Arc::new(Notify::new(answerer, command.clone())),
-            None => answerer,
-        };
         // A call that starts after the session ended (stdio: the client wrote its requests,
         // then closed its end) still gets its result when no human is needed (invalid
         // arguments, scripted answers); rmcp cancels it after its drain otherwise.
@@ -248,47 +236,34 @@ impl AskUserServer {
             Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
             _ => CancellationToken::new(),
         };
-        let tool = match &durable {
-            Some(durable) => self
-                .tool_with(durable.wrap(answerer))
-                .with_recorder(durable.recorder()),
-            None => self.tool_with(answerer),
-        };
-        let call = ask_user_host::call(
-            self.routing.journal.as_deref(),
-            &tool,
-            arguments,
-            ExecutionContext::new(cancel.clone()),
-        );
+        let call = HostCall::builder(answerer)
+            .notify(self.routing.notify.clone())
+            .journal(self.routing.journal.clone())
+            .durable(durable)
+            .timeout(self.routing.timeout)
+            .limits(self.routing.limits)
+            .build();
+        let asked = call.call(arguments, ExecutionContext::new(cancel.clone()));
         let progress = context
             .meta
             .get_progress_token()
             .map(|token| (context.peer.clone(), token));
-        let outcome = wait(
-            call,
+        let asked = wait(
+            asked,
             &context.ct,
             &cancel,
             progress,
             self.routing.progress_interval,
         )
         .await;
-        log_outcome(&outcome);
-        // Delivered (§8): the result goes to a request that was not cancelled. A cancelled
-        // request's result (which the client drops) leaves the outcome undelivered, so the
-        // retry gets it; so does a cancellation that crosses the result on the wire (the
-        // session's deliveries take the mark back, see the `delivery` module).
-        if let Some(durable) = &durable
-            && deliverable(&context.ct, &cancel)
-        {
-            match (&link, durable.ask_id()) {
-                (Some(link), Some(id)) => {
-                    link.deliveries()
-                        .deliver(&context.id, durable.store(), id)
-                        .await;
-                }
-                _ => durable.mark_delivered().await,
-            }
-        }
+        log_outcome(asked.outcome());
+        let mut result = ToRequest {
+            request: &context.ct,
+            cancel: &cancel,
+            link: link.as_ref(),
+            id: &context.id,
+        };
+        let (outcome, _) = asked.deliver(&mut result).await;
         call_result(&outcome).into()
     }
 
@@ -353,16 +328,49 @@ fn deliverable(request: &CancellationToken, cancel: &CancellationToken) -> bool 
     !request.is_cancelled() && !cancel.is_cancelled()
 }
 
+/// The MCP server's delivery (docs/contract.md §8): the result goes to a request that was not
+/// cancelled. A cancelled request's result (which the client drops) leaves the outcome
+/// undelivered, so the retry gets it; so does a cancellation that crosses the result on the
+/// wire (the session's deliveries take the mark back, see the `delivery` module).
+struct ToRequest<'a> {
+    request: &'a CancellationToken,
+    cancel: &'a CancellationToken,
+    link: Option<&'a SessionLink>,
+    id: &'a rmcp::model::RequestId,
+}
+
+impl Delivery for ToRequest<'_> {
+    /// rmcp sends the result once the handler returns; whether it can still count is known
+    /// now.
+    fn write<'a>(&'a mut self, _: &'a Outcome) -> BoxFuture<'a, bool> {
+        let deliverable = deliverable(self.request, self.cancel);
+        Box::pin(std::future::ready(deliverable))
+    }
+
+    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            match (self.link, durable.ask_id()) {
+                (Some(link), Some(id)) => {
+                    link.deliveries()
+                        .deliver(self.id, durable.store(), id)
+                        .await;
+                }
+                _ => durable.mark_delivered().await,
+            }
+        })
+    }
+}
+
 /// Waits for `call`, sending a progress notification every `interval` while it runs when the
 /// client gave a token; when `request` (the client's cancellation) fires, fires `cancel` and
 /// keeps waiting for the call to withdraw its question and end.
-async fn wait(
-    call: impl Future<Output = Outcome>,
+async fn wait<T>(
+    call: impl Future<Output = T>,
     request: &CancellationToken,
     cancel: &CancellationToken,
     progress: Option<(Peer<RoleServer>, ProgressToken)>,
     interval: Duration,
-) -> Outcome {
+) -> T {
     tokio::pin!(call);
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -168,10 +168,11 @@ mod tests {
     struct Fails(fn() -> AskError);
 
     impl UserInteraction for Fails {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             _: &'a AskUserQuestionRequest,
             _: CancellationToken,
+            _decide: ask_user_core::Decide,
         ) -> BoxFuture<'a, Result<Answers, AskError>> {
             let error = (self.0)();
             Box::pin(async move { Err(error) })
@@ -182,10 +183,11 @@ mod tests {
     struct Silent;
 
     impl UserInteraction for Silent {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             _: &'a AskUserQuestionRequest,
             _: CancellationToken,
+            _decide: ask_user_core::Decide,
         ) -> BoxFuture<'a, Result<Answers, AskError>> {
             Box::pin(std::future::pending())
         }
@@ -299,10 +301,11 @@ mod tests {
     }
 
     impl UserInteraction for Slow {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             request: &'a AskUserQuestionRequest,
             _: CancellationToken,
+            _decide: ask_user_core::Decide,
         ) -> BoxFuture<'a, Result<Answers, AskError>> {
             Box::pin(async move {
                 let id = request.questions()[0].id.clone();

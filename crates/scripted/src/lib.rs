@@ -76,10 +76,11 @@ impl Scripted {
 }
 
 impl UserInteraction for Scripted {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             if cancel.is_cancelled() {
@@ -111,10 +112,11 @@ impl PickRecommended {
 }
 
 impl UserInteraction for PickRecommended {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             if cancel.is_cancelled() {

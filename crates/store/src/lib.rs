@@ -77,6 +77,21 @@ pub struct Store {
     backend: Backend,
 }
 
+/// Which backend a [`Store`] is ([`Store::kind`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreKind {
+    /// In this process's memory: no other process sees it.
+    Memory,
+    /// A SQLite file, shared by the processes that open the same path.
+    Sqlite {
+        /// The database file, as it was opened (relative paths stay relative).
+        path: PathBuf,
+    },
+    /// A Postgres database.
+    Postgres,
+}
+
 #[derive(Debug, Clone)]
 enum Backend {
     Memory(memory::MemoryStore),
@@ -187,6 +202,20 @@ impl Store {
         Ok(Store {
             backend: Backend::Sqlite(s),
         })
+    }
+
+    /// Which backend this store is, with the SQLite file's path: decide behaviour from this,
+    /// never from [`Store::location`]'s text (`sqlite:memory` is a SQLite file named
+    /// `memory`; a relative SQLite path is still a file).
+    #[must_use]
+    pub fn kind(&self) -> StoreKind {
+        match &self.backend {
+            Backend::Memory(_) => StoreKind::Memory,
+            Backend::Sqlite(s) => StoreKind::Sqlite {
+                path: s.path().to_path_buf(),
+            },
+            Backend::Postgres(_) => StoreKind::Postgres,
+        }
     }
 
     /// Where the store lives, for messages: the file path, the Postgres server (without

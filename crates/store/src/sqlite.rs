@@ -355,6 +355,11 @@ impl SqliteStore {
         &self.inner.shown
     }
 
+    /// The database file's path, as it was opened.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.inner.path
+    }
+
     /// Runs `f` on the connection in a blocking thread.
     async fn with_conn<T: Send + 'static>(
         &self,

@@ -364,10 +364,11 @@ fn is_control_key(key: KeyEvent) -> bool {
 }
 
 impl UserInteraction for Terminal {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(self.run(request, cancel))
     }

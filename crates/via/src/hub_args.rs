@@ -13,27 +13,37 @@ pub const HUB_NEEDS_TOKEN: &str = "--hub needs the agent's token: --hub-token TO
 
 /// `--hub URL[,URL…]` (env `ASK_USER_HUB`), `--hub-token` (env `ASK_USER_HUB_TOKEN`) and
 /// `--session-title` (env `ASK_USER_SESSION_TITLE`).
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct HubAskArgs {
     /// Ask through an ask-user hub: its URL (several, comma-separated: any replicas of one
     /// inbox). Alone it is the only answerer; add `hub` to --via to race it with others.
-    #[arg(
-        long = "hub",
-        value_name = "URL",
-        env = "ASK_USER_HUB",
-        value_delimiter = ','
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long = "hub",
+            value_name = "URL",
+            env = "ASK_USER_HUB",
+            value_delimiter = ','
+        )
     )]
     pub hub: Vec<String>,
     /// The agent's hub token (`ask-user hub token add NAME` prints one).
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "ASK_USER_HUB_TOKEN",
-        hide_env_values = true
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "TOKEN",
+            env = "ASK_USER_HUB_TOKEN",
+            hide_env_values = true
+        )
     )]
     pub hub_token: Option<String>,
     /// The session title shown to the human beside the question.
-    #[arg(long, value_name = "TITLE", env = "ASK_USER_SESSION_TITLE")]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "TITLE", env = "ASK_USER_SESSION_TITLE")
+    )]
     pub session_title: Option<String>,
 }
 

@@ -12,7 +12,8 @@
 //!   binds a port.
 //! - [`help`] and [`long_help`]: the `--via` help both hosts show, built from [`ANSWERERS`].
 //! - [`answers_file`]: `--answers FILE` (the scripted answerer), read the same way by both hosts.
-//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap) both hosts
+//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap definitions
+//!   with the `clap` feature) both hosts
 //!   flatten, and the [`Options::hub`] settings they give (docs/contract.md §9).
 //!
 //! ## Adding an answerer
@@ -194,10 +195,11 @@ fn inbox(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, Stri
 struct InboxWait;
 
 impl ask_user_core::UserInteraction for InboxWait {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _request: &'a ask_user_core::AskUserQuestionRequest,
         cancel: ask_user_core::CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>> {
         Box::pin(async move {
             cancel.cancelled().await;

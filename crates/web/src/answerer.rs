@@ -168,21 +168,6 @@ impl WebAnswerer {
 }
 
 impl UserInteraction for WebAnswerer {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        if let Err(error) = self.serve() {
-            return Box::pin(async move {
-                Err(AskError::Failed(format!(
-                    "cannot serve the web page: {error}"
-                )))
-            });
-        }
-        self.state.ask(request, cancel)
-    }
-
     /// Like [`WebState`]'s: a submission is acknowledged only once `decide` accepted it.
     fn ask_decided<'a>(
         &'a self,

@@ -172,15 +172,6 @@ impl Drop for PageCount {
 }
 
 impl UserInteraction for WebState {
-    /// Asks in a race of its own (see [`UserInteraction::ask_decided`]).
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     /// Puts the batch on every open page (and on pages opened later). Each submission is
     /// offered to the race `decide`; the page is told "ok" only when the race accepted it, and
     /// otherwise why not (answered elsewhere, timed out, invalid: the batch stays open). When

@@ -416,6 +416,45 @@ fn via_inbox_with_a_memory_store_is_refused() {
     );
 }
 
+/// The store kind comes from the store, not from its location's text: `sqlite:memory` is a
+/// SQLite file named `memory` (not a memory store), and a relative SQLite path keeps the
+/// inbox's presence lock beside it (so the asker says no inbox is open).
+#[test]
+fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
+    for url in ["sqlite:memory", "sqlite:relative.sqlite3"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new("setsid")
+            .args(["--wait", BIN, "ask", "--via", "inbox", "--timeout", "1s"])
+            .args(["--store", url])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", dir.path())
+            .env("XDG_STATE_HOME", dir.path())
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(DB.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(5), "{url}: {stderr}");
+        assert_eq!(stderr, format!("{NO_INBOX}\n"), "{url}");
+        let file = url.trim_start_matches("sqlite:");
+        assert!(dir.path().join(file).is_file(), "{url}: a SQLite file");
+        assert!(
+            dir.path().join(format!("{file}.inbox")).is_file(),
+            "{url}: the presence lock beside it"
+        );
+    }
+}
+
 #[test]
 fn a_closed_stdout_detaches_the_ask() {
     let store = Store::new();

@@ -292,10 +292,11 @@ fn broken(request: &AskUserQuestionRequest, how: usize) -> Value {
 struct Replay(Answers);
 
 impl UserInteraction for Replay {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _request: &'a AskUserQuestionRequest,
         _cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move { Ok(self.0.clone()) })
     }

@@ -64,14 +64,6 @@ impl Acknowledging {
 }
 
 impl UserInteraction for Acknowledging {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
@@ -107,10 +99,11 @@ impl UserInteraction for Acknowledging {
 struct Terminal(u64);
 
 impl UserInteraction for Terminal {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         _: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(self.0)).await;
@@ -250,13 +243,6 @@ async fn the_first_offer_wins_an_invalid_one_leaves_the_race_open() {
 async fn a_dismissal_offered_through_the_race_is_the_dismissed_outcome() {
     struct Dismisses;
     impl UserInteraction for Dismisses {
-        fn ask<'a>(
-            &'a self,
-            _: &'a AskUserQuestionRequest,
-            _: CancellationToken,
-        ) -> BoxFuture<'a, Result<Answers, AskError>> {
-            unreachable!("asked through the race")
-        }
         fn ask_decided<'a>(
             &'a self,
             _: &'a AskUserQuestionRequest,

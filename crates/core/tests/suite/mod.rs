@@ -5,5 +5,6 @@ mod fan_out;
 mod normalise;
 mod outcome;
 mod properties;
+mod seam;
 mod strict;
 mod support;

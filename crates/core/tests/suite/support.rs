@@ -12,10 +12,11 @@ use ask_user_core::{
 pub struct Fixed(pub Result<Answers, AskError>);
 
 impl UserInteraction for Fixed {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         _: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move { self.0.clone() })
     }
@@ -51,10 +52,11 @@ impl Waiting {
 }
 
 impl UserInteraction for Waiting {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             self.asked.fetch_add(1, Ordering::SeqCst);
@@ -85,10 +87,11 @@ impl Delayed {
 }
 
 impl UserInteraction for Delayed {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             tokio::select! {

@@ -71,10 +71,11 @@ fn call_number(request: &AskUserQuestionRequest) -> Option<u64> {
 }
 
 impl UserInteraction for Answerer {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             self.asked.fetch_add(1, Ordering::SeqCst);
@@ -112,10 +113,11 @@ pub struct Waiting {
 }
 
 impl UserInteraction for Waiting {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             self.asked.fetch_add(1, Ordering::SeqCst);

@@ -21,10 +21,11 @@ struct Counting {
 }
 
 impl UserInteraction for Counting {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         self.asks.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {

@@ -25,10 +25,11 @@ struct HalfAnswering {
 }
 
 impl UserInteraction for HalfAnswering {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             let mut partial = Vec::new();
@@ -85,10 +86,11 @@ struct Panicking {
 }
 
 impl UserInteraction for Panicking {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         _: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             self.asked.fetch_add(1, Ordering::SeqCst);

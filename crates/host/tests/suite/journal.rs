@@ -148,10 +148,11 @@ async fn invalid_arguments_are_one_outcome_line_with_the_raw_arguments() {
 struct Silent;
 
 impl UserInteraction for Silent {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a ask_user_core::AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             cancel.cancelled().await;
@@ -164,10 +165,11 @@ impl UserInteraction for Silent {
 struct Nobody;
 
 impl UserInteraction for Nobody {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a ask_user_core::AskUserQuestionRequest,
         _: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async { Err(AskError::Unavailable("no terminal".into())) })
     }

@@ -120,10 +120,11 @@ async fn a_failing_command_is_logged_and_the_ask_goes_on() {
 async fn availability_is_the_inner_answerers() {
     struct Never;
     impl ask_user_core::UserInteraction for Never {
-        fn ask<'a>(
+        fn ask_decided<'a>(
             &'a self,
             _: &'a ask_user_core::AskUserQuestionRequest,
             _: ask_user_core::CancellationToken,
+            _decide: ask_user_core::Decide,
         ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
         {
             Box::pin(async { Err(ask_user_core::AskError::Unavailable("none".into())) })
@@ -149,18 +150,6 @@ async fn availability_is_the_inner_answerers() {
 async fn the_wrapper_forwards_the_calls_race() {
     struct Acknowledging;
     impl ask_user_core::UserInteraction for Acknowledging {
-        fn ask<'a>(
-            &'a self,
-            _: &'a ask_user_core::AskUserQuestionRequest,
-            _: ask_user_core::CancellationToken,
-        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
-        {
-            Box::pin(async {
-                Err(ask_user_core::AskError::Failed(
-                    "asked without the race".into(),
-                ))
-            })
-        }
         fn ask_decided<'a>(
             &'a self,
             request: &'a ask_user_core::AskUserQuestionRequest,

@@ -187,10 +187,11 @@ struct Slow {
 }
 
 impl UserInteraction for Slow {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             tokio::select! {

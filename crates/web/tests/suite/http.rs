@@ -652,10 +652,11 @@ async fn a_timed_out_ask_is_withdrawn_and_the_model_reads_the_timeout() {
 struct Terminal(u64);
 
 impl UserInteraction for Terminal {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         _: CancellationToken,
+        _decide: ask_user_core::Decide,
     ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             tokio::time::sleep(std::time::Duration::from_millis(self.0)).await;
