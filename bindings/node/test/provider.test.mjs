@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
 import { askUser, toArguments } from "../lib/index.js";
 import {
   BIN, answer, cleanEnv, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
@@ -188,6 +189,11 @@ test("the other outcomes render as the reference renders a provider's error, wit
     await assert.rejects(none.ask(toRequest(args)), { name: "UserQuestionError", code: "NO_PROVIDER", message: nobody });
     const tool = await harness(none);
     assert.deepEqual((await tool.call(args)).content, [{ type: "text", text: `Error: ${nobody}` }]);
+
+    // The provider is a plain {ask}: it also serves the tool applied to a bare context.
+    let definition;
+    askUserTool.apply({ tools: { register(d) { definition = d; return () => {}; } }, userQuestions: none });
+    await assert.rejects(definition.execute(args, { signal: new AbortController().signal }), { code: "NO_PROVIDER", message: nobody });
 
     const gone = new AbortController();
     gone.abort();
