@@ -55,6 +55,11 @@ export interface AskUserOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Working directory of the `ask-user` process (part of its default scope). */
   cwd?: string;
+  /**
+   * Gets the process's stderr (its notes and warnings, e.g. "no inbox is open"), as it comes.
+   * Default: kept only to name the reason of a failure; never shown to the model.
+   */
+  onStderr?: (text: string) => void;
 }
 
 /** The stable codes a {@link UserQuestionError} from this provider carries, by `ask-user ask` exit status. */
@@ -191,7 +196,10 @@ async function ask(options: AskUserOptions, request: AskUserQuestionRequest): Pr
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => {
+      err.push(chunk);
+      options.onStderr?.(chunk.toString("utf8"));
+    });
     child.stdin.on("error", () => {});
     child.on("error", (error) => {
       spawnError = error;

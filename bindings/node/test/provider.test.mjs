@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
-import { askUser, toArguments } from "../lib/index.js";
+import { askUser, command, toArguments } from "../lib/index.js";
 import {
   BIN, answer, cleanEnv, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
 } from "./support.mjs";
@@ -199,6 +199,12 @@ test("the other outcomes render as the reference renders a provider's error, wit
     gone.abort();
     await assert.rejects(none.ask({ ...toRequest(args), signal: gone.signal }), { code: "ASK_ABORTED", message: ABORTED });
 
+    // stderr reaches the harness's callback, never the model.
+    let notes = "";
+    const noted = askUser({ ...base, store: `sqlite:${join(dir, "s.sqlite3")}`, via: ["inbox"], timeout: "1s", token: "auh_secret", onStderr: (t) => { notes += t; } });
+    await assert.rejects(noted.ask(toRequest(args)), (e) => e.code === "ASK_TIMED_OUT" && e.message.startsWith("no answer within 1s"));
+    assert.match(notes, /inbox/);
+
     const missing = askUser({ ...base, binary: join(dir, "no-such-ask-user") });
     await assert.rejects(missing.ask(toRequest(args)), (e) => e.code === "NO_PROVIDER" && e.message.startsWith("no way to ask the user is available"));
   } finally {
@@ -214,6 +220,16 @@ test("the request reaches ask-user in its model-facing shape: multiSelect as mul
     { id: "a", question: "Pick", header: "H", options: [{ label: "X (Recommended)", description: "d" }, { label: "Y" }], multi_select: true },
     { id: "b", question: "Free" },
   ] });
+});
+
+test("the token and the call key travel in the environment, never in argv", () => {
+  const request = { questions: [{ id: "a", question: "Q?" }] };
+  const { args, env } = command({ via: ["hub", "web"], hub: ["https://a.example", "https://b.example"], token: "auh_secret", key: "call-7", session: "s1", timeout: "5m", env: { PATH: "/bin" } }, request);
+  assert.deepEqual(args, ["ask", "--via", "hub,web", "--hub", "https://a.example,https://b.example", "--timeout", "5m", "-"]);
+  assert.deepEqual(env, { PATH: "/bin", ASK_USER_HUB_TOKEN: "auh_secret", ASK_USER_SESSION: "s1", ASK_USER_CALL_ID: "call-7" });
+  // A call id the request carries is the key when none is given; a key function wins over it.
+  assert.equal(command({ env: {} }, { ...request, wait: { callId: "w-1" } }).env.ASK_USER_CALL_ID, "w-1");
+  assert.equal(command({ env: {}, key: (r) => `k-${r.questions[0].id}` }, { ...request, callId: "c-1" }).env.ASK_USER_CALL_ID, "k-a");
 });
 
 function toRequest(args) {
