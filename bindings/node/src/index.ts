@@ -2,10 +2,17 @@
  * ask-user as the `userQuestions` provider of DeepSeek's TypeScript harness.
  *
  * ```ts
+ * import { UserQuestionService } from "@deepseek-ai/dsh-user-questions";
  * import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
  * import { askUser } from "@ask-user/deepseek-harness";
- * askUserTool.apply({ tools, userQuestions: askUser({ via: ["hub"], hub, token }) });
+ *
+ * await ctx.plugin(UserQuestionService).await();
+ * await ctx.plugin(askUserTool).await();
+ * ctx.userQuestions.registerProvider(askUser({ via: ["hub"], hub: "http://127.0.0.1:8765", token }));
  * ```
+ *
+ * The provider is a plain `{ ask }`, so `askUserTool.apply({ tools, userQuestions: askUser(…) })`
+ * works as well.
  *
  * Each `ask()` runs one `ask-user ask -` process with the request on stdin, so every answerer
  * (terminal, web page, hub inbox, phone channels), the store and the hub's rules apply
