@@ -12,7 +12,7 @@ import { chromium } from "playwright-core";
 import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
 import { askUser, command, toArguments } from "../lib/index.js";
 import {
-  BIN, answer, cleanEnv, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
+  BIN, answer, cleanEnv, dismiss, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
 } from "./support.mjs";
 
 const ABORTED = "ask_user_question was aborted before the user answered";
@@ -177,6 +177,30 @@ test("a plan review reaches the human with its plan as the detail and approve / 
   ]);
   assert.equal((await answer(hub, ask.id, [{ id: "plan", selected: ["Approve"] }])).status, 200);
   assert.deepEqual(await pending, { answers: [{ id: "plan", selected: ["Approve"] }] });
+});
+
+test("the human's dismissal and ask-user's own refusal reach the model as ask-user prints them, with the harness's codes", async () => {
+  const agent = await hubHarness(hub);
+  const args = { questions: [{ id: "drop", question: "Drop the staging database?", options: [{ label: "Yes" }, { label: "No" }] }] };
+  const call = agent.call(args);
+  const ask = await theOpenAsk("the question is open", (a) => a.attached);
+  assert.equal(await dismiss(hub, ask.id), 200);
+  const dismissed = await call;
+  assert.equal(dismissed.isError, true);
+  assert.equal(dismissed.error.info?.code, "ASK_CANCELLED");
+  const text = dismissed.content[0].text;
+  // ask-user-core's DISMISSED_TEXT (crates/core/src/outcome.rs), byte for byte.
+  assert.equal(text, "Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.");
+
+  // The same outcome from the binary alone, and what the model reads through the runtime: one text.
+  const direct = await import("node:child_process").then(({ spawnSync }) => spawnSync(BIN, ["ask", "--via", "none", "--store", "memory", "-"], {
+    input: JSON.stringify({ questions: [{ id: "a", question: "Q?" }, { id: "a", question: "R?" }] }), env: cleanEnv(hub.dir), encoding: "utf8",
+  }));
+  assert.equal(direct.status, 3);
+  // Duplicate ids pass the reference's validator; ask-user refuses them (docs/contract.md §3).
+  const refused = await agent.call({ questions: [{ id: "a", question: "Q?" }, { id: "a", question: "R?" }] });
+  assert.equal(refused.error.info?.code, "INVALID_ARGS");
+  assert.equal(refused.content[0].text, direct.stdout);
 });
 
 test("the other outcomes render as the reference renders a provider's error, with ask-user's texts and the harness's codes", async () => {

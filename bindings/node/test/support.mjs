@@ -109,6 +109,16 @@ export async function answer(hub, id, answers) {
   return { status: resp.status, body: await resp.json() };
 }
 
+/** The human dismisses ask `id` over the inbox's own endpoint. */
+export async function dismiss(hub, id) {
+  const resp = await fetch(`${hub.url}/inbox/asks/${id}/dismiss`, {
+    method: "POST",
+    headers: { Cookie: hub.cookie, Origin: hub.url, "Content-Type": "application/json" },
+    body: "{}",
+  });
+  return resp.status;
+}
+
 /**
  * A real harness: cordis context with the published ToolRuntime, UserQuestionService and
  * ask_user_question tool; `provider` registered as the context's userQuestions provider.
