@@ -1,7 +1,7 @@
 // The published reference tool (@deepseek-ai/dsh-tool-ask-user, pinned) running in the
 // published ToolRuntime, with askUser() as its userQuestions provider, against a real
 // `ask-user hub serve`; the human answers on the inbox page in real headless Chromium (one
-// session) or over the page's own answer endpoint. Run by crates/conformance (tests/suite/harness_ts.rs).
+// session, also showing a plan review) or over the page's own answer endpoint. Run by crates/conformance (tests/suite/harness_ts.rs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -29,7 +29,7 @@ async function theOpenAsk(what, probe = () => true) {
   });
 }
 
-test("the reference tool returns the human's inbox answer, byte for byte what it renders from its own stand-in", async () => {
+test("the reference tool returns the human's inbox answer, byte for byte what it renders from its own stand-in; a plan review shows its plan", async () => {
   const args = { questions: [
     { id: "db", header: "Database", question: "Which database should the service use?", options: [
       { label: "PostgreSQL (Recommended)", description: "Relational, already run by the team." },
@@ -70,6 +70,24 @@ test("the reference tool returns the human's inbox answer, byte for byte what it
     await questions.nth(3).locator("button.skip").click();
     await card.locator("button.submit").click();
     await page.locator("#flash", { hasText: "sent" }).waitFor({ timeout: DEADLINE_MS });
+    await page.waitForFunction(() => document.querySelectorAll("article.card").length === 0, null, { timeout: DEADLINE_MS });
+
+    // A plan review (what the harness's plan mode asks, straight through the provider) on the
+    // same page: the plan as the question's detail, approve / keep planning.
+    const plan = "1. Add the billing_v2 flag.\n2. Migrate the invoices table.\n3. Roll out to staging.";
+    const review = askUser(hub.agent).ask({ questions: [{
+      id: "plan", question: "Approve this plan?", detail: plan,
+      options: [{ label: "Approve" }, { label: "Keep planning" }],
+      intent: { kind: "plan-review", approve: "Approve" },
+    }] });
+    const reviewCard = page.locator("article.card").first();
+    await reviewCard.waitFor({ timeout: DEADLINE_MS });
+    assert.equal(await reviewCard.locator("legend .chip").textContent(), "Plan review");
+    assert.equal(await reviewCard.locator("legend .text").innerText(), `Approve this plan?\n\n${plan}`);
+    assert.deepEqual(await reviewCard.locator("label.option .desc").allTextContents(), ["Approve the plan and start.", "Keep planning."]);
+    await reviewCard.locator("label.option", { hasText: "Approve" }).click();
+    await reviewCard.locator("button.submit").click();
+    assert.deepEqual(await review, { answers: [{ id: "plan", selected: ["Approve"] }] });
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
@@ -159,25 +177,6 @@ for (const [route, optionsOf] of ROUTES) {
     assert.equal(out, '{"answers":[{"id":"region","selected":["us-east-1"]}]}');
   });
 }
-
-test("a plan review reaches the human with its plan as the detail and approve / keep planning", async () => {
-  const provider = askUser(hub.agent);
-  const plan = "1. Add the billing_v2 flag.\n2. Migrate the invoices table.\n3. Roll out to staging.";
-  const pending = provider.ask({ questions: [{
-    id: "plan", question: "Approve this plan?", detail: plan,
-    options: [{ label: "Approve" }, { label: "Keep planning" }],
-    intent: { kind: "plan-review", approve: "Approve" },
-  }] });
-  const ask = await theOpenAsk("the plan review is open");
-  assert.deepEqual(ask.questions[0].header, "Plan review");
-  assert.equal(ask.questions[0].question, `Approve this plan?\n\n${plan}`);
-  assert.deepEqual(ask.questions[0].options, [
-    { label: "Approve", description: "Approve the plan and start." },
-    { label: "Keep planning", description: "Keep planning." },
-  ]);
-  assert.equal((await answer(hub, ask.id, [{ id: "plan", selected: ["Approve"] }])).status, 200);
-  assert.deepEqual(await pending, { answers: [{ id: "plan", selected: ["Approve"] }] });
-});
 
 test("the human's dismissal and ask-user's own refusal reach the model as ask-user prints them, with the harness's codes", async () => {
   const agent = await hubHarness(hub);
