@@ -172,7 +172,8 @@ function lastLine(stderr: string): string {
  * {@link UserQuestionError} whose `message` is ask-user's model-facing text without its
  * `Error: ` prefix (so the tool renders exactly `Error: …` as `ask-user ask` printed it) and whose
  * `code` is the outcome's ({@link EXIT_CODES}). An abort sends SIGTERM to the process, which
- * detaches the ask, and rejects with `ASK_ABORTED`.
+ * detaches the ask, and rejects with `ASK_ABORTED` — unless the human's answer won the race and
+ * ask-user printed it, in which case that answer is the result.
  */
 export function askUser(options: AskUserOptions = {}): UserQuestionProvider {
   const frozen: AskUserOptions = { ...options };
@@ -222,7 +223,11 @@ async function ask(options: AskUserOptions, request: AskUserQuestionRequest): Pr
     });
     child.stdin.end(input);
   });
-  if (aborted) throw new UserQuestionError(ABORTED, "ASK_ABORTED");
+  // An abort that lost the store's race to the human's answer (or dismissal) yields that
+  // outcome, which ask-user has printed: the store decided it, so it is not dropped here.
+  if (aborted && (ended.status === null || ended.status === 130)) {
+    throw new UserQuestionError(ABORTED, "ASK_ABORTED");
+  }
   if (ended.spawnError !== undefined) {
     throw new UserQuestionError(
       `no way to ask the user is available (ask-user did not start: ${ended.spawnError.message}); ask your question in plain text in your reply instead.`,
