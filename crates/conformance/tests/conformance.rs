@@ -7,6 +7,8 @@
 //!   strict-mode arguments against the strict schemas with `jsonschema`;
 //! - `catalog`: docs/tool-catalog.md generated from the definition with token counts
 //!   (DeepSeek-V3 tokenizer in the venv, o200k via tiktoken-rs), and the token budget.
+//! - `harness_ts`: the TypeScript binding (`bindings/node`) as the `userQuestions` provider of
+//!   the published harness tool, through a real hub and Chromium (Node, `bindings/node`).
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod suite;

@@ -1,3 +1,4 @@
 mod catalog;
 mod differential;
+mod harness_ts;
 mod sdk;
