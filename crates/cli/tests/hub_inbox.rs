@@ -179,6 +179,10 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/paging.cjs"))
         .args([&link, &hub.url, &token, &alpha])
         .env("PLAYWRIGHT_CORE", playwright)
+        .env(
+            "AXE_CORE",
+            repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
+        )
         .output()
         .expect("node runs (scripts/setup installs it)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -268,6 +272,11 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         ])
     );
     assert_eq!(seen["sent"], json!(["Ship the late one?: Hold"]));
+    assert_eq!(
+        seen["axe"],
+        json!({"first": [], "answered": []}),
+        "axe-core: no serious or critical violation"
+    );
     let history = seen["history"].as_str().unwrap();
     assert!(
         history.starts_with("✔ answered in the inbox — late-agent (")

@@ -35,6 +35,14 @@ async function main() {
   await Promise.all([page.waitForURL((u) => u.pathname === '/'), page.click('#signin')]);
   await page.waitForSelector('#status:has-text("live")', WAIT);
 
+  // axe-core (tools/node, pinned) over the page as it is: serious and critical violations.
+  // Evaluated through the DevTools protocol: the page's CSP stays as it is.
+  await page.evaluate(fs.readFileSync(process.env.AXE_CORE, 'utf8'));
+  const axe = () => page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '));
+  });
   const cards = () => page.evaluate(() => document.querySelectorAll('article.card').length);
   const look = async () => ({
     cards: await cards(),
@@ -75,6 +83,7 @@ async function main() {
   // Three agents, 40 asks each: each group shows its 3 oldest and a button for the rest.
   await waitCards(9, 'first read');
   const first = await look();
+  const axeFirst = await axe();
   await page.locator('.group-more', { hasText: 'from alpha' }).click();
   await waitCards(9 + 37, 'all of alpha');
   const expanded = await look();
@@ -105,12 +114,13 @@ async function main() {
     return Boolean(last && last.textContent === 'nothing waiting');
   }, null, WAIT);
   const answered = await look();
+  const axeAnswered = await axe();
   const sent = await card.locator('.sent li').allTextContents();
   await page.locator('#history li').first().waitFor({ state: 'attached', ...WAIT });
   const history = await page.locator('#history li').first().textContent();
   console.log('RESULT ' + JSON.stringify({
     late, alphaLate, alphaLast, first, expanded, moved: topAfter - topBefore, live, preselected,
-    answered, sent, history, errors,
+    answered, sent, history, axe: { first: axeFirst, answered: axeAnswered }, errors,
   }));
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -48,6 +48,13 @@ module.exports = (url, extra) => ({
     const form = batches(page).first();
     await form.waitFor();
     const axeOpen = await axe(page);
+    // What a screen reader is told: role and name of every control and group, from
+    // Chromium's accessibility tree.
+    const cdp = await context.newCDPSession(page);
+    const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+    const ROLES = new Set(['group', 'radio', 'checkbox', 'textbox', 'button', 'status', 'list']);
+    const names = nodes.filter((n) => !n.ignored && n.role && ROLES.has(n.role.value))
+      .map((n) => n.role.value + ': ' + ((n.name && n.name.value) || ''));
     let keys = 0;
     const press = async (k) => { keys += 1; await page.keyboard.press(k); };
     const focus = [await focusedQuestion(page)];
@@ -62,7 +69,7 @@ module.exports = (url, extra) => ({
     await press('Enter');
     await closedAs(page, 'answered-here').waitFor();
     result({
-      keys, openAfterFirst, focus, review, submitLabel, progress,
+      keys, openAfterFirst, focus, review, submitLabel, progress, names,
       sent: await listTexts(form, '.sent'),
       axe: { open: axeOpen, answered: await axe(page) },
       errors: page.errors,

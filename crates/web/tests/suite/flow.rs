@@ -29,6 +29,33 @@ async fn a_batch_is_answered_one_enter_per_question_and_only_the_last_enter_send
     let call = ask(&web, THREE);
     let seen = Scenario::start("keys", web.url(), &[]).result().await;
     no_axe_violations(&seen);
+    let mut names: Vec<String> = serde_json::from_value(seen["names"].clone()).unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "button: Dismiss all",
+            "button: Skip this question",
+            "button: Skip this question",
+            "button: Skip this question",
+            "button: Submit 3 answers",
+            "checkbox: Lint",
+            "checkbox: Unit tests Recommended",
+            "group: 1 of 3 Database Which database?",
+            "group: 2 of 3 Migration Run the table-locking migration now?",
+            "group: 3 of 3 Checks Which checks?",
+            "list: ",
+            "radio: Now",
+            "radio: PostgreSQL Recommended",
+            "radio: SQLite",
+            "radio: Tonight Recommended",
+            "status: ",
+            "textbox: Add your own answer (optional)",
+            "textbox: Or type your own answer",
+            "textbox: Or type your own answer",
+        ],
+        "what a screen reader is told (Chromium's accessibility tree)"
+    );
     assert_eq!(seen["keys"], 3, "page keys = terminal keys for this batch");
     assert_eq!(
         seen["openAfterFirst"], true,
