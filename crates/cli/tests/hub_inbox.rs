@@ -259,6 +259,23 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         "a new agent's group comes last"
     );
     assert_eq!(live["counts"], "122 open");
+    assert_eq!(
+        seen["typing"],
+        json!({"focused": true, "value": "half typed"}),
+        "a live update keeps the field being typed in"
+    );
+    assert_eq!(
+        seen["withdrawn"],
+        json!({
+            "kind": "cancelled",
+            "closed": "⊘ Withdrawn by the agent: it no longer needs this answer. Nothing was sent.",
+            "text": "half typed",
+            "visible": true,
+            "readOnly": true,
+            "kept": true,
+        }),
+        "typed text survives the ask closing"
+    );
     assert_eq!(seen["preselected"], "Ship it (Recommended)");
     let answered = &seen["answered"];
     assert_eq!(answered["counts"], "121 open");

@@ -100,10 +100,16 @@ async function main() {
     return Number(c[c.length - 1].dataset.id);
   });
 
+  // The human types into alpha's new card while another ask arrives: the field keeps the
+  // keyboard and the text across the live update.
+  const own = page.locator(`article.card[data-id="${alphaLate}"] .own-input`);
+  await own.click();
+  await page.keyboard.type('half typed');
   // A new agent's ask: a new group at the end; one tap on an option's Send answers it.
   const late = await ask(token, 'Ship the late one?');
   await waitCards(expanded.cards + 2, 'live');
   const live = await look();
+  const typing = await own.evaluate((t) => ({ focused: document.activeElement === t, value: t.value }));
   const card = page.locator(`article.card[data-id="${late}"]`);
   const preselected = await card.locator('.choice:checked').evaluate((i) => i.value);
   await card.locator('button.quick').nth(1).click();
@@ -118,8 +124,23 @@ async function main() {
   const sent = await card.locator('.sent li').allTextContents();
   await page.locator('#history li').first().waitFor({ state: 'attached', ...WAIT });
   const history = await page.locator('#history li').first().textContent();
+
+  // Alpha withdraws the ask the human was typing into: the card closes in place saying so,
+  // and the typed text stays, read-only.
+  const del = await fetch(hub + '/v1/asks/' + alphaLate, { method: 'DELETE', headers: { Authorization: 'Bearer ' + alphaToken } });
+  if (del.status !== 200) throw new Error('the agent could not withdraw: ' + del.status);
+  const alphaCard = page.locator(`article.card[data-id="${alphaLate}"]`);
+  await alphaCard.locator('form[data-closed]').waitFor(WAIT);
+  const withdrawn = {
+    kind: await alphaCard.locator('form').getAttribute('data-closed'),
+    closed: (await alphaCard.locator('.closed-line').textContent()).trim(),
+    text: await own.inputValue(),
+    visible: await own.isVisible(),
+    readOnly: await own.evaluate((t) => t.readOnly),
+    kept: await alphaCard.locator('.kept').isVisible(),
+  };
   console.log('RESULT ' + JSON.stringify({
-    late, alphaLate, alphaLast, first, expanded, moved: topAfter - topBefore, live, preselected,
+    late, alphaLate, alphaLast, first, expanded, moved: topAfter - topBefore, live, typing, withdrawn, preselected,
     answered, sent, history, axe: { first: axeFirst, answered: axeAnswered }, errors,
   }));
   await context.close();
