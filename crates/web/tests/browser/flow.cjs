@@ -39,7 +39,7 @@ function listTexts(form, selector) {
   return form.locator(selector + ' li').allTextContents();
 }
 
-module.exports = (url, extra) => ({
+const scenarios = (url, extra) => ({
   // A three-question batch answered by keyboard only: Enter confirms each question and moves
   // to the next; only the Enter on the last one sends. Counts the keys.
   async keys() {
@@ -194,3 +194,6 @@ module.exports = (url, extra) => ({
     await close();
   },
 });
+
+scenarios.axe = axe;
+module.exports = scenarios;

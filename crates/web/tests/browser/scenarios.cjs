@@ -4,6 +4,7 @@
 'use strict';
 
 const { launch, open, step, waitGo, result, assert, run } = require('./driver.cjs');
+const { axe } = require('./flow.cjs');
 
 const [scenario, url, ...extra] = process.argv.slice(2);
 
@@ -114,6 +115,7 @@ const scenarios = {
     const hintShown = await q(2).locator('.hint').isVisible();
     const incomplete = await form.evaluate((f) =>
       Array.from(f.querySelectorAll('fieldset.question'), (n) => n.classList.contains('incomplete')));
+    const axeIncomplete = await axe(page);
     await q(0).locator('.option', { hasText: 'Lint' }).click();
     await q(0).locator('.own-input').fill('also fuzz');
     await q(1).locator('button.skip').click();
@@ -124,7 +126,7 @@ const scenarios = {
     const radiosAfterTyping = await q(3).locator('.choice:checked').count();
     await form.locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
-    result({ hintShown, incomplete, skipPressed, radiosAfterTyping, errors: page.errors });
+    result({ hintShown, incomplete, skipPressed, radiosAfterTyping, axe: axeIncomplete, errors: page.errors });
     await close();
   },
 
@@ -142,10 +144,11 @@ const scenarios = {
     await error.waitFor();
     const errorText = await error.textContent();
     const stillOpen = (await form.getAttribute('data-closed')) === null;
+    const axeRefused = await axe(page);
     await form.locator('.option').nth(0).click();
     await form.locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
-    result({ errorText, stillOpen, errorHiddenAfter: await error.isHidden() });
+    result({ errorText, stillOpen, errorHiddenAfter: await error.isHidden(), axe: axeRefused });
     await close();
   },
 

@@ -57,6 +57,7 @@ async fn multi_select_own_answers_skip_and_an_incomplete_submission_held_back() 
             "incomplete": [false, false, true, true],
             "skipPressed": "true",
             "radiosAfterTyping": 0,
+            "axe": [],
             "errors": [],
         })
     );
@@ -77,6 +78,7 @@ async fn a_refused_submission_shows_why_and_keeps_the_question_open() {
             "errorText": "\"Bogus\" is not one of the options of question \"db\"",
             "stillOpen": true,
             "errorHiddenAfter": true,
+            "axe": [],
         })
     );
     assert_eq!(
