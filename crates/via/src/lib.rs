@@ -176,8 +176,7 @@ fn web(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String
         timeout: options.timeout,
         ..WebConfig::at(addr)
     };
-    let web = WebAnswerer::bind(config)
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let web = WebAnswerer::bind(config).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     (options.show_web)(web, addr).map(Some)
 }
 
