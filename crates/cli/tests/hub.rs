@@ -87,12 +87,12 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     let seen = browser(&["answer", &link, "Yes"]);
     assert_eq!(seen["agent"], "laptop-claude");
     assert_eq!(seen["note"], "sent to laptop-claude");
+    assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
+    let history = seen["history"].as_str().unwrap();
     assert!(
-        seen["history"]
-            .as_str()
-            .unwrap()
-            .starts_with("go: Yes — laptop-claude: Deploy now?"),
-        "{seen}"
+        history.starts_with("✔ answered in the inbox — laptop-claude (")
+            && history.ends_with("): Deploy now? → Yes"),
+        "labels, not ids: {seen}"
     );
     assert_eq!(
         seen["errors"],
@@ -539,8 +539,8 @@ async fn inbox_screenshots_with_three_agents() {
     for shot in shots.as_array().unwrap() {
         assert_eq!(
             shot["agents"],
-            json!(["build-box", "ci-runner", "laptop-claude"]),
-            "grouped by agent, newest first"
+            json!(["laptop-claude", "ci-runner", "build-box"]),
+            "grouped by agent, the longest waiting first"
         );
         assert_eq!(shot["overflow"], false, "no horizontal scrolling: {shot}");
         assert_eq!(

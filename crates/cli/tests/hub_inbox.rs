@@ -145,12 +145,13 @@ async fn the_state_read_pages_open_asks_newest_first() {
     assert_eq!(code, 401, "signed out");
 }
 
-/// In real Chromium: the first page shows 50 of 120 open asks with the counts, grouped by
-/// agent; "Show more" adds the next 50 under the same groups; an agent asking while the page
-/// is open shows first, live, with nothing older lost; the shared card preselects the
-/// recommended option and Submit answers it.
+/// In real Chromium, 120 open asks from three agents: grouped by agent, the agent waiting
+/// longest first, oldest first within a group, each group showing its three oldest with the
+/// true count and a button for the rest; an arrival above the card being read does not move
+/// it; a new agent's ask comes in as a last group and is answered with one tap; the card says
+/// what was sent and the history names labels, not ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
+async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_the_finger() {
     let playwright = repo_root().join("tools/node/node_modules/playwright-core");
     assert!(
         playwright.join("package.json").exists(),
@@ -161,9 +162,9 @@ async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
     let path = dir.path().join("hub.sqlite3");
     let store_url = format!("sqlite:{}", path.display());
     let store = Store::open(&store_url).await.unwrap();
-    let mut open = seed(&store, 120, 0).await;
-    open.reverse();
+    let open = seed(&store, 120, 0).await;
     let token = run(&["hub", "token", "add", "late-agent", "--store", &store_url]);
+    let alpha = run(&["hub", "token", "add", "alpha", "--store", &store_url]);
     let hub = Hub::start(&store_url, &[]);
     let link = run(&[
         "hub",
@@ -176,8 +177,12 @@ async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
 
     let out = Command::new("node")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/paging.cjs"))
-        .args([&link, &hub.url, &token, "120"])
+        .args([&link, &hub.url, &token, &alpha])
         .env("PLAYWRIGHT_CORE", playwright)
+        .env(
+            "AXE_CORE",
+            repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
+        )
         .output()
         .expect("node runs (scripts/setup installs it)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -194,61 +199,107 @@ async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
     )
     .unwrap();
 
-    // Per agent, how many of the newest `n` asks are theirs; groups in order of their newest.
-    let groups = |n: usize| -> Vec<String> {
-        ["gamma", "beta", "alpha"]
-            .iter()
-            .map(|agent| {
-                let k = (0..120)
-                    .rev()
-                    .take(n)
-                    .filter(|i| AGENTS[i % 3] == *agent)
-                    .count();
-                format!("{agent}{k} questions")
-            })
+    // `seed` goes round-robin alpha, beta, gamma from the oldest: alpha waits longest.
+    let of = |agent: usize| -> Vec<i64> {
+        open.iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 == agent)
+            .map(|(_, id)| *id)
             .collect()
     };
-    // The newest `n` ids in page order: by agent (newest group first), newest first within
-    // a group.
-    let grouped = |n: usize| -> Vec<i64> {
-        let mut ids = open[..n].to_vec();
-        ids.sort_by_key(|id| {
-            let i = open.iter().position(|o| o == id).unwrap();
-            let agent = AGENTS[(119 - i) % 3];
-            (
-                ["gamma", "beta", "alpha"].iter().position(|a| *a == agent),
-                i,
-            )
-        });
-        ids
-    };
     let first = &seen["first"];
-    assert_eq!(first["cards"], 50);
-    assert_eq!(first["counts"], "120 open, showing 50");
-    assert_eq!(first["more"], true);
-    assert_eq!(first["ids"], json!(grouped(50)));
-    assert_eq!(first["groups"], json!(groups(50)));
-    let second = &seen["second"];
-    assert_eq!(second["counts"], "120 open, showing 100");
     assert_eq!(
-        second["groups"],
-        json!(groups(100)),
-        "the same groups, grown"
+        first["groups"],
+        json!(AGENTS),
+        "the agent waiting longest first"
     );
-    assert_eq!(second["ids"], json!(grouped(100)));
-    assert_eq!(second["more"], true);
+    assert_eq!(
+        first["groupCounts"],
+        json!(["40 asks waiting", "40 asks waiting", "40 asks waiting"]),
+        "true counts, not what is shown"
+    );
+    let oldest: Vec<i64> = (0..3).flat_map(|a| of(a)[..3].to_vec()).collect();
+    assert_eq!(
+        first["ids"],
+        json!(oldest),
+        "oldest first within each group"
+    );
+    assert_eq!(
+        first["more"],
+        json!([
+            "Show 37 more from alpha",
+            "Show 37 more from beta",
+            "Show 37 more from gamma"
+        ])
+    );
+    assert_eq!(first["counts"], "120 open");
+    assert!(
+        first["tabStops"].as_u64().unwrap() <= 60,
+        "few keyboard stops: {first}"
+    );
+    let expanded = &seen["expanded"];
+    assert_eq!(expanded["cards"], 46);
+    let mut ids = of(0);
+    ids.extend(of(1)[..3].iter().chain(&of(2)[..3]));
+    assert_eq!(expanded["ids"], json!(ids));
+    let moved = seen["moved"].as_f64().unwrap();
+    assert!(
+        moved.abs() < 1.0,
+        "an arrival above does not move the card being read (moved {moved} px)"
+    );
+    assert_eq!(
+        seen["alphaLast"], seen["alphaLate"],
+        "it joins the end of its group"
+    );
 
     let live = &seen["live"];
-    assert_eq!(live["first"], seen["late"], "the new ask comes first");
     assert_eq!(
-        live["counts"], "121 open, showing 101",
-        "nothing older was lost"
+        live["groups"],
+        json!(["alpha", "beta", "gamma", "late-agent"]),
+        "a new agent's group comes last"
     );
-    assert_eq!(live["groups"][0], "late-agent1 question");
+    assert_eq!(live["counts"], "122 open");
+    assert_eq!(
+        seen["typing"],
+        json!({"focused": true, "value": "half typed"}),
+        "a live update keeps the field being typed in"
+    );
+    assert_eq!(
+        seen["withdrawn"],
+        json!({
+            "kind": "cancelled",
+            "closed": "⊘ Withdrawn by the agent: it no longer needs this answer. Nothing was sent.",
+            "text": "half typed",
+            "visible": true,
+            "readOnly": true,
+            "kept": true,
+        }),
+        "typed text survives the ask closing"
+    );
     assert_eq!(seen["preselected"], "Ship it (Recommended)");
     let answered = &seen["answered"];
-    assert_eq!(answered["counts"], "120 open, showing 100");
-    assert_eq!(answered["groups"], json!(groups(100)));
+    assert_eq!(answered["counts"], "121 open");
+    assert_eq!(
+        answered["groupCounts"],
+        json!([
+            "41 asks waiting",
+            "40 asks waiting",
+            "40 asks waiting",
+            "nothing waiting"
+        ])
+    );
+    assert_eq!(seen["sent"], json!(["Ship the late one?: Hold"]));
+    assert_eq!(
+        seen["axe"],
+        json!({"first": [], "answered": []}),
+        "axe-core: no serious or critical violation"
+    );
+    let history = seen["history"].as_str().unwrap();
+    assert!(
+        history.starts_with("✔ answered in the inbox — late-agent (")
+            && history.ends_with("): Ship the late one? → Hold"),
+        "{history}"
+    );
     assert_eq!(
         seen["errors"],
         json!([]),
@@ -262,8 +313,8 @@ async fn the_page_shows_the_first_page_then_more_on_demand_and_stays_live() {
         rec.closed.is_some_and(|c| matches!(
             c.outcome,
             Outcome::Answered { ref answer, .. }
-                if answer == &json!({"answers": [{"id": "go", "selected": ["Ship it (Recommended)"]}]})
+                if answer == &json!({"answers": [{"id": "go", "selected": ["Hold"]}]})
         )),
-        "answered through the shared card"
+        "answered with one tap"
     );
 }

@@ -183,4 +183,13 @@ impl UserInteraction for ElicitAnswerer {
     fn is_available(&self) -> bool {
         self.capable && !self.peer.is_transport_closed()
     }
+
+    /// The host's own form: a page or inbox that lost the race says "answered in your MCP
+    /// client's own form", not "elsewhere".
+    fn name(&self) -> Option<&str> {
+        Some(FORM_NAME)
+    }
 }
+
+/// How the other answerers name this one ("answered in …").
+pub const FORM_NAME: &str = "your MCP client's own form";

@@ -45,7 +45,7 @@ mod content;
 mod rounds;
 mod schema;
 
-pub use answerer::{ElicitAnswerer, client_can_elicit};
+pub use answerer::{ElicitAnswerer, FORM_NAME, client_can_elicit};
 pub use content::{
     ContentError, NOTHING_CHOSEN, Reply, answers_from_content, read_reply, read_reply_value,
 };

@@ -120,7 +120,7 @@ pub struct Options<'a> {
     /// `ask`); `inbox` is refused without it.
     pub durable: bool,
     /// The host's time budget (`--timeout`), for answerers that show it (the terminal's
-    /// countdown); the budget itself is kept by the core, not by the answerers.
+    /// and the web page's countdowns); the budget itself is kept by the core, not by the answerers.
     pub timeout: Option<Duration>,
     /// Where `hub` asks (`--hub URL`, `--hub-token`); `None`: `hub` cannot start.
     pub hub: Option<ask_user_hub_client::HubClientConfig>,
@@ -172,8 +172,11 @@ fn terminal(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, S
 
 fn web(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
     let addr = options.web_addr;
-    let web = WebAnswerer::bind(WebConfig::at(addr))
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let config = WebConfig {
+        timeout: options.timeout,
+        ..WebConfig::at(addr)
+    };
+    let web = WebAnswerer::bind(config).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     (options.show_web)(web, addr).map(Some)
 }
 

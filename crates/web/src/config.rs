@@ -28,6 +28,9 @@ pub struct WebConfig {
     /// oldest one that is not serving a request (see the crate docs). Default 256 (capped to
     /// half the process's open-files limit).
     pub max_connections: usize,
+    /// The host's time budget per ask, if it has one: each card then counts down to its
+    /// deadline (the page shows it; the host still enforces the budget). Default `None`.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for WebConfig {
@@ -38,6 +41,7 @@ impl Default for WebConfig {
             public_host: None,
             header_read_timeout: Duration::from_secs(10),
             max_connections: 256,
+            timeout: None,
         }
     }
 }

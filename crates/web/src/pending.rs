@@ -38,9 +38,21 @@ struct Entry {
     request: AskUserQuestionRequest,
     /// Whether the caller still waits (the page shows a notice when it does not).
     caller_waiting: bool,
+    /// When the host's budget runs out (Unix milliseconds), for the page's countdown.
+    deadline: Option<u64>,
     decide: Decide,
     /// Tells the waiting `ask` that the race was settled here.
     decided: oneshot::Sender<()>,
+}
+
+/// `budget` from now, in Unix milliseconds (what the page's clock counts down to).
+fn deadline_ms(budget: std::time::Duration) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now.checked_add(budget)
+        .and_then(|t| u64::try_from(t.as_millis()).ok())
+        .unwrap_or(u64::MAX)
 }
 
 #[derive(Default)]
@@ -86,16 +98,19 @@ impl Pending {
         self.batches.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Puts a batch on every page, answered through `decide`; returns its number and a
+    /// Puts a batch on every page (with `budget`, counting down to its end), answered through `decide`; returns its number and a
     /// receiver that fires when a submission on the page settled the race.
     pub(crate) fn open(
         &self,
         request: &AskUserQuestionRequest,
         decide: Decide,
+        budget: Option<std::time::Duration>,
     ) -> (u64, oneshot::Receiver<()>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let caller_waiting = *decide.caller_waiting().borrow();
+        let deadline = budget.map(deadline_ms);
         let json: Arc<str> = BatchView::new(id, request)
+            .with_deadline(deadline)
             .with_caller_waiting(caller_waiting)
             .to_json()
             .into();
@@ -106,6 +121,7 @@ impl Pending {
             Entry {
                 json: json.clone(),
                 request: request.clone(),
+                deadline,
                 caller_waiting,
                 decide,
                 decided,
@@ -161,6 +177,7 @@ impl Pending {
         {
             entry.caller_waiting = waiting;
             entry.json = BatchView::new(id, &entry.request)
+                .with_deadline(entry.deadline)
                 .with_caller_waiting(waiting)
                 .to_json()
                 .into();
@@ -245,7 +262,7 @@ mod tests {
         let pending = Pending::new();
         let (mut events, _) = pending.subscribe();
         let decide = Decide::new(&request()).named(WEB_NAME);
-        let (id, decided) = pending.open(&request(), decide.clone());
+        let (id, decided) = pending.open(&request(), decide.clone(), None);
         assert_eq!(events.recv().await.unwrap().name, "opened");
 
         let bad = Answers {
@@ -300,7 +317,7 @@ mod tests {
         let pending = Pending::new();
         let (mut events, _) = pending.subscribe();
         let decide = Decide::new(&request());
-        let (id, _decided) = pending.open(&request(), decide.named(WEB_NAME));
+        let (id, _decided) = pending.open(&request(), decide.named(WEB_NAME), None);
         let _ = events.recv().await;
         let terminal = decide.named("the terminal");
         let answers = Answers {
@@ -329,7 +346,7 @@ mod tests {
         let (mut events, _) = pending.subscribe();
         let decide = Decide::new(&request());
         decide.set_caller_waiting(false);
-        let (id, _decided) = pending.open(&request(), decide.clone());
+        let (id, _decided) = pending.open(&request(), decide.clone(), None);
         let opened = events.recv().await.unwrap();
         assert!(
             opened.data.ends_with(r#","caller_waiting":false}"#),
@@ -364,8 +381,8 @@ mod tests {
     #[tokio::test]
     async fn a_snapshot_lists_what_is_pending() {
         let pending = Pending::new();
-        let (a, _ra) = pending.open(&request(), Decide::new(&request()));
-        let (b, _rb) = pending.open(&request(), Decide::new(&request()));
+        let (a, _ra) = pending.open(&request(), Decide::new(&request()), None);
+        let (b, _rb) = pending.open(&request(), Decide::new(&request()), None);
         pending.withdraw(a);
         let (_, snapshot) = pending.subscribe();
         assert!(

@@ -34,6 +34,7 @@ struct Shared {
     hosts: HostPolicy,
     pages: AtomicUsize,
     shutdown: CancellationToken,
+    timeout: Option<std::time::Duration>,
 }
 
 impl WebState {
@@ -51,6 +52,7 @@ impl WebState {
                 hosts: HostPolicy::new(bound, &names),
                 pages: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),
+                timeout: config.timeout,
             }),
         })
     }
@@ -113,7 +115,10 @@ impl WebState {
             ));
         }
         let decide = decide.named(WEB_NAME);
-        let (id, decided) = self.inner.pending.open(request, decide.clone());
+        let (id, decided) = self
+            .inner
+            .pending
+            .open(request, decide.clone(), self.inner.timeout);
         let withdraw = Withdraw { state: self, id };
         tracing::info!(batch = id, "question waiting on the web page");
         // Whether the caller still waits (docs/contract.md §8): the page shows a notice

@@ -15,8 +15,10 @@
 //! when it named itself, e.g. `the terminal`), `timed_out` (the agent's time budget ran out)
 //! or `cancelled` (the agent no longer needs the answer).
 //!
-//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}],"caller_waiting"?:false}`
-//! with `recommended` the index of the `(Recommended)` option or `null`, and
+//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}],"caller_waiting"?:false,"deadline"?:MS}`
+//! with `recommended` the index of the `(Recommended)` option or `null`, `deadline` (present
+//! only with a time budget, [`crate::WebConfig::timeout`]) the Unix time in milliseconds when
+//! the budget runs out, for the page's countdown, and
 //! `caller_waiting` present (`false`) only while the agent is not waiting (see
 //! [`ask_user_core::Decide::caller_waiting`]). All text is the model's, untrusted: the page
 //! inserts it with `textContent` only. The notice for a caller that stopped waiting is the
@@ -37,6 +39,9 @@ pub(crate) struct BatchView<'a> {
     /// Whether the caller still waits; serialised only when it does not.
     #[serde(skip_serializing_if = "is_true")]
     pub(crate) caller_waiting: bool,
+    /// When the host's time budget runs out (Unix milliseconds); absent without a budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) deadline: Option<u64>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -74,7 +79,14 @@ impl<'a> BatchView<'a> {
             batch,
             questions,
             caller_waiting: true,
+            deadline: None,
         }
+    }
+
+    /// The batch counting down to `deadline` (Unix milliseconds), or not.
+    pub(crate) fn with_deadline(mut self, deadline: Option<u64>) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The batch with the caller waiting or not.
@@ -225,6 +237,12 @@ mod tests {
         assert_eq!(
             BatchView::new(3, &request).to_json(),
             r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0}]}"#
+        );
+        assert!(
+            BatchView::new(3, &request)
+                .with_deadline(Some(1_700_000_000_000))
+                .to_json()
+                .ends_with(r#""recommended":0}],"deadline":1700000000000}"#)
         );
         assert!(
             BatchView::new(3, &request)

@@ -49,10 +49,11 @@ async function main() {
     const flash = page.locator('#flash', { hasText: 'sent' });
     await flash.waitFor({ timeout: 60000 });
     const note = await flash.textContent();
-    // The answered ask leaves the open list and shows in the history.
-    await page.waitForFunction(() => document.querySelectorAll('article.card').length === 0, null, { timeout: 60000 });
+    // The answered card stays in place, saying what was sent; the ask shows in the history.
+    const sent = await card.locator('.sent li').allTextContents();
+    await page.locator('#history li').first().waitFor({ state: 'attached', timeout: 60000 });
     const history = await page.locator('#history li').first().textContent();
-    console.log('RESULT ' + JSON.stringify({ agent, note, history, errors: page.errors }));
+    console.log('RESULT ' + JSON.stringify({ agent, note, sent, history, errors: page.errors }));
     await close();
   } else if (mode === 'screens') {
     const shots = [];

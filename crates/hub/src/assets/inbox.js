@@ -1,25 +1,30 @@
 // The hub's inbox page (docs/contract.md §9). The cards are the local page's (cards.js,
 // served from ask_user_web::cards): the same card UI, keys and rules. This script only adds
-// what the inbox has around them: who asks, grouping by agent, paging, the history.
-// Model text is untrusted: it only ever reaches the page through textContent, never as
-// markup. No inline script (the CSP forbids it).
+// what the inbox has around them: who asks, grouping by agent, the history.
+// Model and caller text is untrusted: it only ever reaches the page through textContent (and
+// the cards' sanitiser), never as markup. No inline script (the CSP forbids it).
 //
-// Paging: the first read shows the newest PAGE open asks; "Show more" adds the next PAGE
-// older ones (keyset: ?before=<oldest shown id>). A live change re-reads from the newest down
-// to the oldest shown ask (see refresh): new asks come in on top, closed ones close in place. Grouping: the shown asks are grouped by agent, groups ordered by their newest
-// shown ask; loading older asks only adds to groups or adds groups after them, so nothing
-// already on screen moves up.
+// Order: asks are grouped by agent; within a group the oldest waiting ask comes first, and the
+// groups are ordered by their oldest waiting ask when the page first sees them (the agent
+// waiting longest on top). A new ask is the newest, so it only ever goes to the end of its
+// group, or a new group at the end: nothing on screen moves for an arrival, and the scroll is
+// anchored to the card at the top of the screen whatever changes above it. Each group shows
+// its first PER_GROUP open asks and a button for the rest, with the true counts. The page reads
+// up to WINDOW_MAX open asks (newest first from the hub); "Show more" reads older ones.
 "use strict";
 
 (function () {
   const cards = window.askUserCards;
-  const PAGE = 50;
+  const PER_GROUP = 3;
   const WINDOW_MAX = 500; // the hub's cap on one read (OPEN_PAGE_MAX)
 
-  /** ask id -> { ask, card, entry } (kept across updates: typed answers survive) */
-  const shown = new Map();
+  /** ask id -> { ask, card, entry, shown } (kept across updates: typed answers survive) */
+  const asks = new Map();
+  /** agent -> { header, toggle, count, list, more, collapsed, all } in page order */
+  const groups = new Map();
   let total = 0;
   let more = false;
+  let history = [];
   let refreshing = false;
   let again = false;
 
@@ -38,6 +43,9 @@
     return new Date(ms).toLocaleString();
   }
 
+  const agentOf = (ask) => cards.inert(ask.agent || "unknown agent", false);
+  const questionsOf = (ask) => (Array.isArray(ask.questions) ? ask.questions : []);
+
   async function post(path, body) {
     const r = await fetch(path, {
       method: "POST",
@@ -50,15 +58,41 @@
     return { status: r.status, data };
   }
 
+  /** Who closed an ask, in words ("the terminal", "the inbox"…); null when unknown. */
+  function answerer(view) {
+    const name = view.by && view.by.answerer;
+    if (!name) return null;
+    return name === "hub" ? "the inbox" : cards.inert(name, false);
+  }
+
+  /** What an ask's outcome was, in words, with the questions' labels (never their ids). */
   function summary(view) {
+    const questions = questionsOf(view);
     if (view.state === "answered" && view.answers) {
       return view.answers.answers.map((a) => {
-        const parts = a.selected.slice();
-        if (a.custom) parts.push("“" + a.custom + "”");
-        return a.id + ": " + (parts.length ? parts.join(", ") : "skipped");
+        const q = questions.find((x) => x.id === a.id);
+        const parts = a.selected.map((l) => cards.inert(l.replace(/\s*\(Recommended\)\s*$/, ""), false));
+        if (a.custom) parts.push("“" + cards.inert(a.custom, false) + "”");
+        const what = parts.length ? parts.join(", ") : "skipped";
+        return questions.length === 1 ? what : (q ? cards.shortName(q) : "?") + ": " + what;
       }).join("; ");
     }
-    return view.state.replace("_", " ");
+    return "";
+  }
+
+  const STATE = {
+    answered: ["✔", "answered"],
+    dismissed: ["✕", "dismissed"],
+    timed_out: ["⏱", "timed out"],
+    withdrawn: ["⊘", "withdrawn by the agent"],
+  };
+
+  /** The card kind (cards.js) for an ask that closed elsewhere. */
+  function closedKind(view) {
+    return {
+      answered: "answered-other", dismissed: "dismissed-other",
+      timed_out: "timed-out", withdrawn: "cancelled",
+    }[view.state] || "gone";
   }
 
   /** Sends the card's answer or dismissal: the card closes as the hub says. */
@@ -67,7 +101,7 @@
     if (entry.closed || entry.sending) return;
     entry.sending = true;
     entry.form.querySelector(".error").hidden = true;
-    for (const b of entry.form.querySelectorAll(".actions button")) b.disabled = true;
+    for (const b of entry.form.querySelectorAll(".actions button, .quick")) b.disabled = true;
     let r;
     try { r = await post(path, body); } catch (_) { r = { status: 0, data: {} }; }
     entry.sending = false;
@@ -75,38 +109,60 @@
       entry.closed = true;
       entry.here = true;
       cards.closeCard(entry.form, sentKind, null, null);
-      document.getElementById("flash").textContent = "sent to " + (item.ask.agent || "the agent");
+      document.getElementById("flash").textContent = "sent to " + agentOf(item.ask);
       refresh();
       return;
     }
     if (r.status === 409 && r.data.counted) {
       entry.closed = true;
-      cards.closeCard(entry.form, "not-taken", null, r.data.error + ": " + summary(r.data.counted));
+      const counted = Object.assign({ questions: item.ask.questions }, r.data.counted);
+      const what = summary(counted);
+      cards.closeCard(entry.form, "not-taken", null, r.data.error + (what ? ": " + what : ""));
       render();
       return;
     }
     cards.showError(entry, (r.data && r.data.error) || "not sent: the hub did not answer; try again");
-    for (const b of entry.form.querySelectorAll(".actions button")) b.disabled = false;
+    for (const b of entry.form.querySelectorAll(".actions button, .quick")) b.disabled = false;
   }
 
-  function buildCard(ask) {
+  /** One-tap answers: on a card with one single-select question, each option has a Send
+   * button (pointer only; the keyboard answers with the arrows and Enter, as everywhere). */
+  function addQuickSend(form, questions) {
+    if (questions.length !== 1 || questions[0].multi_select || questions[0].options.length === 0) return;
+    for (const option of form.querySelectorAll(".option")) {
+      const input = option.querySelector(".choice");
+      const b = el("button", "quick", "Send");
+      b.type = "button";
+      b.tabIndex = -1;
+      b.setAttribute("aria-label", "Send " + option.querySelector(".label").textContent);
+      b.addEventListener("click", (e) => {
+        e.preventDefault();
+        input.checked = true;
+        for (const t of form.querySelectorAll(".own-input")) t.value = "";
+        form.requestSubmit();
+      });
+      option.querySelector(".label-line").append(b);
+    }
+  }
+
+  function buildCard(item) {
+    const ask = item.ask;
     const card = el("article", "card");
     card.dataset.id = ask.id;
     card.dataset.agent = ask.agent || "";
     const meta = el("div", "meta");
-    if (ask.project) meta.append(el("span", "project", ask.project));
-    if (ask.host) meta.append(el("span", "host", "on " + ask.host));
-    if (ask.session) meta.append(el("span", "session", ask.session));
+    if (ask.project) meta.append(el("span", "project", cards.inert(ask.project, false)));
+    if (ask.host) meta.append(el("span", "host", "on " + cards.inert(ask.host, false)));
+    if (ask.session) meta.append(el("span", "session", cards.inert(ask.session, false)));
     const when = el("time", "when", ago(ask.created_at));
     when.dataset.ms = ask.created_at;
     meta.append(when);
-    const detached = el("span", "badge detached", "agent stopped waiting");
+    const detached = el("span", "badge detached", "agent stopped waiting — your answer is kept");
     detached.hidden = ask.attached;
     meta.append(detached);
-    const questions = Array.isArray(ask.questions) ? ask.questions : [];
+    const questions = questionsOf(ask);
     const form = cards.buildCard({ batch: ask.id, questions });
     const entry = { form, data: { batch: ask.id, questions }, closed: false, sending: false };
-    const item = { ask, card, entry };
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       if (entry.closed || entry.sending) return;
@@ -114,82 +170,164 @@
       if (!answers) return;
       settle(item, "/inbox/asks/" + ask.id + "/answer", { answers }, "answered-here");
     });
-    form.querySelector(".dismiss").addEventListener("click",
-      () => settle(item, "/inbox/asks/" + ask.id + "/dismiss", {}, "dismissed-here"));
+    form.querySelector(".dismiss").addEventListener("click", () => {
+      if (!cards.confirmDismiss(form)) return;
+      settle(item, "/inbox/asks/" + ask.id + "/dismiss", {}, "dismissed-here");
+    });
     form.querySelector(".hide").addEventListener("click", () => {
-      shown.delete(ask.id);
+      asks.delete(ask.id);
       render();
     });
+    addQuickSend(form, questions);
     card.append(meta, form);
-    return item;
+    item.card = card;
+    item.entry = entry;
   }
 
-  function openShown() {
-    let n = 0;
-    for (const item of shown.values()) if (!item.entry.closed) n += 1;
-    return n;
+  function group(agent) {
+    let g = groups.get(agent);
+    if (g) return g;
+    const header = el("h2", "agent");
+    const toggle = el("button", "group-toggle");
+    toggle.type = "button";
+    toggle.setAttribute("aria-expanded", "true");
+    const name = el("strong", null, agent);
+    const count = el("span", "group-count");
+    const age = el("span", "group-age");
+    toggle.append(name, count, age);
+    header.append(toggle);
+    const list = el("div", "group-cards");
+    const moreButton = el("button", "group-more");
+    moreButton.type = "button";
+    g = { header, toggle, count, age, list, more: moreButton, collapsed: false, all: false };
+    toggle.addEventListener("click", () => {
+      g.collapsed = !g.collapsed;
+      render();
+    });
+    moreButton.addEventListener("click", () => {
+      g.all = !g.all;
+      render();
+    });
+    groups.set(agent, g);
+    return g;
+  }
+
+  /** Puts `nodes` into `parent` in this order, moving only what must move (a focused field
+   * that stays in place keeps the keyboard and its text). */
+  function place(parent, nodes) {
+    let cur = parent.firstChild;
+    for (const node of nodes) {
+      if (node === cur) { cur = cur.nextSibling; continue; }
+      parent.insertBefore(node, cur);
+    }
+    while (cur) { const next = cur.nextSibling; cur.remove(); cur = next; }
+  }
+
+  /** The card (or group header) at the top of the screen and where it is, to keep it there. */
+  function anchor() {
+    for (const e of document.querySelectorAll("#open article.card, #open h2.agent")) {
+      const r = e.getBoundingClientRect();
+      if (r.bottom > 0) return { e, top: r.top };
+    }
+    return null;
   }
 
   function render() {
-    const ids = [...shown.keys()].sort((a, b) => b - a);
-    const groups = new Map();
-    for (const id of ids) {
-      const item = shown.get(id);
-      const agent = item.ask.agent || "unknown agent";
-      if (!groups.has(agent)) groups.set(agent, []);
-      groups.get(agent).push(item);
+    const keep = anchor();
+    const byAgent = new Map();
+    for (const item of [...asks.values()].sort((a, b) => a.ask.id - b.ask.id)) {
+      const agent = agentOf(item.ask);
+      if (!byAgent.has(agent)) byAgent.set(agent, []);
+      byAgent.get(agent).push(item);
     }
+    // Groups keep the order the page first gave them (by oldest waiting ask).
+    for (const agent of byAgent.keys()) group(agent);
     const nodes = [];
-    for (const [agent, items] of groups) {
-      const open = items.filter((i) => !i.entry.closed).length;
-      const h = el("h2", "agent");
-      h.append(el("strong", null, agent), el("span", null, open === 1 ? "1 question" : open + " questions"));
-      nodes.push(h);
-      for (const item of items) nodes.push(item.card);
+    let waiting = 0;
+    for (const [agent, g] of groups) {
+      const items = byAgent.get(agent);
+      if (!items) { groups.delete(agent); continue; }
+      const open = items.filter((i) => !i.entry || !i.entry.closed);
+      const questions = open.reduce((n, i) => n + questionsOf(i.ask).length, 0);
+      waiting += open.length;
+      g.count.textContent = open.length === 0 ? "nothing waiting"
+        : (open.length === 1 ? "1 ask" : open.length + " asks")
+          + (questions !== open.length ? ", " + questions + " questions" : "") + " waiting";
+      g.age.textContent = open.length ? "oldest " + ago(open[0].ask.created_at) : "";
+      g.toggle.setAttribute("aria-expanded", g.collapsed ? "false" : "true");
+      nodes.push(g.header);
+      const shown = [];
+      let openShown = 0;
+      for (const item of items) {
+        const isOpen = !item.entry || !item.entry.closed;
+        if (!item.shown && !(g.all || (isOpen && openShown < PER_GROUP))) continue;
+        if (!item.card) buildCard(item);
+        item.shown = true;
+        if (isOpen) openShown += 1;
+        shown.push(item.card);
+      }
+      const hiddenOpen = open.filter((i) => !i.shown).length;
+      if (hiddenOpen > 0) {
+        g.more.textContent = "Show " + hiddenOpen + " more from " + agent;
+        shown.push(g.more);
+      } else if (g.all && open.length > PER_GROUP) {
+        g.more.textContent = "Show fewer from " + agent;
+        shown.push(g.more);
+      }
+      place(g.list, shown);
+      g.list.hidden = g.collapsed;
+      nodes.push(g.list);
     }
-    document.getElementById("open").replaceChildren(...nodes);
-    const n = openShown();
-    document.getElementById("empty").hidden = shown.size > 0 || total > 0;
+    place(document.getElementById("open"), nodes);
+    if (keep && keep.e.isConnected) {
+      const moved = keep.e.getBoundingClientRect().top - keep.top;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
+    document.getElementById("empty").hidden = asks.size > 0 || total > 0;
     document.getElementById("counts").textContent = total === 0 ? ""
-      : total + " open" + (n < total ? ", showing " + n : "");
+      : total + " open" + (waiting < total ? ", " + waiting + " loaded (the newest)" : "");
     document.getElementById("more").hidden = !more;
     document.title = total > 0 ? "(" + total + ") ask-user hub" : "ask-user hub — inbox";
     document.querySelectorAll("time.when").forEach((t) => { t.textContent = ago(Number(t.dataset.ms)); });
   }
 
-  function renderHistory(history) {
+  function renderHistory() {
     const hist = document.getElementById("history");
     hist.replaceChildren(...history.map((ask) => {
       const li = el("li");
-      li.append(el("span", "st", summary(ask)), document.createTextNode(" — " + (ask.agent || "?") + ": "));
-      const qs = Array.isArray(ask.questions) ? ask.questions.map((q) => q.question).join(" / ") : "";
-      li.append(document.createTextNode(qs + " (" + ago(ask.closed_at || ask.created_at) + ")"));
+      const [icon, word] = STATE[ask.state] || ["·", cards.inert(String(ask.state), false)];
+      const by = answerer(ask);
+      li.append(el("span", "st", icon + " " + word + (by ? " in " + by : "")));
+      li.append(document.createTextNode(" — " + agentOf(ask) + " (" + ago(ask.closed_at || ask.created_at) + "): "));
+      li.append(document.createTextNode(questionsOf(ask).map(cards.shortName).join(" / ")));
+      const what = summary(ask);
+      if (what) li.append(el("span", "sent-what", " → " + what));
       return li;
     }));
   }
 
   /** Takes in `open` (newest first). `covered`: every open ask with an id at or above it is
-   * in `open` (a re-read from the newest), so a shown card in that range that is not listed
-   * left the open list; `null` for a page of older asks. */
+   * in `open`, so a loaded ask in that range that is not listed has closed; `null` for a page
+   * of older asks. */
   function merge(open, covered) {
     const listed = new Set();
     for (const ask of open) {
       listed.add(ask.id);
-      let item = shown.get(ask.id);
-      if (!item) { item = buildCard(ask); shown.set(ask.id, item); }
+      const item = asks.get(ask.id);
+      if (!item) { asks.set(ask.id, { ask, card: null, entry: null, shown: false }); continue; }
       item.ask = ask;
-      const badge = item.card.querySelector(".detached");
+      const badge = item.card && item.card.querySelector(".detached");
       if (badge) badge.hidden = ask.attached;
     }
     if (covered === null) return;
-    for (const [id, item] of shown) {
+    for (const [id, item] of asks) {
       if (id < covered || listed.has(id)) continue;
-      if (item.entry.here) { shown.delete(id); continue; } // sent from here: see the flash
-      if (!item.entry.closed) {
-        // Answered elsewhere, dismissed or withdrawn: closed in place, as on the local page.
-        item.entry.closed = true;
-        cards.closeCard(item.entry.form, "gone", null, null);
-      }
+      if (item.entry && item.entry.closed) continue; // closed in place already
+      if (!item.shown) { asks.delete(id); continue; }
+      // Closed elsewhere: closed in place, saying how when the history knows.
+      const view = history.find((h) => h.id === id);
+      item.entry.closed = true;
+      cards.closeCard(item.entry.form, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
     }
   }
 
@@ -199,19 +337,17 @@
     return r.ok ? r.json() : null;
   }
 
-  /** Re-reads the open asks from the newest down to the oldest shown one (the window is
-   * fixed by that ask, not by a count: asks closing never pull older ones in, new ones come
-   * in on top). One read of at most WINDOW_MAX asks: when more than that are newer than the
-   * oldest shown, the shown cards below the read stay as they are. */
+  /** Re-reads the open asks (the newest WINDOW_MAX, down to the oldest loaded one). */
   async function refresh() {
     if (refreshing) { again = true; return; }
     refreshing = true;
     try {
-      const floor = shown.size ? Math.min(...shown.keys()) : -Infinity;
-      const limit = Math.min(WINDOW_MAX, openShown() + PAGE);
-      const state = await read("?limit=" + limit);
+      const loaded = [...asks.keys()];
+      const floor = loaded.length ? Math.min(...loaded) : -Infinity;
+      const state = await read("?limit=" + WINDOW_MAX);
       if (state) {
         total = state.open_total;
+        history = state.history;
         const inside = state.open.filter((a) => a.id >= floor);
         const reachedFloor = inside.length < state.open.length || !state.more;
         const covered = reachedFloor ? floor
@@ -219,7 +355,7 @@
         merge(inside, covered);
         more = state.more || inside.length < state.open.length;
         render();
-        renderHistory(state.history);
+        renderHistory();
       }
     } catch (_) { /* the event stream reconnects and triggers another refresh */ }
     refreshing = false;
@@ -228,11 +364,11 @@
 
   async function showMore() {
     const button = document.getElementById("more");
-    const ids = [...shown.keys()];
+    const ids = [...asks.keys()];
     if (ids.length === 0) { refresh(); return; }
     button.disabled = true;
     try {
-      const state = await read("?limit=" + PAGE + "&before=" + Math.min(...ids));
+      const state = await read("?limit=" + WINDOW_MAX + "&before=" + Math.min(...ids));
       if (state) {
         merge(state.open, null);
         more = state.more;

@@ -98,6 +98,8 @@
 
   async function dismiss(entry) {
     if (entry.closed || entry.sending) return;
+    // With answers or typed text in progress, the first press asks once more.
+    if (!cards.confirmDismiss(entry.form)) return;
     if (await post(entry, 'dismiss', { batch: entry.data.batch, tab: tab })) {
       close(entry, 'dismissed', tab, null, null);
     }
@@ -130,6 +132,7 @@
       refreshStatus();
     });
     shown.set(data.batch, entry);
+    startCountdown(entry);
     batchesEl.appendChild(form);
     // Take the keyboard to the first open question unless the human is busy elsewhere.
     const active = document.activeElement;
@@ -151,9 +154,28 @@
     }
   }
 
+  /** A countdown on the card while the agent's time budget runs (`deadline`: Unix ms). */
+  function startCountdown(entry) {
+    const deadline = entry.data.deadline;
+    if (typeof deadline !== 'number') return;
+    const el = entry.form.querySelector('.countdown');
+    const tick = () => {
+      const left = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+      const m = Math.floor(left / 60);
+      const sec = left % 60;
+      el.textContent = 'Time left to answer: ' + (m > 0 ? m + ' min ' : '') + sec + ' s';
+      el.classList.toggle('urgent', left <= 30);
+    };
+    tick();
+    el.hidden = false;
+    entry.timer = setInterval(tick, 1000);
+  }
+
   function close(entry, reason, by, where, text) {
     if (entry.closed) return;
     entry.closed = true;
+    if (entry.timer) clearInterval(entry.timer);
+    entry.form.querySelector('.countdown').hidden = true;
     let kind = cards.KIND[reason] || reason;
     if (reason === 'answered' || reason === 'dismissed') {
       kind = reason + (by === tab ? '-here' : '-elsewhere');
@@ -163,7 +185,7 @@
     form.classList.remove('caller-gone-shown');
     // Sent while the agent was not waiting: kept for its retry, not read yet.
     if (kind === 'answered-here' && entry.callerGone) {
-      form.querySelector('.closed-text').textContent = cards.closedText('kept-here');
+      cards.setClosedText(form, 'kept-here');
     }
     focusNextOpen(form);
     refreshStatus();
@@ -209,7 +231,7 @@
     ended = true;
     connected = false;
     for (const entry of shown.values()) {
-      if (!entry.closed) close(entry, 'cancelled', null, null, null);
+      if (!entry.closed) close(entry, 'stopped', null, null, null);
     }
     emptyEl.hidden = true;
     refreshStatus();

@@ -5,6 +5,11 @@
 // Model text (questions, headers, labels, descriptions) is untrusted: it is only ever put on the
 // page with textContent, as a property value, or as an attribute set through a property; never
 // as HTML.
+//
+// Nothing is sent that the screen did not show (docs/contract.md §6): Enter on a question moves
+// to the next one and only Enter on the last one submits; Submit holds a batch back while one
+// of its questions was never on screen (it scrolls there instead); a batch of several
+// questions shows, beside Submit, exactly what will be sent.
 'use strict';
 
 (function () {
@@ -15,20 +20,52 @@
 
   // Characters that could hide, reorder or fake text (bidi overrides and isolates, marks,
   // zero-width and other format characters, line/paragraph separators) and control
-  // characters are shown as visible stand-ins, as the terminal does (crates/terminal's
-  // sanitiser is the reference): C0 controls as Control Pictures (U+2400 + code), DEL as ␡,
-  // a tab as a space, everything else as \u{hex}. Newlines are kept (`keepNewlines`) or shown
-  // as ␤. The answer still carries the model's labels byte for byte; only the screen changes.
-  const INERT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
+  // characters are shown as visible stand-ins, as the terminal does: C0 controls as Control
+  // Pictures (U+2400 + code), DEL as ␡, a tab as a space, everything else as \u{hex}. Newlines
+  // are kept (`keepNewlines`) or shown as ␤. Scripts render as scripts: a ZWJ or ZWNJ inside a
+  // grapheme cluster (after a visible base: Persian, Malayalam, Sinhala, emoji sequences) and
+  // the tag characters of an emoji tag sequence (🏴 … U+E007F, subdivision flags) are text;
+  // variation selectors are marks, never touched. The answer still carries the model's labels
+  // byte for byte; only the screen changes.
+  const INERT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
+  const INERT_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
+  const VISIBLE_BASE = /^[\p{L}\p{M}\p{N}\p{S}\p{P}]/u;
+  const segmenter = typeof Intl === 'object' && Intl.Segmenter
+    ? new Intl.Segmenter('und', { granularity: 'grapheme' }) : null;
+
+  function standIn(c, keepNewlines) {
+    const code = c.codePointAt(0);
+    if (c === '\n') return keepNewlines ? '\n' : '\u2424';
+    if (c === '\t') return ' ';
+    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+    if (code === 0x7f) return '\u2421';
+    return '\\u{' + code.toString(16) + '}';
+  }
+
+  /** Whether code point `c` at position `i` of grapheme cluster `cps` is text (a joiner inside
+   * a cluster with a visible base, or a tag of an emoji tag sequence). */
+  function joins(cps, i) {
+    if (i === 0 || !VISIBLE_BASE.test(cps[0])) return false;
+    const code = cps[i].codePointAt(0);
+    if (code === 0x200c || code === 0x200d) return true;
+    if (code >= 0xe0020 && code <= 0xe007f) {
+      return cps[0].codePointAt(0) === 0x1f3f4 && cps[cps.length - 1].codePointAt(0) === 0xe007f;
+    }
+    return false;
+  }
+
   function inert(text, keepNewlines) {
-    return text.replace(INERT, (c) => {
-      const code = c.codePointAt(0);
-      if (c === '\n') return keepNewlines ? '\n' : '\u2424';
-      if (c === '\t') return ' ';
-      if (code < 0x20) return String.fromCodePoint(0x2400 + code);
-      if (code === 0x7f) return '\u2421';
-      return '\\u{' + code.toString(16) + '}';
-    });
+    if (!INERT.test(text)) return text;
+    if (!segmenter) return text.replace(INERT_ALL, (c) => standIn(c, keepNewlines));
+    let out = '';
+    for (const { segment } of segmenter.segment(text)) {
+      if (!INERT.test(segment)) { out += segment; continue; }
+      const cps = Array.from(segment);
+      cps.forEach((c, i) => {
+        out += INERT.test(c) && !joins(cps, i) ? standIn(c, keepNewlines) : c;
+      });
+    }
+    return out;
   }
 
   function isRecommended(label) {
@@ -44,33 +81,83 @@
     return inert(label, false);
   }
 
-  function buildQuestion(batchNo, index, q) {
+  // Whether the human last used the keyboard (not a pointer): a header chip expands when the
+  // keyboard reaches its question.
+  let keyboardUsed = false;
+  document.addEventListener('keydown', () => { keyboardUsed = true; }, true);
+  document.addEventListener('pointerdown', () => { keyboardUsed = false; }, true);
+
+  /** A question longer than this (or of several lines) is body text, not a bold heading. */
+  const LONG_QUESTION = 160;
+
+  /** A short name for question `q` (its header, else its text cut to a line), for the review
+   * beside Submit, the closed card and the hub's history. */
+  function shortName(q) {
+    const source = q.header || q.question || q.id || '';
+    const line = inert(source, false).replace(/\s+/g, ' ').trim();
+    return line.length > 60 ? line.slice(0, 59).trimEnd() + '…' : line;
+  }
+
+  function questionsOf(node) {
+    return Array.from(node.closest('form').querySelectorAll('.question'));
+  }
+
+  /** Moves the keyboard to question `node`: its chosen option, else its first, else its text. */
+  function focusQuestion(node) {
+    const target = node.querySelector('.choice:checked:enabled, .choice:enabled, .own-input:enabled')
+      || node.querySelector('.skip');
+    if (target) target.focus({ preventScroll: true });
+    node.scrollIntoView({ block: 'nearest' });
+    markSeen(node);
+  }
+
+  /** Enter on a question: the next question, or (on the last) submit the batch. */
+  function advance(node) {
+    const all = questionsOf(node);
+    const next = all[all.indexOf(node) + 1];
+    if (next) focusQuestion(next);
+    else node.closest('form').requestSubmit();
+  }
+
+  function buildQuestion(batchNo, index, q, count) {
     const node = tQuestion.content.firstElementChild.cloneNode(true);
     const chip = node.querySelector('.chip');
     const idBase = 'b' + batchNo + 'q' + index;
+    node.dataset.index = String(index);
+    if (count > 1) {
+      const progress = node.querySelector('.progress');
+      progress.textContent = (index + 1) + ' of ' + count;
+      progress.hidden = false;
+    }
     if (q.header) {
       const header = inert(q.header, false);
       chip.textContent = header;
       chip.title = header;
       chip.hidden = false;
-      // A long header is cut on screen; a tap, a click, or Enter/Space on the focused chip
-      // shows all of it.
-      chip.tabIndex = 0;
-      chip.setAttribute('aria-expanded', 'false');
-      const toggle = () => {
-        const expanded = chip.classList.toggle('expanded');
-        chip.setAttribute('aria-expanded', expanded ? 'true' : 'false');
-      };
-      chip.addEventListener('click', toggle);
-      chip.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); }
-      });
+      // A long header is cut on screen; a tap or a click shows all of it, and so does the
+      // keyboard arriving on its question (no Tab stop of its own).
+      chip.addEventListener('click', () => chip.classList.toggle('expanded'));
+      node.addEventListener('focusin', () => { if (keyboardUsed) chip.classList.add('expanded'); });
     }
-    node.querySelector('.text').textContent = inert(q.question, true);
+    const text = inert(q.question, true);
+    const textEl = node.querySelector('.text');
+    if (text.length > LONG_QUESTION || text.includes('\n')) {
+      // A long question reads as body text below a short legend.
+      textEl.remove();
+      const body = node.querySelector('.long-text');
+      body.textContent = text;
+      body.id = idBase + '-text';
+      body.hidden = false;
+      node.querySelector('.legend-short').textContent = shortName({ question: text });
+      node.querySelector('.legend-short').hidden = false;
+    } else {
+      textEl.textContent = text;
+    }
     // The hint belongs to its question: described by it, announced when it shows.
     const hint = node.querySelector('.hint');
     hint.id = idBase + '-hint';
-    node.setAttribute('aria-describedby', hint.id);
+    const longId = node.querySelector('.long-text').id;
+    node.setAttribute('aria-describedby', longId ? longId + ' ' + hint.id : hint.id);
     const options = node.querySelector('.options');
     const type = q.multi_select ? 'checkbox' : 'radio';
     const name = 'b' + batchNo + 'q' + index;
@@ -91,7 +178,7 @@
         row.classList.add('recommended');
         row.querySelector('.badge').hidden = false;
       }
-      if (q.recommended === i) input.checked = true;
+      if (q.recommended === i) { input.checked = true; input.defaultChecked = true; }
       options.appendChild(row);
     });
     if (q.options.length === 0) options.hidden = true;
@@ -118,22 +205,32 @@
       }
     }
     own.addEventListener('keydown', (e) => {
-      // Enter sends (Shift+Enter for a new line), as in a chat box.
+      // Enter goes on (Shift+Enter for a new line), as in a chat box.
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
-        node.closest('form').requestSubmit();
+        advance(node);
       }
     });
-
     for (const c of node.querySelectorAll('.choice')) {
       c.addEventListener('keydown', (e) => {
-        // Enter on an option confirms the batch (Space toggles, arrows move, as usual).
+        // Enter on an option confirms this question (Space toggles, arrows move, as usual).
         if (e.key === 'Enter') {
           e.preventDefault();
-          node.closest('form').requestSubmit();
+          advance(node);
         }
       });
     }
+    node.addEventListener('keydown', (e) => {
+      // Esc skips this question and goes on; it never sends the batch by itself.
+      if (e.key !== 'Escape' || e.isComposing || node.closest('form.is-closed')) return;
+      e.preventDefault();
+      setSkipped(node, true);
+      const all = questionsOf(node);
+      const next = all[all.indexOf(node) + 1];
+      if (next) focusQuestion(next);
+      else node.closest('form').querySelector('.submit').focus();
+    });
+    node.addEventListener('focusin', () => markSeen(node));
 
     const skip = node.querySelector('.skip');
     skip.addEventListener('click', () => {
@@ -152,34 +249,116 @@
     node.classList.toggle('skipped', skipped);
     for (const el of node.querySelectorAll('.choice, .own-input')) el.disabled = skipped;
     clearIncomplete(node);
+    const form = node.closest('form');
+    if (form) review(form);
+  }
+
+  // Which questions were on screen: a question counts as seen once half of it (or half the
+  // screen's height of it) was visible, or the keyboard was in it.
+  const seenObserver = typeof IntersectionObserver === 'function'
+    ? new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const tall = e.rootBounds && e.intersectionRect.height >= e.rootBounds.height * 0.5;
+        if (e.isIntersecting && (e.intersectionRatio >= 0.5 || tall)) markSeen(e.target);
+      }
+    }, { threshold: [0, 0.25, 0.5, 0.75, 1] })
+    : null;
+
+  function markSeen(node) {
+    if (node.dataset.seen === 'true') return;
+    node.dataset.seen = 'true';
+    if (seenObserver) seenObserver.unobserve(node);
+  }
+
+  /** Whether `node` is on screen now (the observer's rule, checked at once). */
+  function onScreen(node) {
+    const r = node.getBoundingClientRect();
+    const h = window.innerHeight || document.documentElement.clientHeight;
+    const visible = Math.min(r.bottom, h) - Math.max(r.top, 0);
+    return visible > 0 && (visible >= r.height * 0.5 || visible >= h * 0.5);
   }
 
   function clearIncomplete(node) {
+    const form = node.closest('form');
+    if (form) review(form);
     if (!node.classList.contains('incomplete')) return;
     node.classList.remove('incomplete');
     node.removeAttribute('aria-invalid');
     node.querySelector('.hint').hidden = true;
-    const form = node.closest('form');
     if (form) summarise(form);
   }
 
-  /** The form's live summary of what still needs an answer (announced by screen readers). */
+  /** The form's live summary of what still needs an answer or a look (announced by screen
+   * readers). */
   function summarise(form) {
     const summary = form.querySelector('.summary');
     const n = form.querySelectorAll('.question.incomplete').length;
-    summary.textContent = n === 0 ? ''
-      : (n === 1 ? '1 question needs an answer' : n + ' questions need an answer')
+    const unseen = Array.from(form.querySelectorAll('.question'))
+      .filter((q) => summary.dataset.unseen && q.dataset.seen !== 'true');
+    let text = '';
+    if (n > 0) {
+      text = (n === 1 ? '1 question needs an answer' : n + ' questions need an answer')
         + ': choose an option, type an answer, or skip it.';
-    summary.hidden = n === 0;
+    } else if (unseen.length > 0) {
+      const which = unseen.map((q) => Number(q.dataset.index) + 1).join(', ');
+      text = 'Not sent yet: check question ' + which + ' (scrolled into view), then Submit again.';
+    } else {
+      delete summary.dataset.unseen;
+    }
+    summary.textContent = text;
+    summary.hidden = text === '';
   }
 
-  /** The answer items of a form, or null (with the incomplete questions marked) if a question
-   * has neither a choice, nor text, nor a skip. */
+  /** What each question of `form` would send now: [{ name, text, state }], `state` one of
+   * `answer`, `skipped`, `missing`. */
+  function pending(form, data) {
+    return Array.from(form.querySelectorAll('.question'), (node, i) => {
+      const q = data.questions[i];
+      const name = shortName(q);
+      if (node.classList.contains('skipped')) return { name, text: 'skipped', state: 'skipped' };
+      const parts = Array.from(node.querySelectorAll('.choice:checked'),
+        (c) => displayLabel(c.value));
+      const custom = node.querySelector('.own-input').value.trim();
+      if (custom !== '') parts.push('“' + inert(custom, false) + '”');
+      if (parts.length === 0) return { name, text: 'not answered yet', state: 'missing' };
+      return { name, text: parts.join(', '), state: 'answer' };
+    });
+  }
+
+  function fillList(list, rows) {
+    list.replaceChildren(...rows.map((r) => {
+      const li = document.createElement('li');
+      li.className = r.state;
+      const name = document.createElement('span');
+      name.className = 'r-name';
+      name.textContent = r.name + ': ';
+      const text = document.createElement('span');
+      text.className = 'r-text';
+      text.textContent = r.text;
+      li.append(name, text);
+      return li;
+    }));
+  }
+
+  /** Keeps the "will send" list beside Submit true (batches of several questions). */
+  function review(form) {
+    const box = form.querySelector('.review');
+    if (!box || !form.askUserData || form.classList.contains('is-closed')) return;
+    if (form.askUserData.questions.length < 2) return;
+    fillList(box.querySelector('ol'), pending(form, form.askUserData));
+    box.hidden = false;
+  }
+
+  /** The answer items of a form, or null: with the incomplete questions marked when a
+   * question has neither a choice, nor text, nor a skip; or with the first question that was
+   * never on screen scrolled into view. */
   function collect(entry) {
     const items = [];
     let firstIncomplete = null;
-    entry.form.querySelectorAll('.question').forEach((node, i) => {
+    const nodes = Array.from(entry.form.querySelectorAll('.question'));
+    nodes.forEach((node, i) => {
       const q = entry.data.questions[i];
+      if (node.dataset.seen !== 'true' && onScreen(node)) markSeen(node);
       if (node.classList.contains('skipped')) {
         items.push({ id: q.id, selected: [] });
         return;
@@ -197,10 +376,17 @@
       if (custom !== '') item.custom = custom;
       items.push(item);
     });
+    const unseen = nodes.find((n) => n.dataset.seen !== 'true');
+    if (!firstIncomplete && unseen) {
+      entry.form.querySelector('.summary').dataset.unseen = 'true';
+      summarise(entry.form);
+      focusQuestion(unseen);
+      unseen.scrollIntoView({ block: 'center' });
+      return null;
+    }
     summarise(entry.form);
     if (firstIncomplete) {
-      const focusable = firstIncomplete.querySelector('.choice, .own-input');
-      if (focusable) focusable.focus();
+      focusQuestion(firstIncomplete);
       return null;
     }
     return items;
@@ -212,43 +398,81 @@
     err.hidden = false;
   }
 
+  /** Whether the human has started on `form`: typed text, a choice other than the preset, or
+   * a skip. */
+  function inProgress(form) {
+    for (const t of form.querySelectorAll('.own-input')) if (t.value.trim() !== '') return true;
+    for (const c of form.querySelectorAll('.choice')) if (c.checked !== c.defaultChecked) return true;
+    return form.querySelector('.question.skipped') !== null;
+  }
+
+  /** Dismiss pressed: true when it should go through now. With answers or text in progress
+   * the first press only asks once more (the button says so); the next press confirms. */
+  function confirmDismiss(form) {
+    const button = form.querySelector('.dismiss');
+    if (button.dataset.armed === 'true' || !inProgress(form)) return true;
+    button.dataset.armed = 'true';
+    button.dataset.label = button.textContent;
+    button.textContent = 'Discard your answers? Press again';
+    const notice = form.querySelector('.summary');
+    notice.textContent = 'You have started answering: press Dismiss again to discard it, or carry on.';
+    notice.hidden = false;
+    const disarm = (e) => {
+      if (e && e.target === button) return;
+      button.dataset.armed = 'false';
+      button.textContent = button.dataset.label;
+      summarise(form);
+      form.removeEventListener('input', disarm);
+      form.removeEventListener('change', disarm);
+    };
+    form.addEventListener('input', disarm);
+    form.addEventListener('change', disarm);
+    return false;
+  }
+
   /** A new card (the `t-batch` form) for `data` ({ batch, questions }); its buttons are not
    * wired: the page decides where answers go. */
   function buildCard(data) {
     const form = tBatch.content.firstElementChild.cloneNode(true);
     form.dataset.batch = String(data.batch);
+    form.askUserData = data;
     const list = form.querySelector('.questions');
-    data.questions.forEach((q, i) => list.appendChild(buildQuestion(data.batch, i, q)));
+    const count = data.questions.length;
+    data.questions.forEach((q, i) => list.appendChild(buildQuestion(data.batch, i, q, count)));
     const dismissButton = form.querySelector('.dismiss');
-    dismissButton.textContent = data.questions.length > 1 ? 'Dismiss all' : 'Dismiss';
+    dismissButton.textContent = count > 1 ? 'Dismiss all' : 'Dismiss';
     dismissButton.title = 'Close without answering; the agent is told you did not answer';
+    if (count > 1) form.querySelector('.submit').textContent = 'Submit ' + count + ' answers';
+    for (const q of list.querySelectorAll('.question')) {
+      if (seenObserver) seenObserver.observe(q); else markSeen(q);
+    }
+    review(form);
     return form;
   }
 
-  const CLOSED_TEXT = {
-    'answered-here': 'Answer sent. The agent carries on.',
-    'kept-here': 'Answer kept. The agent gets it when it asks again.',
-    'answered-elsewhere': 'Answered in another tab or on another device.',
-    'dismissed-here': 'Dismissed. The agent is told you did not answer.',
-    'dismissed-elsewhere': 'Dismissed in another tab or on another device.',
-    'timed-out': 'Withdrawn: the agent stopped waiting for an answer.',
-    cancelled: 'Withdrawn: the agent no longer needs this answer.',
-    gone: 'No longer open.',
+  // What a closed card says, one distinct wording and icon per way of closing.
+  const CLOSED = {
+    'answered-here': ['✔', 'Answer sent. The agent carries on.'],
+    'kept-here': ['✔', 'Answer kept. The agent gets it when it asks again.'],
+    'answered-elsewhere': ['↗', 'Answered in another tab or on another device.'],
+    'answered-other': ['↗', 'Not taken here: answered elsewhere.'],
+    'dismissed-here': ['✕', 'Dismissed. The agent is told you did not answer.'],
+    'dismissed-elsewhere': ['✕', 'Dismissed in another tab or on another device.'],
+    'dismissed-other': ['✕', 'Dismissed elsewhere.'],
+    'timed-out': ['⏱', 'Timed out: the agent’s time limit ran out. Nothing was sent.'],
+    cancelled: ['⊘', 'Withdrawn by the agent: it no longer needs this answer. Nothing was sent.'],
+    stopped: ['■', 'ask-user stopped before an answer was sent. Nothing was sent.'],
+    'not-taken': ['⚠', 'Not taken.'],
+    gone: ['·', 'Closed elsewhere. Nothing was sent from here.'],
   };
 
   /** What a closed card says. `where` names the answerer that won (ours, e.g. "the
    * terminal"), `text` is the server's reason for a refused submission. */
   function closedText(kind, where, text) {
-    if (kind === 'answered-other') {
-      return where ? 'Not taken here: answered in ' + where + '.' : 'Not taken here: answered elsewhere.';
-    }
-    if (kind === 'dismissed-other') {
-      return where ? 'Dismissed in ' + where + '.' : 'Dismissed elsewhere.';
-    }
-    if (kind === 'not-taken' && text) {
-      return 'N' + text.slice(1) + '.';
-    }
-    return CLOSED_TEXT[kind] || CLOSED_TEXT.gone;
+    if (kind === 'answered-other' && where) return 'Not taken here: answered in ' + where + '.';
+    if (kind === 'dismissed-other' && where) return 'Dismissed in ' + where + '.';
+    if (kind === 'not-taken' && text) return 'N' + text.slice(1) + '.';
+    return (CLOSED[kind] || CLOSED.gone)[1];
   }
 
   const KIND = {
@@ -257,17 +481,26 @@
     timed_out: 'timed-out',
   };
 
-  /** Shows `form` closed as `kind` (see CLOSED_TEXT and closedText). */
+  /** Shows `form` closed as `kind` (see CLOSED and closedText). An answer sent from here is
+   * listed as sent; text typed here that was not sent stays visible and copyable. */
   function closeCard(form, kind, where, text) {
+    const sentHere = kind === 'answered-here' || kind === 'kept-here';
+    const sent = form.askUserData ? pending(form, form.askUserData) : [];
     form.classList.add('is-closed', kind);
     form.dataset.closed = kind;
-    for (const el of form.querySelectorAll('input, textarea, .actions button, .skip')) {
-      el.disabled = true;
+    for (const el of form.querySelectorAll('input, .actions button, .skip')) el.disabled = true;
+    let kept = 0;
+    for (const t of form.querySelectorAll('.own-input')) {
+      // Read-only, not disabled: the text can still be selected and copied.
+      t.disabled = false;
+      t.readOnly = true;
+      const has = t.value.trim() !== '';
+      t.closest('.own').classList.toggle('has-text', has);
+      if (has && !sentHere) kept += 1;
     }
-    if (kind !== 'answered-here' && kind !== 'dismissed-here') {
+    if (!sentHere) {
       // Nothing of this tab was sent: clear its choices so none looks taken.
       for (const c of form.querySelectorAll('.choice')) c.checked = false;
-      for (const t of form.querySelectorAll('.own-input')) t.value = '';
     }
     form.querySelector('.error').hidden = true;
     for (const q of form.querySelectorAll('.question.incomplete')) {
@@ -275,19 +508,41 @@
       q.removeAttribute('aria-invalid');
       q.querySelector('.hint').hidden = true;
     }
+    delete form.querySelector('.summary').dataset.unseen;
     summarise(form);
+    form.querySelector('.review').hidden = true;
     const gone = form.querySelector('.caller-gone');
     if (gone) gone.hidden = true;
+    form.querySelector('.closed-icon').textContent = (CLOSED[kind] || CLOSED.gone)[0];
     form.querySelector('.closed-text').textContent = closedText(kind, where, text);
+    const sentList = form.querySelector('.sent');
+    if (sentHere && sent.length > 0) {
+      fillList(sentList.querySelector('ol'), sent);
+      sentList.hidden = false;
+    } else {
+      sentList.hidden = true;
+    }
+    const keptNote = form.querySelector('.kept');
+    keptNote.hidden = kept === 0;
     form.querySelector('.closed').hidden = false;
+  }
+
+  /** Replaces what a closed card says (the page knows more than the card, e.g. an answer
+   * kept for a caller that stopped waiting). */
+  function setClosedText(form, kind) {
+    form.querySelector('.closed-icon').textContent = (CLOSED[kind] || CLOSED.gone)[0];
+    form.querySelector('.closed-text').textContent = closedText(kind);
   }
 
   window.askUserCards = {
     inert: inert,
+    shortName: shortName,
     buildCard: buildCard,
     collect: collect,
     showError: showError,
+    confirmDismiss: confirmDismiss,
     closeCard: closeCard,
+    setClosedText: setClosedText,
     closedText: closedText,
     KIND: KIND,
   };

@@ -4,6 +4,7 @@
 'use strict';
 
 const { launch, open, step, waitGo, result, assert, run } = require('./driver.cjs');
+const { axe } = require('./flow.cjs');
 
 const [scenario, url, ...extra] = process.argv.slice(2);
 
@@ -114,6 +115,7 @@ const scenarios = {
     const hintShown = await q(2).locator('.hint').isVisible();
     const incomplete = await form.evaluate((f) =>
       Array.from(f.querySelectorAll('fieldset.question'), (n) => n.classList.contains('incomplete')));
+    const axeIncomplete = await axe(page);
     await q(0).locator('.option', { hasText: 'Lint' }).click();
     await q(0).locator('.own-input').fill('also fuzz');
     await q(1).locator('button.skip').click();
@@ -124,7 +126,7 @@ const scenarios = {
     const radiosAfterTyping = await q(3).locator('.choice:checked').count();
     await form.locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
-    result({ hintShown, incomplete, skipPressed, radiosAfterTyping, errors: page.errors });
+    result({ hintShown, incomplete, skipPressed, radiosAfterTyping, axe: axeIncomplete, errors: page.errors });
     await close();
   },
 
@@ -142,10 +144,11 @@ const scenarios = {
     await error.waitFor();
     const errorText = await error.textContent();
     const stillOpen = (await form.getAttribute('data-closed')) === null;
+    const axeRefused = await axe(page);
     await form.locator('.option').nth(0).click();
     await form.locator('button.submit').click();
     await closedAs(page, 'answered-here').waitFor();
-    result({ errorText, stillOpen, errorHiddenAfter: await error.isHidden() });
+    result({ errorText, stillOpen, errorHiddenAfter: await error.isHidden(), axe: axeRefused });
     await close();
   },
 
@@ -260,11 +263,12 @@ const scenarios = {
     // The sanitiser itself, on the cases the terminal's own tests pin.
     shown.inert = await page.evaluate((cases) => cases.map((c) => window.askUserInert(c, true)), JSON.parse(extra[0]));
 
-    // The chip: reachable by Tab, expands with Enter, says so.
+    // The chip is no Tab stop of its own: the keyboard arriving on its question shows all of it.
     const chip = q(0).locator('.chip');
-    await chip.focus();
-    await page.keyboard.press('Enter');
-    const chipExpanded = await chip.getAttribute('aria-expanded');
+    const chipTabIndex = await chip.evaluate((c) => c.tabIndex);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Shift+Tab');
+    const chipExpanded = await chip.evaluate((c) => c.classList.contains('expanded'));
     // Accessible names as Chromium computes them (CSS uppercase would leak into them).
     const cdp = await context.newCDPSession(page);
     const { nodes } = await cdp.send('Accessibility.getFullAXTree');
@@ -278,7 +282,7 @@ const scenarios = {
     await q(1).locator('.hint').waitFor();
     const incomplete = await q(1).evaluate((node) => ({
       invalid: node.getAttribute('aria-invalid'),
-      describedBy: document.getElementById(node.getAttribute('aria-describedby')).textContent,
+      describedBy: node.getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id).textContent).join(' '),
       firstInvalid: document.querySelectorAll('.question')[0].getAttribute('aria-invalid'),
     }));
     const summary = await form.locator('.summary').textContent();
@@ -292,7 +296,7 @@ const scenarios = {
     // Reconnecting would retry within a second; give it three.
     await page.waitForTimeout(3000);
     result({
-      shown, chipExpanded, chipName, badgeName, noUppercase, incomplete, summary, summaryAfter,
+      shown, chipExpanded, chipTabIndex, chipName, badgeName, noUppercase, incomplete, summary, summaryAfter,
       status: await page.locator('#status').textContent(),
       reconnects: eventRequests - requestsAtDone,
       errors: page.errors,
@@ -445,6 +449,8 @@ const scenarios = {
     result({ ok: true });
   },
 };
+
+Object.assign(scenarios, require('./flow.cjs')(url, extra));
 
 const body = scenarios[scenario];
 assert(body, 'unknown scenario ' + scenario);

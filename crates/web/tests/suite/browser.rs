@@ -57,6 +57,7 @@ async fn multi_select_own_answers_skip_and_an_incomplete_submission_held_back() 
             "incomplete": [false, false, true, true],
             "skipPressed": "true",
             "radiosAfterTyping": 0,
+            "axe": [],
             "errors": [],
         })
     );
@@ -77,6 +78,7 @@ async fn a_refused_submission_shows_why_and_keeps_the_question_open() {
             "errorText": "\"Bogus\" is not one of the options of question \"db\"",
             "stillOpen": true,
             "errorHiddenAfter": true,
+            "axe": [],
         })
     );
     assert_eq!(
@@ -171,7 +173,7 @@ async fn a_cancelled_question_is_withdrawn_live() {
     let seen = page.result().await;
     assert_eq!(
         seen,
-        json!({"kind": "cancelled", "closed": "Withdrawn: the agent no longer needs this answer.", "inputsDisabled": true, "checked": 0, "title": "ask-user"})
+        json!({"kind": "cancelled", "closed": "Withdrawn by the agent: it no longer needs this answer. Nothing was sent.", "inputsDisabled": true, "checked": 0, "title": "ask-user"})
     );
     assert_eq!(
         call.await.unwrap().text(),
@@ -430,6 +432,26 @@ async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
             "Déployer en prod ? 部署 🚀\nline 2",
             "Déployer en prod ? 部署 🚀\nline 2",
         ),
+        // Scripts render as scripts: a ZWNJ/ZWJ inside a grapheme cluster is text (Persian,
+        // Malayalam, Sinhala, emoji ZWJ sequences), and so are the tags of an emoji tag
+        // sequence and variation selectors; a standalone one is shown inert.
+        ("می\u{200c}خواهم", "می\u{200c}خواهم"),
+        ("\u{0d28}\u{0d4d}\u{200d}", "\u{0d28}\u{0d4d}\u{200d}"),
+        (
+            "\u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3}",
+            "\u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3}",
+        ),
+        (
+            "👨\u{200d}👩\u{200d}👧 🏳\u{fe0f}\u{200d}🌈 1\u{fe0f}\u{20e3}",
+            "👨\u{200d}👩\u{200d}👧 🏳\u{fe0f}\u{200d}🌈 1\u{fe0f}\u{20e3}",
+        ),
+        (
+            "🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}",
+            "🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}",
+        ),
+        ("\u{200d}x", "\\u{200d}x"),
+        ("a \u{200c}b", "a \\u{200c}b"),
+        ("x\u{200b}\u{200d}y", "x\\u{200b}\\u{200d}y"),
     ];
     let inputs: Vec<&str> = cases.iter().map(|(input, _)| *input).collect();
     let expected: Vec<&str> = cases.iter().map(|(_, shown)| *shown).collect();
@@ -458,7 +480,14 @@ async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
             "inert": expected,
         })
     );
-    assert_eq!(seen["chipExpanded"], "true");
+    assert_eq!(
+        seen["chipExpanded"], true,
+        "the keyboard on its question shows the whole header"
+    );
+    assert_eq!(
+        seen["chipTabIndex"], -1,
+        "the chip is no Tab stop of its own"
+    );
     assert_eq!(
         seen["chipName"], true,
         "the chip's accessible name is its text"

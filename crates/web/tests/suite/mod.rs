@@ -1,4 +1,5 @@
 mod browser;
+mod flow;
 mod hardening;
 mod http;
 mod server;

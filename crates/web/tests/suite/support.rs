@@ -74,6 +74,10 @@ impl Scenario {
             .arg(url)
             .args(extra)
             .env("PLAYWRIGHT_CORE", playwright)
+            .env(
+                "AXE_CORE",
+                repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
