@@ -2,6 +2,7 @@
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    normalise,
 };
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -10,9 +11,12 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 
+use std::time::{Duration, Instant};
+
 use crate::content::{NOTHING_CHOSEN, Reply, read_reply};
+use crate::headless::{HUMAN_REACTION, REFUSED_UNSEEN, refused_unseen};
 use crate::rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
-use crate::schema::{FormStyle, form};
+use crate::schema::{Form, FormStyle, form, own_answer_form};
 
 /// The longest part of a client's error text kept in the reason of [`AskError::Unavailable`]
 /// (the whole error goes to the log; a validation dump can be kilobytes).
@@ -35,11 +39,17 @@ pub fn client_can_elicit(capabilities: Option<&ClientCapabilities>) -> bool {
 ///   and when the client answers `elicitation/create` with an error (it refused or failed to
 ///   show the form): the reason is short, the client's whole error is logged, so a host can
 ///   fall back to the next answerer without the model ever reading a protocol dump.
-/// - accept → the answers; decline or cancel → [`AskError::Dismissed`].
+/// - accept → the answers; decline or cancel → [`AskError::Dismissed`], except sooner than
+///   the reaction floor ([`HUMAN_REACTION`] by default, [`ElicitAnswerer::with_reaction_floor`])
+///   after the form went out: then the client refused it unseen (it runs headless) and the
+///   answerer is unavailable ([`REFUSED_UNSEEN`]), so the host asks the next answerer.
 /// - Content that does not fit (a label that is not an option) is refused: the form is sent
 ///   again with the reason on top, at most 3 times, then [`AskError::Failed`].
 /// - Accepted with every field blank: the form is sent once more with [`NOTHING_CHOSEN`] on
 ///   top; blank again → every question skipped.
+/// - [`FormStyle::Codex`]: when the human took a question's own-answer choice, a second form
+///   asks for the typed text ([`own_answer_form`](crate::own_answer_form)), added to the first
+///   form's answers.
 /// - When the token fires, the pending `elicitation/create` is cancelled with
 ///   `notifications/cancelled` (the client withdraws its form) and the result is
 ///   [`AskError::Cancelled`].
@@ -51,6 +61,7 @@ pub struct ElicitAnswerer {
     peer: Peer<RoleServer>,
     capable: bool,
     style: FormStyle,
+    floor: Duration,
 }
 
 impl std::fmt::Debug for ElicitAnswerer {
@@ -58,6 +69,7 @@ impl std::fmt::Debug for ElicitAnswerer {
         f.debug_struct("ElicitAnswerer")
             .field("capable", &self.capable)
             .field("style", &self.style)
+            .field("floor", &self.floor)
             .finish_non_exhaustive()
     }
 }
@@ -69,7 +81,16 @@ impl ElicitAnswerer {
             peer,
             capable: client_can_elicit(capabilities),
             style: FormStyle::Titled,
+            floor: HUMAN_REACTION,
         }
+    }
+
+    /// The same answerer taking a decline or cancel that comes sooner than `floor` after its
+    /// form went out as the client's own refusal (unavailable), not the human's
+    /// ([`HUMAN_REACTION`] by default; zero takes every refusal as the human's).
+    pub fn with_reaction_floor(mut self, floor: Duration) -> Self {
+        self.floor = floor;
+        self
     }
 
     /// The same answerer sending forms of `style` (from the negotiated protocol version,
@@ -94,31 +115,7 @@ impl ElicitAnswerer {
         let mut blank_once = false;
         loop {
             let form = form(request, notice.as_deref(), self.style);
-            // Sent as raw JSON: rmcp's typed request always carries `mode`, which a
-            // 2025-06-18 client does not know.
-            let elicit = ServerRequest::CustomRequest(CustomRequest::new(
-                "elicitation/create",
-                Some(form.request_params()),
-            ));
-            let handle = self
-                .peer
-                .send_cancellable_request(elicit, PeerRequestOptions::no_options())
-                .await
-                .map_err(|e| AskError::Failed(format!("the MCP client is gone ({e})")))?;
-            let id = handle.id.clone();
-            let response = tokio::select! {
-                response = handle.await_response() => response,
-                () = cancel.cancelled() => {
-                    let withdraw = CancelledNotificationParam::new(
-                        Some(id),
-                        Some("the question was withdrawn".to_owned()),
-                    );
-                    // The client may be gone already; nothing else to withdraw then.
-                    let _ = self.peer.notify_cancelled(withdraw).await;
-                    return Err(AskError::Cancelled);
-                }
-            };
-            let result = elicit_result(response)?;
+            let (result, elapsed) = self.send(&form, &cancel).await?;
             match read_reply(request, &form, &result) {
                 Reply::Answered(answers) => return Ok(answers),
                 Reply::Blank(answers) if blank_once => return Ok(answers),
@@ -134,10 +131,89 @@ impl ElicitAnswerer {
                     }
                     notice = Some(not_accepted(&error));
                 }
-                // Dismissed, and any reply a later version adds.
-                _ => return Err(AskError::Dismissed),
+                Reply::OwnAnswerWanted { answers, questions } => {
+                    return self
+                        .own_answers(request, answers, &questions, &cancel)
+                        .await;
+                }
+                Reply::Dismissed => return Err(self.refusal(elapsed)),
             }
         }
+    }
+
+    /// The second form of [`FormStyle::Codex`]: the own answers of `questions`, added to the
+    /// `answers` of the first form. Declined or cancelled: the batch is dismissed (as in the
+    /// first form); content that does not fit: the first form's answers alone.
+    async fn own_answers(
+        &self,
+        request: &AskUserQuestionRequest,
+        answers: Answers,
+        questions: &[usize],
+        cancel: &CancellationToken,
+    ) -> Result<Answers, AskError> {
+        let form = own_answer_form(request, questions);
+        let (result, elapsed) = self.send(&form, cancel).await?;
+        let typed = match read_reply(request, &form, &result) {
+            Reply::Answered(typed) | Reply::Blank(typed) => typed,
+            Reply::Dismissed => return Err(self.refusal(elapsed)),
+            _ => return Ok(answers),
+        };
+        let mut merged = answers;
+        for (item, typed) in merged.answers.iter_mut().zip(typed.answers) {
+            if typed.custom.is_some() {
+                item.custom = typed.custom;
+            }
+        }
+        normalise(request, merged).map_err(|e| AskError::Failed(did_not_fit(&e)))
+    }
+
+    /// A decline or cancel `elapsed` after the form went out: the human's dismissal, or —
+    /// sooner than the reaction floor — the client's own refusal (unavailable).
+    fn refusal(&self, elapsed: Duration) -> AskError {
+        if refused_unseen(elapsed, self.floor) {
+            tracing::info!(
+                elapsed_ms = elapsed.as_millis(),
+                "{REFUSED_UNSEEN}; asking the next answerer"
+            );
+            AskError::Unavailable(REFUSED_UNSEEN.to_owned())
+        } else {
+            AskError::Dismissed
+        }
+    }
+
+    /// Sends `form` with `elicitation/create` and waits for the client's result and how long
+    /// it took; when `cancel` fires first, withdraws the form (`notifications/cancelled`).
+    async fn send(
+        &self,
+        form: &Form,
+        cancel: &CancellationToken,
+    ) -> Result<(ElicitResult, Duration), AskError> {
+        // Sent as raw JSON: rmcp's typed request always carries `mode`, which a 2025-06-18
+        // client does not know.
+        let elicit = ServerRequest::CustomRequest(CustomRequest::new(
+            "elicitation/create",
+            Some(form.request_params()),
+        ));
+        let handle = self
+            .peer
+            .send_cancellable_request(elicit, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| AskError::Failed(format!("the MCP client is gone ({e})")))?;
+        let sent = Instant::now();
+        let id = handle.id.clone();
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            () = cancel.cancelled() => {
+                let withdraw = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the question was withdrawn".to_owned()),
+                );
+                // The client may be gone already; nothing else to withdraw then.
+                let _ = self.peer.notify_cancelled(withdraw).await;
+                return Err(AskError::Cancelled);
+            }
+        };
+        Ok((elicit_result(response)?, sent.elapsed()))
     }
 }
 

@@ -5,7 +5,7 @@ use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, InvalidAnswer, 
 use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::Value;
 
-use crate::schema::{FieldKind, Form};
+use crate::schema::{FieldKind, Form, FormStyle, own_choice_label};
 
 /// Why accepted content cannot be read as answers. The text is shown to the human in the
 /// next form's message (and logged), so it names the field by its title where it can.
@@ -50,6 +50,15 @@ pub enum Reply {
     /// Accepted with every field blank: every question skipped. The first time, ask once more
     /// with [`NOTHING_CHOSEN`] on top; a second blank submission is these answers (docs/contract.md §6).
     Blank(Answers),
+    /// Accepted, and the human chose to type their own answer to these questions (by index;
+    /// [`FormStyle::Codex`]'s own-answer choice): ask [`own_answer_form`](crate::own_answer_form)
+    /// next and add what is typed there to `answers` (the rest of the form, normalised).
+    OwnAnswerWanted {
+        /// The answers from the rest of the form.
+        answers: Answers,
+        /// The questions whose own answer comes next.
+        questions: Vec<usize>,
+    },
 }
 
 /// The notice on top of a form sent again after a submission with every field blank.
@@ -61,9 +70,13 @@ pub fn read_reply(request: &AskUserQuestionRequest, form: &Form, result: &Elicit
     match result.action {
         ElicitationAction::Accept => {
             let content = result.content.clone().unwrap_or(Value::Null);
-            match answers_from_content(request, form, &content) {
-                Ok(answers) if answers.answers.iter().all(is_skip) => Reply::Blank(answers),
-                Ok(answers) => Reply::Answered(answers),
+            match read_content(request, form, &content) {
+                Ok((answers, wanted)) if !wanted.is_empty() => Reply::OwnAnswerWanted {
+                    answers,
+                    questions: wanted,
+                },
+                Ok((answers, _)) if answers.answers.iter().all(is_skip) => Reply::Blank(answers),
+                Ok((answers, _)) => Reply::Answered(answers),
                 Err(error) => Reply::Refused(error),
             }
         }
@@ -98,6 +111,17 @@ pub fn answers_from_content(
     form: &Form,
     content: &Value,
 ) -> Result<Answers, ContentError> {
+    read_content(request, form, content).map(|(answers, _)| answers)
+}
+
+/// [`answers_from_content`], with the questions whose own-answer choice
+/// ([`FormStyle::Codex`]) was taken.
+fn read_content(
+    request: &AskUserQuestionRequest,
+    form: &Form,
+    content: &Value,
+) -> Result<(Answers, Vec<usize>), ContentError> {
+    let mut wanted = Vec::new();
     let empty = serde_json::Map::new();
     let map = match content {
         Value::Object(map) => map,
@@ -124,6 +148,15 @@ pub fn answers_from_content(
         match field.kind {
             FieldKind::Choice => match value {
                 Value::String(label) if label.is_empty() => {}
+                Value::String(label)
+                    if form.style == FormStyle::Codex
+                        && request
+                            .questions()
+                            .get(field.question)
+                            .is_some_and(|q| *label == own_choice_label(q)) =>
+                {
+                    wanted.push(field.question);
+                }
                 Value::String(label) => item.selected.push(label.clone()),
                 _ => return Err(wrong("one option label")),
             },
@@ -156,7 +189,13 @@ pub fn answers_from_content(
                 Value::String(text) => item.custom = Some(text.clone()),
                 _ => return Err(wrong("text")),
             },
+            FieldKind::OwnAnswerChoice => match value {
+                Value::Bool(false) => {}
+                Value::Bool(true) => wanted.push(field.question),
+                _ => return Err(wrong("true or false")),
+            },
         }
     }
-    normalise(request, Answers { answers: items }).map_err(ContentError::Invalid)
+    let answers = normalise(request, Answers { answers: items }).map_err(ContentError::Invalid)?;
+    Ok((answers, wanted))
 }

@@ -17,6 +17,8 @@
 //!   result instead and reads the retry with [`read_reply_value`]; both send a refused form
 //!   again at most [`MAX_ROUNDS`] times in all, with the same texts ([`not_accepted`],
 //!   [`did_not_fit`]).
+//! - A decline or cancel sooner than [`HUMAN_REACTION`] after the form went out is the
+//!   client's own (a headless host), not the human's: [`refused_unseen`].
 //!
 //! Depends on the core and rmcp only; never on another answerer or a host.
 //!
@@ -42,6 +44,7 @@
 
 mod answerer;
 mod content;
+mod headless;
 mod rounds;
 mod schema;
 
@@ -49,8 +52,9 @@ pub use answerer::{ElicitAnswerer, FORM_NAME, client_can_elicit};
 pub use content::{
     ContentError, NOTHING_CHOSEN, Reply, answers_from_content, read_reply, read_reply_value,
 };
+pub use headless::{HUMAN_REACTION, REFUSED_UNSEEN, refused_unseen};
 pub use rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 pub use schema::{
-    Field, FieldKind, Form, FormStyle, OWN_ANSWER_BESIDE, OWN_ANSWER_INSTEAD, OWN_ANSWER_TITLE,
-    form,
+    Field, FieldKind, Form, FormStyle, OWN_ANSWER_BESIDE, OWN_ANSWER_CHOICE, OWN_ANSWER_INSTEAD,
+    OWN_ANSWER_NEXT, OWN_ANSWER_TITLE, form, own_answer_form, own_choice_label,
 };

@@ -19,6 +19,12 @@ pub const OWN_ANSWER_INSTEAD: &str = "Optional: type this instead of choosing an
 /// Its description on a multi-select question (the own answer adds to the choices).
 pub const OWN_ANSWER_BESIDE: &str =
     "Optional: type this in addition to, or instead of, the options.";
+/// [`FormStyle::Codex`]: the last option of a choice question, which brings a second form to
+/// type the own answer in (see [`own_choice_label`] when an option already has this label).
+pub const OWN_ANSWER_CHOICE: &str = "Type my own answer";
+/// [`FormStyle::Codex`]: the message of the second form, above the questions whose own answer
+/// the human chose to type.
+pub const OWN_ANSWER_NEXT: &str = "Type your own answer:";
 
 /// Which form shapes the client's negotiated protocol version allows (docs/contract.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +39,14 @@ pub enum FormStyle {
     /// a multi-select question an array with `items.anyOf`, the recommended option the
     /// `default`; the request carries `mode: "form"`.
     Titled,
+    /// Codex CLI (any version): [`FormStyle::Primitive`] shapes made submittable in its form
+    /// UI, where Enter on an empty text field does nothing and a boolean without a default
+    /// starts as true. No text field stands beside a choice question: its last option is
+    /// [`OWN_ANSWER_CHOICE`] (a multi-select: one more boolean of that title), and choosing
+    /// it brings a second form ([`own_answer_form`]) with a text field for each such question.
+    /// Every boolean has `default: false`, the recommended option too (it is marked in its
+    /// label), so stepping through ticks nothing.
+    Codex,
 }
 
 impl FormStyle {
@@ -43,6 +57,11 @@ impl FormStyle {
             Some(version) if *version >= ProtocolVersion::V_2025_11_25 => Self::Titled,
             _ => Self::Primitive,
         }
+    }
+
+    /// Whether the form uses only 2025-06-18 primitive shapes (no titled `oneOf`, no arrays).
+    fn primitive(self) -> bool {
+        matches!(self, Self::Primitive | Self::Codex)
     }
 }
 
@@ -61,6 +80,9 @@ pub enum FieldKind {
     /// One option of a multi-select question, by its index, as a boolean
     /// ([`FormStyle::Primitive`]): `true` chooses it.
     Option(usize),
+    /// [`FormStyle::Codex`]: the [`OWN_ANSWER_CHOICE`] boolean of a multi-select question;
+    /// `true` asks for a second form to type the own answer in.
+    OwnAnswerChoice,
 }
 
 /// One property of the form and the question it belongs to.
@@ -108,7 +130,9 @@ impl Form {
             FormStyle::Titled => {
                 json!({"mode": "form", "message": self.message, "requestedSchema": schema})
             }
-            FormStyle::Primitive => json!({"message": self.message, "requestedSchema": schema}),
+            FormStyle::Primitive | FormStyle::Codex => {
+                json!({"message": self.message, "requestedSchema": schema})
+            }
         }
     }
 }
@@ -122,7 +146,9 @@ impl Form {
 ///
 /// With [`FormStyle::Primitive`] a multi-select question has no field of its own but one
 /// boolean per option, named `<id>.1`, `<id>.2`, … (1-based option position, titled by the
-/// label), followed by its own-answer field.
+/// label), followed by its own-answer field. With [`FormStyle::Codex`] a choice question has
+/// no own-answer text field: its own answer is the choice [`own_choice_label`] (one more enum
+/// value, or for a multi-select the boolean `<id>.own`), typed in [`own_answer_form`].
 ///
 /// `notice`, when given, opens the message (used to say why a previous submission was refused).
 pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormStyle) -> Form {
@@ -138,7 +164,7 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
         key
     };
     for (index, question) in request.questions().iter().enumerate() {
-        if style == FormStyle::Primitive && question.multi_select && !question.options.is_empty() {
+        if style.primitive() && question.multi_select && !question.options.is_empty() {
             let recommended = question.recommended();
             for (position, option) in question.options.iter().enumerate() {
                 let key = free(format!("{}.{}", question.id, position + 1), &properties);
@@ -146,7 +172,9 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
                 if let Some(description) = &option.description {
                     schema = schema.description(description.clone());
                 }
-                if recommended == Some(position) {
+                if style == FormStyle::Codex {
+                    schema = schema.with_default(false);
+                } else if recommended == Some(position) {
                     schema = schema.with_default(true);
                 }
                 properties.insert(key.clone(), PrimitiveSchemaDefinition::Boolean(schema));
@@ -171,6 +199,22 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
             }
         }
         let key = free(format!("{}.own", question.id), &properties);
+        if style == FormStyle::Codex {
+            // A single-select's own-answer choice is its enum's last value.
+            if question.multi_select {
+                let schema = BooleanSchema::new()
+                    .title(own_choice_label(question))
+                    .with_default(false);
+                properties.insert(key.clone(), PrimitiveSchemaDefinition::Boolean(schema));
+                order.push(key.clone());
+                fields.push(Field {
+                    key,
+                    question: index,
+                    kind: FieldKind::OwnAnswerChoice,
+                });
+            }
+            continue;
+        }
         let description = if question.multi_select {
             OWN_ANSWER_BESIDE
         } else {
@@ -210,9 +254,12 @@ fn question_field(question: &Question, style: FormStyle) -> (FieldKind, Primitiv
         let schema = StringSchema::new().title(title);
         return (FieldKind::Text, PrimitiveSchemaDefinition::String(schema));
     }
-    if style == FormStyle::Primitive {
+    if style.primitive() {
         // Only single-select reaches here (a primitive multi-select is one boolean per option).
-        let labels: Vec<String> = question.options.iter().map(|o| o.label.clone()).collect();
+        let mut labels: Vec<String> = question.options.iter().map(|o| o.label.clone()).collect();
+        if style == FormStyle::Codex {
+            labels.push(own_choice_label(question));
+        }
         let mut schema = LegacyEnumSchema::new(labels.clone());
         schema.title = Some(title);
         schema.enum_names = Some(labels);
@@ -264,7 +311,7 @@ fn message(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormSt
         if question.multi_select && !question.options.is_empty() {
             out.push_str(match style {
                 FormStyle::Titled => " (choose any)",
-                FormStyle::Primitive => " (tick any; none ticked skips it)",
+                FormStyle::Primitive | FormStyle::Codex => " (tick any; none ticked skips it)",
             });
         }
         for option in &question.options {
@@ -277,4 +324,49 @@ fn message(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormSt
         }
     }
     out
+}
+
+/// The label of [`FormStyle::Codex`]'s own-answer choice for `question`: [`OWN_ANSWER_CHOICE`],
+/// with `…` appended while one of the question's options already has that label.
+pub fn own_choice_label(question: &Question) -> String {
+    let mut label = OWN_ANSWER_CHOICE.to_owned();
+    while question.options.iter().any(|o| o.label == label) {
+        label.push('…');
+    }
+    label
+}
+
+/// [`FormStyle::Codex`]'s second form: one text field `<id>.own` ([`FieldKind::OwnAnswer`],
+/// titled by the question) for each question (by index) whose own-answer choice the human
+/// took in the first form, under [`OWN_ANSWER_NEXT`]. Its content is read with
+/// [`answers_from_content`](crate::answers_from_content) like any form.
+pub fn own_answer_form(request: &AskUserQuestionRequest, questions: &[usize]) -> Form {
+    let mut fields = Vec::new();
+    let mut properties = BTreeMap::new();
+    let mut order = Vec::new();
+    let mut message = OWN_ANSWER_NEXT.to_owned();
+    for &index in questions {
+        let Some(question) = request.questions().get(index) else {
+            continue;
+        };
+        let key = format!("{}.own", question.id);
+        let schema = StringSchema::new().title(question.question.clone());
+        properties.insert(key.clone(), PrimitiveSchemaDefinition::String(schema));
+        order.push(key.clone());
+        fields.push(Field {
+            key,
+            question: index,
+            kind: FieldKind::OwnAnswer,
+        });
+        message.push_str("\n- ");
+        message.push_str(&question.question);
+    }
+    let mut schema = ElicitationSchema::new(properties);
+    schema.property_order = Some(order);
+    Form {
+        message,
+        schema,
+        fields,
+        style: FormStyle::Codex,
+    }
 }

@@ -3,7 +3,8 @@
 
 use ask_user_core::{AskUserQuestionRequest, Limits, decode};
 use ask_user_elicit::{
-    ContentError, FormStyle, Reply, answers_from_content, form, read_reply, read_reply_value,
+    ContentError, FormStyle, OWN_ANSWER_CHOICE, Reply, answers_from_content, form, own_answer_form,
+    read_reply, read_reply_value,
 };
 use pretty_assertions::assert_eq;
 use rmcp::model::ProtocolVersion;
@@ -285,4 +286,123 @@ fn the_refusal_round_texts_are_shared_by_both_ways_of_eliciting() {
         did_not_fit(&reason),
         r#"the answers from the MCP client's form did not fit the questions ("MySQL" is not one of the options of question "db"); ask again"#
     );
+}
+
+/// The form each client gets for [`BATCH`], byte for byte as sent (`elicitation/create`
+/// params): titled shapes (2025-11-25 on), primitive shapes (2025-06-18), and Codex's
+/// submittable shapes. Rewritten only with `ASK_USER_BLESS=1`.
+#[test]
+fn the_form_per_client_is_pinned_as_golden_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (name, style) in [
+        ("form-titled.json", FormStyle::Titled),
+        ("form-primitive.json", FormStyle::Primitive),
+        ("form-codex.json", FormStyle::Codex),
+    ] {
+        let sent =
+            serde_json::to_string(&form(&request(BATCH), None, style).request_params()).unwrap();
+        let path = dir.join(name);
+        if std::env::var_os("ASK_USER_BLESS").is_some() {
+            std::fs::write(&path, &sent).unwrap();
+        }
+        let pinned = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(sent, pinned, "{name} (ASK_USER_BLESS=1 rewrites it)");
+    }
+    let second = own_answer_form(&request(BATCH), &[0, 1]);
+    let sent = serde_json::to_string(&second.request_params()).unwrap();
+    let path = dir.join("form-codex-own-answer.json");
+    if std::env::var_os("ASK_USER_BLESS").is_some() {
+        std::fs::write(&path, &sent).unwrap();
+    }
+    assert_eq!(sent, std::fs::read_to_string(&path).unwrap_or_default());
+}
+
+/// Codex (issue: a choice alone could never be submitted): no text field stands beside a
+/// choice, and every boolean starts false, so Enter through the form submits what is shown.
+#[test]
+fn a_codex_form_has_no_text_field_beside_a_choice_and_booleans_start_false() {
+    let form = form(&request(BATCH), None, FormStyle::Codex);
+    let schema = serde_json::to_value(&form.schema).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    for (key, property) in properties {
+        if property["type"] == "boolean" {
+            assert_eq!(property["default"], false, "{key}");
+        }
+        if property["type"] == "string" && property.get("enum").is_none() {
+            assert_eq!(key, "name", "only the free-text question is a text field");
+        }
+    }
+    assert_eq!(
+        properties["db"]["enum"],
+        json!(["PostgreSQL (Recommended)", "SQLite", OWN_ANSWER_CHOICE])
+    );
+    assert_eq!(properties["langs.own"]["title"], OWN_ANSWER_CHOICE);
+}
+
+#[test]
+fn a_codex_choice_submits_alone_and_the_own_answer_choice_asks_for_the_text_next() {
+    let request = request(BATCH);
+    let codex = form(&request, None, FormStyle::Codex);
+    let accept =
+        |content: Value| ElicitResult::new(ElicitationAction::Accept).with_content(content);
+    let reply = read_reply(
+        &request,
+        &codex,
+        &accept(
+            json!({"db": "SQLite", "langs.1": false, "langs.2": true, "langs.3": false, "langs.own": false, "name": "api"}),
+        ),
+    );
+    let Reply::Answered(answers) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(
+        ask_user_core::render(&answers),
+        r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Go (Recommended)"]},{"id":"name","selected":[],"custom":"api"}]}"#
+    );
+    let reply = read_reply(
+        &request,
+        &codex,
+        &accept(
+            json!({"db": OWN_ANSWER_CHOICE, "langs.1": true, "langs.own": true, "name": "api"}),
+        ),
+    );
+    let Reply::OwnAnswerWanted { answers, questions } = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(questions, [0, 1]);
+    assert_eq!(
+        ask_user_core::render(&answers),
+        r#"{"answers":[{"id":"db","selected":[]},{"id":"langs","selected":["Rust"]},{"id":"name","selected":[],"custom":"api"}]}"#
+    );
+    let second = own_answer_form(&request, &questions);
+    let reply = read_reply(
+        &request,
+        &second,
+        &accept(json!({"db.own": "DuckDB", "langs.own": "Zig"})),
+    );
+    let Reply::Answered(typed) = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(typed.answers[0].custom.as_deref(), Some("DuckDB"));
+    assert_eq!(typed.answers[1].custom.as_deref(), Some("Zig"));
+}
+
+#[test]
+fn the_own_answer_choice_never_takes_an_options_label() {
+    let request = request(
+        r#"{"questions":[{"id":"a","question":"A?","options":["Type my own answer","B"]}]}"#,
+    );
+    let codex = form(&request, None, FormStyle::Codex);
+    let schema = serde_json::to_value(&codex.schema).unwrap();
+    assert_eq!(
+        schema["properties"]["a"]["enum"],
+        json!(["Type my own answer", "B", "Type my own answer…"])
+    );
+    let reply = read_reply(
+        &request,
+        &codex,
+        &ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"a": "Type my own answer"})),
+    );
+    assert!(matches!(reply, Reply::Answered(_)), "{reply:?}");
 }
