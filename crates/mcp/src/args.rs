@@ -59,6 +59,18 @@ pub struct McpArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
     pub progress_interval: Duration,
 
+    /// A decline or cancel of the client's form sooner than this after it went out is the
+    /// client's own refusal (a host running headless, e.g. `claude -p`, `codex exec`), not
+    /// the human's: the question goes to `--via` instead. 0 takes every refusal as the human's.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "1s")]
+    pub reaction_floor: Duration,
+
+    /// End a call that is still waiting after this long with "the question is still open;
+    /// call again with the same arguments" (the ask stays open for the retry). Default: 30 s
+    /// before the client's own hard limit where one is known (Codex 300 s, Gemini CLI 600 s).
+    #[arg(long, value_name = "DURATION", value_parser = ask_user_host::parse_timeout)]
+    pub call_limit: Option<Duration>,
+
     /// Where asks are kept: sqlite:PATH, postgres://…, or memory. A call the client cancels
     /// leaves its ask open there (detached) for a retry of the same call, the web page and
     /// `ask-user inbox`.
@@ -153,6 +165,8 @@ impl McpArgs {
             journal,
             notify: self.host.notify.clone(),
             progress_interval: self.progress_interval,
+            reaction_floor: self.reaction_floor,
+            call_limit: self.call_limit,
             ..Routing::default()
         })
     }

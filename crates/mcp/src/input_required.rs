@@ -5,16 +5,22 @@
 //!
 //! Stateless: nothing is held between the rounds. The retry's arguments are decoded again
 //! (the same validated request, so the same form), and `requestState` only counts refused
-//! submissions and says whether a blank submission was already asked again (`"2"`, `"2b"`;
-//! it is untrusted; a value that does not parse counts as round 1, nothing asked again).
-//! A response that is not an elicitation result (the client could not show the form) hands
-//! the question to the fallback answerers within that call.
+//! submissions, says whether a blank submission was already asked again, and when the form
+//! went out (`"2@1764600000000"`, `"2b@…"`: Unix milliseconds). It is untrusted: a value that
+//! does not parse counts as round 1, nothing asked again, sent long ago; a forged time can
+//! only move the question to the fallback answerers.
+//! A response that is not an elicitation result (the client could not show the form), and a
+//! decline or cancel sooner than the reaction floor after the form went out (a headless
+//! client refusing unseen, [`ask_user_elicit::HUMAN_REACTION`]), hand the question to the
+//! fallback answerers within that call.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ask_user_core::{AskUserQuestionRequest, Limits, Outcome, decode};
 use ask_user_elicit::{
-    FormStyle, MAX_ROUNDS, NOTHING_CHOSEN, Reply, did_not_fit, form, not_accepted, read_reply_value,
+    FormStyle, MAX_ROUNDS, NOTHING_CHOSEN, REFUSED_UNSEEN, Reply, did_not_fit, form, not_accepted,
+    read_reply_value, refused_unseen,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitResult, InputRequest,
@@ -35,17 +41,21 @@ pub(crate) enum Round {
     /// A refused or blank submission: the form went out again.
     AskedAgain,
     /// The client answered the form with something that is not an elicitation result (it
-    /// could not show it): the host asks its fallback answerers instead.
+    /// could not show it), or refused it faster than a person can: the host asks its fallback
+    /// answerers instead.
     FormFailed,
     /// The call ended (the request is `None` when the arguments were refused).
     Ended(Option<AskUserQuestionRequest>, Outcome),
 }
 
-/// One round of a `tools/call` from a 2026-07-28 client that can elicit.
+/// One round of a `tools/call` from a 2026-07-28 client that can elicit; a decline or cancel
+/// sooner than `floor` after the form went out is the client's own refusal
+/// ([`Round::FormFailed`]).
 pub(crate) fn step(
     request: &CallToolRequestParams,
     arguments: Value,
     limits: &Limits,
+    floor: Duration,
 ) -> (CallToolResponse, Round) {
     let decoded = match decode(arguments, limits) {
         Ok(decoded) => decoded.request,
@@ -55,6 +65,10 @@ pub(crate) fn step(
         }
     };
     let state = request.request_state.as_deref().unwrap_or_default();
+    let (state, sent_ms) = match state.split_once('@') {
+        Some((state, sent)) => (state, sent.parse::<u64>().ok()),
+        None => (state, None),
+    };
     let (round, blank_once) = match state.strip_suffix('b') {
         Some(round) => (round, true),
         None => (state, false),
@@ -72,8 +86,18 @@ pub(crate) fn step(
         return (call_result(&Outcome::NoProvider).into(), Round::FormFailed);
     }
     let reference = form(&decoded, None, FormStyle::Titled);
+    let elapsed = sent_ms.map_or(Duration::MAX, |sent| {
+        Duration::from_millis(now_ms().saturating_sub(sent))
+    });
     let outcome = match read_reply_value(&decoded, &reference, response) {
         Reply::Answered(answers) => Outcome::Answered(answers),
+        Reply::Dismissed if refused_unseen(elapsed, floor) => {
+            tracing::info!(
+                elapsed_ms = elapsed.as_millis(),
+                "{REFUSED_UNSEEN}; asking the next answerer"
+            );
+            return (call_result(&Outcome::NoProvider).into(), Round::FormFailed);
+        }
         Reply::Dismissed => Outcome::Dismissed,
         Reply::Blank(answers) if blank_once => Outcome::Answered(answers),
         Reply::Blank(_) => {
@@ -111,12 +135,16 @@ fn ask(
         INPUT_KEY.to_owned(),
         InputRequest::Elicitation(ElicitRequest::new(form.params())),
     );
-    let state = if blank_once {
-        format!("{round}b")
-    } else {
-        round.to_string()
-    };
+    let blank = if blank_once { "b" } else { "" };
+    let state = format!("{round}{blank}@{}", now_ms());
     InputRequiredResult::new(Some(requests), Some(state)).into()
+}
+
+/// The wall clock in Unix milliseconds (wall time, as the rounds may reach another process).
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -138,7 +166,33 @@ mod tests {
             &request,
             serde_json::from_str(ARGS).unwrap(),
             &Limits::default(),
+            ask_user_elicit::HUMAN_REACTION,
         )
+    }
+
+    fn sent_ago(round: &str, ago: Duration) -> String {
+        let ago = u64::try_from(ago.as_millis()).unwrap();
+        format!("{round}@{}", now_ms() - ago)
+    }
+
+    #[test]
+    fn a_refusal_sooner_than_a_person_can_act_hands_over_to_the_fallback() {
+        for action in ["decline", "cancel"] {
+            let state = sent_ago("1", Duration::from_millis(76));
+            let (_, round) = retry(json!({ "action": action }), &state);
+            assert!(matches!(round, Round::FormFailed), "{action}: {round:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_after_a_person_could_read_the_form_dismisses() {
+        for state in [sent_ago("1", Duration::from_secs(2)), "1".to_owned()] {
+            let (_, round) = retry(json!({"action": "decline"}), &state);
+            assert!(
+                matches!(round, Round::Ended(_, Outcome::Dismissed)),
+                "{state}: {round:?}"
+            );
+        }
     }
 
     #[test]
@@ -156,12 +210,13 @@ mod tests {
             panic!("{response:?}")
         };
         let asked = serde_json::to_value(&asked).unwrap();
-        assert_eq!(asked["requestState"], "1b");
+        let state = asked["requestState"].as_str().unwrap();
+        assert!(state.starts_with("1b@"), "{state}");
         let message = asked["inputRequests"][INPUT_KEY]["params"]["message"]
             .as_str()
             .unwrap();
         assert!(message.starts_with(NOTHING_CHOSEN), "{message}");
-        let (_, round) = retry(blank, "1b");
+        let (_, round) = retry(blank, state);
         let Round::Ended(_, Outcome::Answered(answers)) = round else {
             panic!("{round:?}")
         };

@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod clients;
 mod delivery;
 mod durable;
 mod fallback;
@@ -31,6 +32,7 @@ mod stdio;
 mod tool;
 
 pub use args::{McpArgs, RunError, run};
+pub use clients::{CODEX, GEMINI_CLI, MARGIN, STILL_OPEN_TEXT, call_limit, form_style, hard_limit};
 pub use durable::caller_scope;
 pub use input_required::INPUT_KEY;
 pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};

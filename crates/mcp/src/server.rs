@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ask_user_core::definition::NAME;
 use ask_user_core::{BoxFuture, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction};
-use ask_user_elicit::{ElicitAnswerer, FormStyle, client_can_elicit};
+use ask_user_elicit::{ElicitAnswerer, FormStyle, HUMAN_REACTION, client_can_elicit};
 use ask_user_host::durable::{Durable, local_asker};
 use ask_user_host::{Delivery, HostCall, Journal};
 use ask_user_store::Store;
@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::clients;
 use crate::durable::{Showing, caller_scope};
 use crate::input_required;
 use crate::or_else::OrElse;
@@ -58,6 +59,14 @@ pub struct Routing {
     /// its ask detached (still answerable on the page and in `ask-user inbox`) and an
     /// identical later call re-attaches. `None`: asks live only as long as their call.
     pub store: Option<Store>,
+    /// A decline or cancel of a form sooner than this after it went out is the client's own
+    /// refusal (a headless host), not the human's: the question goes to the fallback
+    /// answerers (docs/contract.md §7); default [`HUMAN_REACTION`], zero: never.
+    pub reaction_floor: Duration,
+    /// With a store, a call still waiting after this long ends with
+    /// [`clients::STILL_OPEN_TEXT`] (the ask stays open for the retry); `None`: the limit
+    /// known for the client ([`clients::call_limit`]: Codex 270 s, Gemini CLI 570 s).
+    pub call_limit: Option<Duration>,
 }
 
 impl std::fmt::Debug for Routing {
@@ -71,6 +80,8 @@ impl std::fmt::Debug for Routing {
             .field("notify", &self.notify)
             .field("progress_interval", &self.progress_interval)
             .field("store", &self.store.as_ref().map(Store::location))
+            .field("reaction_floor", &self.reaction_floor)
+            .field("call_limit", &self.call_limit)
             .finish()
     }
 }
@@ -86,6 +97,8 @@ impl Default for Routing {
             notify: None,
             progress_interval: PROGRESS_INTERVAL,
             store: None,
+            reaction_floor: HUMAN_REACTION,
+            call_limit: None,
         }
     }
 }
@@ -189,7 +202,9 @@ impl AskUserServer {
         let _running = link.as_ref().map(|link| link.calls().token());
         if self.elicits(&context) && modern(&context) {
             let limits = &self.routing.limits;
-            let (response, round) = input_required::step(&request, arguments.clone(), limits);
+            let floor = self.routing.reaction_floor;
+            let (response, round) =
+                input_required::step(&request, arguments.clone(), limits, floor);
             if !matches!(round, input_required::Round::FormFailed) {
                 self.journal_round(round, &arguments);
                 return Ok(response);
@@ -202,9 +217,13 @@ impl AskUserServer {
         let durable = self.durable(&context);
         let answerer: Arc<dyn UserInteraction> = if self.elicits(&context) {
             let capabilities = context.client_capabilities();
-            let style = FormStyle::for_version(context.protocol_version().as_ref());
-            let form =
-                ElicitAnswerer::new(context.peer.clone(), capabilities.as_ref()).with_style(style);
+            let style = clients::form_style(
+                client_name(&context).as_deref(),
+                context.protocol_version().as_ref(),
+            );
+            let form = ElicitAnswerer::new(context.peer.clone(), capabilities.as_ref())
+                .with_style(style)
+                .with_reaction_floor(self.routing.reaction_floor);
             Arc::new(OrElse::new(
                 Arc::new(form),
                 self.fallback_for(durable.as_ref()),
@@ -236,6 +255,11 @@ impl AskUserServer {
             Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
             _ => CancellationToken::new(),
         };
+        // Only a stored ask outlives its call: without a store, no early end.
+        let limit = durable.as_ref().and(clients::call_limit(
+            client_name(context).as_deref(),
+            self.routing.call_limit,
+        ));
         let call = HostCall::builder(answerer)
             .notify(self.routing.notify.clone())
             .journal(self.routing.journal.clone())
@@ -248,15 +272,23 @@ impl AskUserServer {
             .meta
             .get_progress_token()
             .map(|token| (context.peer.clone(), token));
-        let asked = wait(
-            asked,
-            &context.ct,
+        let (asked, ended) = clients::ending_at(
+            limit,
             &cancel,
-            progress,
-            self.routing.progress_interval,
+            wait(
+                asked,
+                &context.ct,
+                &cancel,
+                progress,
+                self.routing.progress_interval,
+            ),
         )
         .await;
         log_outcome(asked.outcome());
+        if ended && matches!(asked.outcome(), Outcome::Aborted) {
+            // The ask stays open (detached) and undelivered: the model's retry re-attaches.
+            return clients::still_open().into();
+        }
         let mut result = ToRequest {
             request: &context.ct,
             cancel: &cancel,
@@ -408,6 +440,14 @@ fn connected(info: &InitializeRequestParams, elicitation: bool) -> String {
         "{} {} connected (protocol {}); {route}",
         client.name, client.version, info.protocol_version
     )
+}
+
+/// The `clientInfo.name` the request's client gave in `initialize`.
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
 }
 
 /// Whether the request speaks protocol 2026-07-28 or later, where a server may not send

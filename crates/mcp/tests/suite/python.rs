@@ -3,6 +3,7 @@
 //! 2026-07-28, an input-required result the client fulfils and retries), over stdio and HTTP.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use ask_user_core::definition::{OUTPUT_SCHEMA, PARAMETERS};
 use ask_user_core::{DISMISSED_TEXT, NO_PROVIDER_TEXT};
@@ -18,9 +19,23 @@ const ARGUMENTS: &str = r#"{"questions":[{"id":"db","header":"Database","questio
 
 /// Both transports with elicitation on and no fallback answerer.
 async fn targets() -> (Vec<Target>, HttpServer) {
-    let http = http_server(Routing::default()).await;
+    targets_with(ask_user_elicit::HUMAN_REACTION).await
+}
+
+/// [`targets`] with this reaction floor (`--reaction-floor`).
+async fn targets_with(floor: Duration) -> (Vec<Target>, HttpServer) {
+    let http = http_server(Routing {
+        reaction_floor: floor,
+        ..Routing::default()
+    })
+    .await;
     let targets = vec![
-        Target::Stdio(vec!["--via".into(), "none".into()]),
+        Target::Stdio(vec![
+            "--via".into(),
+            "none".into(),
+            "--reaction-floor".into(),
+            humantime::format_duration(floor).to_string(),
+        ]),
         Target::Http(http.url.clone()),
     ];
     (targets, http)
@@ -66,7 +81,9 @@ async fn accept_maps_the_form_back_to_answers_in_both_eras_and_transports() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn decline_and_cancel_dismiss_the_batch() {
-    let (targets, _http) = targets().await;
+    // A person refuses the form: this scripted client answers at once, so the reaction
+    // floor (a refusal faster than a person is the client's) is off here.
+    let (targets, _http) = targets_with(Duration::ZERO).await;
     for target in &targets {
         for (mode, _) in MODES {
             for reply in ["decline", "cancel"] {
@@ -74,6 +91,23 @@ async fn decline_and_cancel_dismiss_the_batch() {
                 assert_eq!(text(&out), DISMISSED_TEXT, "{target:?} {mode} {reply}");
                 assert_eq!(out["result"]["isError"], true);
                 assert_eq!(out["result"].get("structuredContent"), None);
+            }
+        }
+    }
+}
+
+/// A client that refuses the form faster than a person can (a headless host: `claude -p`,
+/// `codex exec`) did not show it: with no other answerer the model reads the no-answerer
+/// text, never "dismissed".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_faster_than_a_person_is_not_a_dismissal() {
+    let (targets, _http) = targets().await;
+    for target in &targets {
+        for (mode, _) in MODES {
+            for reply in ["decline", "cancel"] {
+                let out = client(target, mode, &["--arguments", ARGUMENTS, "--reply", reply]).await;
+                assert_eq!(text(&out), NO_PROVIDER_TEXT, "{target:?} {mode} {reply}");
+                assert_eq!(out["result"]["isError"], true);
             }
         }
     }

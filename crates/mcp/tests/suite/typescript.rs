@@ -5,6 +5,7 @@
 //! schema of its protocol version, strictly (no key the version does not define).
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use ask_user_core::{DISMISSED_TEXT, NO_PROVIDER_TEXT};
 use ask_user_elicit::NOTHING_CHOSEN;
@@ -68,9 +69,23 @@ async fn client(sdk: &str, target: &Target, extra: &[&str]) -> Value {
 
 /// Both transports, elicitation on, no fallback answerer.
 async fn targets() -> (Vec<Target>, HttpServer) {
-    let http = http_server(Routing::default()).await;
+    targets_with(ask_user_elicit::HUMAN_REACTION).await
+}
+
+/// [`targets`] with this reaction floor (`--reaction-floor`).
+async fn targets_with(floor: Duration) -> (Vec<Target>, HttpServer) {
+    let http = http_server(Routing {
+        reaction_floor: floor,
+        ..Routing::default()
+    })
+    .await;
     let targets = vec![
-        Target::Stdio(vec!["--via".into(), "none".into()]),
+        Target::Stdio(vec![
+            "--via".into(),
+            "none".into(),
+            "--reaction-floor".into(),
+            humantime::format_duration(floor).to_string(),
+        ]),
         Target::Http(http.url.clone()),
     ];
     (targets, http)
@@ -170,12 +185,31 @@ async fn the_strict_check_refuses_2025_11_25_shapes_for_a_2025_06_18_client() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn decline_and_cancel_dismiss_the_batch() {
-    let (targets, _http) = targets().await;
+    // A person refuses the form: this scripted client answers at once, so the reaction
+    // floor (a refusal faster than a person is the client's) is off here.
+    let (targets, _http) = targets_with(Duration::ZERO).await;
     for target in &targets {
         for (sdk, _) in SDKS {
             for reply in ["decline", "cancel"] {
                 let out = client(sdk, target, &["--arguments", DEPLOY, "--reply", reply]).await;
                 assert_eq!(text(&out), DISMISSED_TEXT, "{target:?} {sdk} {reply}");
+                assert_eq!(out["result"]["isError"], true);
+            }
+        }
+    }
+}
+
+/// A client that refuses the form faster than a person can (a headless host: `claude -p`,
+/// `codex exec`) did not show it: with no other answerer the model reads the no-answerer
+/// text, never "dismissed".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_faster_than_a_person_is_not_a_dismissal() {
+    let (targets, _http) = targets().await;
+    for target in &targets {
+        for (sdk, _) in SDKS {
+            for reply in ["decline", "cancel"] {
+                let out = client(sdk, target, &["--arguments", DEPLOY, "--reply", reply]).await;
+                assert_eq!(text(&out), NO_PROVIDER_TEXT, "{target:?} {sdk} {reply}");
                 assert_eq!(out["result"]["isError"], true);
             }
         }
