@@ -23,6 +23,7 @@ mod inbox;
 mod input;
 mod mcp;
 mod schema;
+mod setup;
 mod web;
 
 use std::io::Write;
@@ -84,6 +85,10 @@ enum Command {
     Inbox(inbox::InboxArgs),
     /// The hub: one inbox for every agent on every machine (serve, token, login-link).
     Hub(hub::HubArgs),
+    /// Register `ask-user mcp` with an agent host (claude-code, codex, gemini, cursor): the
+    /// absolute path of this binary, the host's timeouts and trust flags, keeping the user's
+    /// other settings; `--print` shows instead of writing.
+    Setup(setup::SetupArgs),
     /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
@@ -176,6 +181,7 @@ fn main() -> ExitCode {
         Command::History(args) => history::run(&args),
         Command::Inbox(args) => inbox::run(&args),
         Command::Hub(args) => hub::run(args),
+        Command::Setup(args) => setup::run(&args),
         Command::Completions(args) => generated::completions(Cli::command(), args.shell),
         Command::Man => generated::man(Cli::command()),
     };

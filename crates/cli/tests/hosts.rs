@@ -1,0 +1,169 @@
+//! The real agent hosts end to end (crates/hosts-e2e): Claude Code (`claude -p`) and Codex
+//! (`codex exec`) headless, each in a network namespace with only loopback, against the fake
+//! model API, with `ask-user mcp` as their MCP server. The exact tool result each host hands
+//! its model is pinned (Codex's varying `Wall time: N seconds` aside). Gemini CLI and the
+//! interactive runs are in `scripts/hosts-e2e`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+use ask_user_hosts_e2e::{Host, Run, Scenario, run};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
+
+/// Single-select, multi-select, free text and an own answer in one call.
+const BATCH: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"langs","question":"Which languages?","options":["Rust","Go"],"multi_select":true},{"id":"name","question":"Service name?"},{"id":"region","question":"Which region?","options":["eu-west","us-east"]}]}"#;
+
+const NO_PROVIDER: &str = "Error: no way to ask the user is available; ask your question in plain text in your reply instead.";
+
+const HEADLESS: [Host; 2] = [Host::ClaudeCode, Host::Codex];
+
+/// The one recorded result of `run`, as the host wrapped it, with Codex's wall time
+/// replaced by `N` (it varies) and ids that vary dropped.
+fn pinned(run: &Run) -> Vec<Value> {
+    run.records
+        .iter()
+        .map(|record| {
+            let mut result = record["result"].clone();
+            if let Some(map) = result.as_object_mut() {
+                map.remove("id");
+            }
+            match result.get_mut("output") {
+                Some(Value::String(text)) => *text = no_wall_time(text),
+                Some(Value::Array(parts)) => {
+                    for part in parts {
+                        if let Some(Value::String(text)) = part.get_mut("text") {
+                            *text = no_wall_time(text);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            result
+        })
+        .collect()
+}
+
+/// `Wall time: 0.0108 seconds…` → `Wall time: N seconds…`.
+fn no_wall_time(text: &str) -> String {
+    match text
+        .strip_prefix("Wall time: ")
+        .and_then(|rest| rest.split_once(" seconds"))
+    {
+        Some((_, after)) => format!("Wall time: N seconds{after}"),
+        None => text.to_owned(),
+    }
+}
+
+/// What `host` hands its model for a tool result whose text is `text` (`error`: isError).
+fn wrapped(host: Host, call: u32, text: &str, error: bool) -> Value {
+    match host {
+        Host::ClaudeCode => {
+            let mut block = json!({"type": "tool_result", "content": text});
+            if error {
+                block["is_error"] = json!(true);
+            }
+            block["tool_use_id"] = json!(format!("toolu_fake_{call}"));
+            block["cache_control"] = json!({"type": "ephemeral"});
+            block
+        }
+        // Codex drops isError and adds its own lead: as a part of its own before an error,
+        // joined with the text (one string) for a success.
+        Host::Codex if error => json!({
+            "type": "function_call_output",
+            "call_id": format!("call_fake_{call}"),
+            "output": [
+                {"type": "input_text", "text": "Wall time: N seconds\nOutput:"},
+                {"type": "input_text", "text": text},
+            ],
+        }),
+        Host::Codex => json!({
+            "type": "function_call_output",
+            "call_id": format!("call_fake_{call}"),
+            "output": format!("Wall time: N seconds\nOutput:\n{text}"),
+        }),
+        Host::Gemini => unreachable!("not run here"),
+    }
+}
+
+/// Headless hosts declare elicitation, then refuse every form at once: with no other
+/// answerer the model reads the no-answerer text, never "the user dismissed the questions"
+/// (what both hosts read before).
+#[test]
+fn a_headless_refusal_with_no_other_answerer_reads_the_no_answerer_text() {
+    for host in HEADLESS {
+        let out = run(
+            host,
+            BIN,
+            &Scenario::new(BATCH).server_args(["--via", "none"]),
+        );
+        assert_eq!(
+            pinned(&out),
+            [wrapped(host, 1, NO_PROVIDER, true)],
+            "{host:?}\n{}",
+            out.diagnostics()
+        );
+    }
+}
+
+/// The question the headless host refused goes to the next answerer (here scripted answers
+/// standing in for the page, the inbox or the hub), and the answer reaches the model.
+#[test]
+fn a_headless_refusal_goes_to_the_next_answerer() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"]},{"id":"name","selected":[],"custom":"billing-api"},{"id":"region","selected":[],"custom":"ap-south (Mumbai)"}]}"#,
+    )
+    .unwrap();
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"]},{"id":"name","selected":[],"custom":"billing-api"},{"id":"region","selected":[],"custom":"ap-south (Mumbai)"}]}"#;
+    for host in HEADLESS {
+        let scenario = Scenario::new(BATCH).server_args(["--answers", answers.to_str().unwrap()]);
+        let out = run(host, BIN, &scenario);
+        assert_eq!(
+            pinned(&out),
+            [wrapped(host, 1, answer, false)],
+            "{host:?}\n{}",
+            out.diagnostics()
+        );
+    }
+}
+
+/// A call still waiting at its limit ends with the still-open text instead of the host's own
+/// timeout error, the ask stays open in the store, and the model's retry with the same
+/// arguments re-attaches to it (one ask, not two). The limit is `--call-limit 2s` here; by
+/// default it is 270 s for Codex (whose hard limit is 300 s).
+#[test]
+fn a_wait_past_the_limit_reads_still_open_and_the_retry_reattaches() {
+    let still_open = ask_user_mcp::STILL_OPEN_TEXT;
+    for host in HEADLESS {
+        let scenario = Scenario::new(BATCH)
+            .server_args(["--via", "web", "--no-open", "--call-limit", "2s"])
+            .retries(1);
+        let out = run(host, BIN, &scenario);
+        assert_eq!(
+            pinned(&out),
+            [
+                wrapped(host, 1, still_open, true),
+                wrapped(host, 2, still_open, true)
+            ],
+            "{host:?}\n{}",
+            out.diagnostics()
+        );
+        let store = format!("sqlite:{}", out.dir.path().join("store.sqlite3").display());
+        let history = Command::new(BIN)
+            .env_clear()
+            .args(["history", "--open", "--json", "--store", &store])
+            .output()
+            .unwrap();
+        let asks: Value = serde_json::from_slice(&history.stdout).unwrap();
+        assert_eq!(
+            asks.as_array().map(Vec::len),
+            Some(1),
+            "{host:?}: one open ask, re-attached: {asks}"
+        );
+    }
+}
