@@ -167,3 +167,29 @@ fn a_wait_past_the_limit_reads_still_open_and_the_retry_reattaches() {
         );
     }
 }
+
+/// No browser can be opened for the page (none on the server's PATH): the server's log says
+/// where the question waits, without the page's secret address, and the model reads the
+/// still-open text at the limit.
+#[test]
+fn without_a_browser_the_log_says_where_the_question_waits_and_never_the_url() {
+    let host = Host::ClaudeCode;
+    let mut scenario = Scenario::new(BATCH).server_args(["--via", "web", "--call-limit", "2s"]);
+    scenario
+        .server_env
+        .push(("PATH".to_owned(), "/nonexistent".to_owned()));
+    let out = run(host, BIN, &scenario);
+    let still_open = ask_user_mcp::STILL_OPEN_TEXT;
+    assert_eq!(
+        pinned(&out),
+        [wrapped(host, 1, still_open, true)],
+        "{}",
+        out.diagnostics()
+    );
+    assert!(
+        out.server_log.contains(ask_user_mcp::NO_BROWSER_TEXT),
+        "{}",
+        out.server_log
+    );
+    assert!(!out.server_log.contains("http://"), "{}", out.server_log);
+}

@@ -3,12 +3,27 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
     UserInteraction,
 };
 use ask_user_web::WebAnswerer;
+
+/// Said when a question is shown only on the page and no browser could be opened (a log line
+/// on stderr, and the progress message the client shows): where the question waits, never the
+/// page's secret address (docs/contract.md §8).
+pub const NO_BROWSER_TEXT: &str = "no browser could be opened: the question waits in `ask-user inbox` (restart the server with --no-open to have the page's address printed)";
+
+/// Whether opening the browser has failed in this process (then [`NO_BROWSER_TEXT`] is the
+/// progress message).
+static NO_BROWSER: AtomicBool = AtomicBool::new(false);
+
+/// Whether a question went to the page while no browser could be opened.
+pub(crate) fn no_browser() -> bool {
+    NO_BROWSER.load(Ordering::Relaxed)
+}
 
 /// Serves the web answerer the registry bound (on the current tokio runtime). Whenever a
 /// question arrives while no page is open, the page is opened in the default browser; with
@@ -50,7 +65,9 @@ impl BrowserPage {
         if !self.open {
             eprintln!("ask-user: a question is waiting at {url}");
         } else if let Err(error) = open::that_detached(url) {
-            tracing::warn!(%error, "cannot open the browser; restart with --no-open to have the page's URL printed on stderr");
+            // The error's text may name the command line, which holds the URL: only its kind.
+            NO_BROWSER.store(true, Ordering::Relaxed);
+            tracing::warn!(kind = %error.kind(), "{NO_BROWSER_TEXT}");
         }
     }
 }

@@ -34,6 +34,7 @@ mod tool;
 pub use args::{McpArgs, RunError, run};
 pub use clients::{CODEX, GEMINI_CLI, MARGIN, STILL_OPEN_TEXT, call_limit, form_style, hard_limit};
 pub use durable::caller_scope;
+pub use fallback::NO_BROWSER_TEXT;
 pub use input_required::INPUT_KEY;
 pub use serve::{FOREIGN_HOST_TEXT, SESSION_IDLE, http_router, serve_http, serve_stdio};
 pub use server::{AskUserServer, PROGRESS_INTERVAL, PROGRESS_MESSAGE, Routing};

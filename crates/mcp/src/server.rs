@@ -414,8 +414,14 @@ async fn wait<T>(
             _ = ticks.tick(), if progress.is_some() && !cancel.is_cancelled() => {
                 if let Some((peer, token)) = &progress {
                     sent += 1;
+                    // Where the question waits when the page could not be opened.
+                    let message = if crate::fallback::no_browser() {
+                        crate::fallback::NO_BROWSER_TEXT
+                    } else {
+                        PROGRESS_MESSAGE
+                    };
                     let note = ProgressNotificationParam::new(token.clone(), f64::from(sent))
-                        .with_message(PROGRESS_MESSAGE);
+                        .with_message(message);
                     if let Err(error) = peer.notify_progress(note).await {
                         tracing::debug!(%error, "cannot send progress");
                     }
