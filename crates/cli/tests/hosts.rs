@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
 
-/// Single-select, multi-select, free text and an own answer in one call.
-const BATCH: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"langs","question":"Which languages?","options":["Rust","Go"],"multi_select":true},{"id":"name","question":"Service name?"},{"id":"region","question":"Which region?","options":["eu-west","us-east"]}]}"#;
+/// Single-select, multi-select, free text and an own answer in one call (canonical shapes:
+/// Gemini CLI checks the arguments against the schema before calling).
+const BATCH: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"PostgreSQL (Recommended)"},{"label":"SQLite"}]},{"id":"langs","question":"Which languages?","options":[{"label":"Rust"},{"label":"Go"}],"multi_select":true},{"id":"name","question":"Service name?"},{"id":"region","question":"Which region?","options":[{"label":"eu-west"},{"label":"us-east"}]}]}"#;
 
 const NO_PROVIDER: &str = "Error: no way to ask the user is available; ask your question in plain text in your reply instead.";
 
@@ -192,4 +193,23 @@ fn without_a_browser_the_log_says_where_the_question_waits_and_never_the_url() {
         out.server_log
     );
     assert!(!out.server_log.contains("http://"), "{}", out.server_log);
+}
+
+/// Gemini CLI (no elicitation): the question goes to the page, and at the limit the model
+/// reads the still-open text inside Gemini's wrapper. Slow (Gemini's start-up), so in
+/// `scripts/hosts-e2e` only.
+#[test]
+#[ignore = "slow: scripts/hosts-e2e runs it"]
+fn gemini_reads_still_open_at_the_limit() {
+    let host = Host::Gemini;
+    let scenario =
+        Scenario::new(BATCH).server_args(["--via", "web", "--no-open", "--call-limit", "2s"]);
+    let out = run(host, BIN, &scenario);
+    // Gemini turns an isError result into one error text quoting the call and the result.
+    let result = json!([{"functionResponse": {"name": "ask_user_question", "response": {
+        "content": [{"type": "text", "text": ask_user_mcp::STILL_OPEN_TEXT}], "isError": true}}}]);
+    let expected = format!(
+        "MCP tool 'ask_user_question' reported tool error for function call: {{\"name\":\"ask_user_question\",\"args\":{BATCH}}} with response: {result}"
+    );
+    assert_eq!(out.texts(), [expected], "{}", out.diagnostics());
 }

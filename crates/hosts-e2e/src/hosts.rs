@@ -182,7 +182,7 @@ fn gemini(command: &mut Command, home: &Path, port: u16, server: &ServerCommand)
     });
     std::fs::write(settings.join("settings.json"), config.to_string()).unwrap();
     command
-        .args(["-p", PROMPT])
+        .args(["-p", PROMPT, "--model", "gemini-2.5-flash"])
         .env("GEMINI_API_KEY", "fake-key")
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
         .env("GEMINI_CLI_NO_RELAUNCH", "true")
@@ -192,7 +192,8 @@ fn gemini(command: &mut Command, home: &Path, port: u16, server: &ServerCommand)
 /// The text a host's model reads in one recorded tool result, by host format: Claude Code's
 /// `tool_result.content` (a string, or text blocks joined), Codex's `function_call_output`
 /// parts (joined with a newline; the first is Codex's own `Wall time: … seconds\nOutput:`),
-/// Gemini's `functionResponse.response` (its `output` text, else the JSON).
+/// Gemini's `functionResponse.response` (its `output` text, or for an `isError` result its
+/// `error` text, which quotes the call and the whole MCP result; else the JSON).
 pub fn tool_text(host: Host, result: &Value) -> String {
     let parts = |value: &Value| -> String {
         match value {
@@ -210,8 +211,8 @@ pub fn tool_text(host: Host, result: &Value) -> String {
         Host::Codex => parts(&result["output"]),
         Host::Gemini => {
             let response = &result["functionResponse"]["response"];
-            match response.get("output") {
-                Some(Value::String(text)) => text.clone(),
+            match (response.get("output"), response.get("error")) {
+                (Some(Value::String(text)), _) | (_, Some(Value::String(text))) => text.clone(),
                 _ => response.to_string(),
             }
         }
