@@ -14,6 +14,7 @@
 
 mod ask;
 mod check;
+mod doctor;
 mod durable;
 mod generated;
 mod history;
@@ -89,6 +90,9 @@ enum Command {
     /// absolute path of this binary, the host's timeouts and trust flags, keeping the user's
     /// other settings; `--print` shows instead of writing.
     Setup(setup::SetupArgs),
+    /// Show what each configured agent host will see: its entry for ask-user, its trust
+    /// flags, and the server started the way that host starts it (exit 1 on a problem).
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
@@ -182,6 +186,7 @@ fn main() -> ExitCode {
         Command::Inbox(args) => inbox::run(&args),
         Command::Hub(args) => hub::run(args),
         Command::Setup(args) => setup::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Completions(args) => generated::completions(Cli::command(), args.shell),
         Command::Man => generated::man(Cli::command()),
     };

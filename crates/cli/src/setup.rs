@@ -31,6 +31,14 @@ pub(crate) enum SetupHost {
 }
 
 impl SetupHost {
+    /// Every host, in the order `doctor` reports them.
+    pub(crate) const ALL: [SetupHost; 4] = [
+        SetupHost::ClaudeCode,
+        SetupHost::Codex,
+        SetupHost::Gemini,
+        SetupHost::Cursor,
+    ];
+
     /// The host's name as typed on the command line.
     pub(crate) fn name(self) -> &'static str {
         match self {

@@ -213,3 +213,63 @@ fn gemini_reads_still_open_at_the_limit() {
     );
     assert_eq!(out.texts(), [expected], "{}", out.diagnostics());
 }
+
+fn ask_user_in(home: &std::path::Path, args: &[&str]) -> (String, i32) {
+    let out = Command::new(BIN)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("XDG_STATE_HOME", home.join("state"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// `setup` writes the absolute path, keeps the user's settings, changes nothing the second
+/// time; `doctor` starts the server as the host would and says what it sees. A bare
+/// `command = "ask-user"` (the old README line: Codex then silently has no tool) is a problem.
+#[test]
+fn setup_is_idempotent_and_doctor_reports_what_each_host_sees() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "# my settings\nmodel = \"o3\"\n\n[mcp_servers.ask-user]\ncommand = \"ask-user\"\nargs = [\"mcp\"]\n").unwrap();
+    let (report, status) = ask_user_in(home.path(), &["doctor"]);
+    assert_eq!(status, 1, "{report}");
+    assert!(
+        report.contains("problem: the command is not an absolute path"),
+        "{report}"
+    );
+
+    let (out, status) = ask_user_in(home.path(), &["setup", "codex", "--", "--via", "none"]);
+    assert_eq!(status, 0, "{out}");
+    let written = std::fs::read_to_string(&config).unwrap();
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    assert_eq!(
+        written,
+        format!(
+            "# my settings\nmodel = \"o3\"\n\n[mcp_servers.ask-user]\ncommand = {:?}\nargs = [\"mcp\", \"--via\", \"none\"]\nstartup_timeout_sec = 20\ntool_timeout_sec = 300\ndefault_tools_approval_mode = \"approve\"\n",
+            bin.display().to_string()
+        )
+    );
+    let (again, _) = ask_user_in(home.path(), &["setup", "codex", "--", "--via", "none"]);
+    assert!(again.starts_with("unchanged: "), "{again}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), written);
+
+    let (report, status) = ask_user_in(home.path(), &["doctor"]);
+    assert_eq!(status, 0, "{report}");
+    assert!(report.contains("claude-code: not set up"), "{report}");
+    assert!(
+        report.contains("started as codex would: codex-mcp-client 0.171.0 connected (protocol 2025-06-18); questions go to its own form"),
+        "{report}"
+    );
+    assert!(
+        report.contains("  tools/list: ask_user_question\n"),
+        "{report}"
+    );
+    assert!(report.contains("ask-user ends them at 270 s"), "{report}");
+}
