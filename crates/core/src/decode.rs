@@ -277,7 +277,6 @@ impl Decoder<'_> {
             })
             .collect();
         let mut first_use: HashMap<String, usize> = HashMap::new();
-        let mut first_look: HashMap<String, usize> = HashMap::new();
         let mut questions = Vec::with_capacity(items.len());
         for (index, item) in items.into_iter().enumerate() {
             let path = format!("questions[{index}]");

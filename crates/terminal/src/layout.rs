@@ -89,6 +89,12 @@ pub(crate) struct Document {
     pub(crate) head: usize,
     /// Notice and key help, always shown at the bottom.
     pub(crate) footer: Vec<Line<'static>>,
+    /// The body lines of the question text.
+    pub(crate) question_lines: Range<usize>,
+    /// The question on one line, for the top of a view scrolled past it.
+    pub(crate) digest: String,
+    /// The width laid out for.
+    pub(crate) width: u16,
 }
 
 impl Document {
@@ -157,11 +163,13 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     if let Some(full) = full_header {
         body.extend(wrap(&full, width).into_iter().map(|l| Line::styled(l, DIM)));
     }
+    let question_start = body.len();
     body.extend(
         wrap(&sanitize(&question.question), width)
             .into_iter()
             .map(|l| Line::styled(l, BOLD)),
     );
+    let question_lines = question_start..body.len();
     body.push(Line::default());
     let head = body.len();
 
@@ -285,6 +293,9 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         rows,
         head,
         footer,
+        question_lines,
+        digest: sanitize_line(&question.question),
+        width: u16::try_from(width).unwrap_or(u16::MAX),
     }
 }
 
@@ -312,7 +323,7 @@ fn own_answer(
     let mut shown: Vec<(usize, String)> = text
         .text()
         .grapheme_indices(true)
-        .map(|(i, g)| (i, sanitize_line(g)))
+        .map(|(i, g)| (i, ask_user_core::text::inert(g).replace('\n', "\u{2424}")))
         .collect();
     // The caret after the last grapheme is drawn on a space of its own.
     shown.push((text.text().len(), " ".to_owned()));
