@@ -104,9 +104,10 @@ impl Document {
     }
 }
 
-/// What was answered to `question`, on one line of at most `width` columns:
-/// `✔ question → answer` (the question shortened first when the line is too long).
-pub(crate) fn summary_line(question: &Question, answer: &AnswerItem, width: usize) -> String {
+/// What was answered to `question`, in lines of at most `width` columns:
+/// `✔ question → answer` on one line when it fits (the question shortened first); else the
+/// question on its line and the answer wrapped below it (`  → answer`), never cut.
+pub(crate) fn summary_lines(question: &Question, answer: &AnswerItem, width: usize) -> Vec<String> {
     let mut parts: Vec<String> = answer.selected.iter().map(|l| sanitize_line(l)).collect();
     if let Some(custom) = &answer.custom {
         parts.push(sanitize_line(custom));
@@ -117,8 +118,35 @@ pub(crate) fn summary_line(question: &Question, answer: &AnswerItem, width: usiz
         parts.join(", ")
     };
     let asked = sanitize_line(&question.question);
-    let room = width.saturating_sub(said.width() + 5).max(12);
-    truncate(&format!("✔ {} → {said}", truncate(&asked, room)), width)
+    // `✔ ` + at least 12 columns of the question + ` → ` + the answer.
+    if said.width() + 5 + 12.min(asked.width()) <= width {
+        let room = width - said.width() - 5;
+        return vec![format!("✔ {} → {said}", truncate(&asked, room))];
+    }
+    let mut lines = vec![truncate(&format!("✔ {asked}"), width)];
+    lines.extend(
+        wrap(&said, width.saturating_sub(4).max(8))
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| format!("{}{l}", if i == 0 { "  → " } else { "    " })),
+    );
+    lines
+}
+
+/// What is left on screen when a question closes under the human with text typed: why it
+/// closed, and each typed text in full (to read and copy), under its question.
+pub(crate) fn closed_lines(state: &AskState<'_>, why: &str, width: usize) -> Vec<String> {
+    let typed = state.typed_texts();
+    if typed.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!("✘ Not sent: {why}. What you typed:")];
+    for (index, text) in typed {
+        let asked = sanitize_line(&state.request.questions()[index].question);
+        lines.push(truncate(&format!("  {asked}"), width));
+        lines.push(ask_user_core::text::inert(text).replace('\n', "\u{2424}"));
+    }
+    lines
 }
 
 /// Lays out the question on screen for `width` columns.
@@ -134,7 +162,11 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         .zip(&state.questions)
     {
         if let Some(answer) = &answered.answer {
-            body.push(Line::styled(summary_line(asked, answer, width), DIM));
+            body.extend(
+                summary_lines(asked, answer, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, DIM)),
+            );
         }
     }
 
@@ -262,6 +294,11 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         )),
         Some(Notice::ConfirmSkipLast) => Some((
             "Skip this question? Enter sends the answers with it skipped; any other key keeps it open."
+                .to_owned(),
+            theme.notice(),
+        )),
+        Some(Notice::ConfirmDismiss) => Some((
+            "Dismiss all questions? Your answers and typed text are lost. Ctrl-C again dismisses; any other key keeps them."
                 .to_owned(),
             theme.notice(),
         )),

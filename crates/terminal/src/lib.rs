@@ -60,12 +60,13 @@ pub use sanitize::{sanitize, sanitize_line};
 use std::time::{Duration, Instant};
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Settled,
+    UserInteraction,
 };
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
 
-use crate::layout::{Theme, summary_line};
+use crate::layout::{Theme, closed_lines, summary_lines};
 use crate::state::{AskState, Step};
 use crate::tty::Session;
 
@@ -132,6 +133,7 @@ impl Terminal {
         &self,
         request: &AskUserQuestionRequest,
         cancel: CancellationToken,
+        decide: Option<Decide>,
     ) -> Result<Answers, AskError> {
         // Fails fast without a terminal, before waiting for another ask.
         drop(tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?);
@@ -150,7 +152,8 @@ impl Terminal {
         std::thread::Builder::new()
             .name("ask-user-terminal".to_owned())
             .spawn(move || {
-                let result = ask_on_this_thread(&request, thread_cancel, theme, deadline);
+                let result =
+                    ask_on_this_thread(&request, thread_cancel, theme, deadline, decide.as_ref());
                 drop(turn);
                 let _ = done_tx.send(());
                 let _ = result_tx.send(result);
@@ -205,6 +208,7 @@ fn ask_on_this_thread(
     cancel: CancellationToken,
     theme: Theme,
     deadline: Option<Instant>,
+    decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
     if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
         // No cursor addressing: plain lines and the terminal's own line editing.
@@ -215,7 +219,7 @@ fn ask_on_this_thread(
         .enable_all()
         .build()
         .map_err(|e| AskError::Failed(format!("the terminal failed: {e}")))?;
-    runtime.block_on(ask_loop(request, cancel, theme, deadline))
+    runtime.block_on(ask_loop(request, cancel, theme, deadline, decide))
 }
 
 /// A signal stream, or one that never yields when it cannot be listened to.
@@ -274,6 +278,7 @@ async fn ask_loop(
     cancel: CancellationToken,
     theme: Theme,
     deadline: Option<Instant>,
+    decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
     let tty = tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?;
     if cancel.is_cancelled() {
@@ -301,7 +306,14 @@ async fn ask_loop(
             event = stream.next() => Wake::Input(event),
         };
         let event = match wake {
-            Wake::Cancelled => return Err(AskError::Cancelled),
+            Wake::Cancelled => {
+                // Text the human typed survives the question closing: it is left on screen
+                // (and in the scrollback, to copy) with why it closed.
+                let width = usize::from(crossterm::terminal::size().map_or(80, |s| s.0));
+                let why = closed_why(decide.and_then(Decide::settled), deadline);
+                session.leave(closed_lines(&state, &why, width.max(20)));
+                return Err(AskError::Cancelled);
+            }
             Wake::Suspend => {
                 with_reader_stopped(&mut events, || session.suspend(&state)).map_err(failed)?;
                 continue;
@@ -333,7 +345,7 @@ async fn ask_loop(
                                 .questions()
                                 .iter()
                                 .zip(&answers.answers)
-                                .map(|(q, a)| summary_line(q, a, width.max(20)))
+                                .flat_map(|(q, a)| summary_lines(q, a, width.max(20)))
                                 .collect(),
                         );
                         return Ok(answers);
@@ -357,6 +369,23 @@ async fn ask_loop(
     }
 }
 
+/// Why the question closed under the human, in words that complete "Not sent: …".
+fn closed_why(settled: Option<Settled>, deadline: Option<Instant>) -> String {
+    let elsewhere = |by: Option<String>| by.map_or("elsewhere".to_owned(), |b| format!("in {b}"));
+    match settled {
+        Some(Settled::Answered { by, .. }) => {
+            format!("the question was answered {} first", elsewhere(by))
+        }
+        Some(Settled::Dismissed { by }) => format!("the question was dismissed {}", elsewhere(by)),
+        Some(Settled::TimedOut(_)) => "the question timed out".to_owned(),
+        Some(Settled::Aborted) => "the agent stopped waiting".to_owned(),
+        Some(Settled::Withdrawn) => "the question was withdrawn".to_owned(),
+        _ if deadline.is_some_and(|d| Instant::now() >= d) => "the question timed out".to_owned(),
+        _ => "the question was closed (the agent stopped waiting or it was answered elsewhere)"
+            .to_owned(),
+    }
+}
+
 /// Ctrl-C, Ctrl-L, Ctrl-Z: the keys that work on a terminal too small for the question.
 fn is_control_key(key: KeyEvent) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL)
@@ -370,7 +399,18 @@ impl UserInteraction for Terminal {
         cancel: CancellationToken,
         _decide: ask_user_core::Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(self.run(request, cancel))
+        Box::pin(self.run(request, cancel, None))
+    }
+
+    /// Like [`UserInteraction::ask`]; when the question closes under the human, the race's
+    /// outcome says why (answered elsewhere, timed out, withdrawn), shown beside their text.
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(self.run(request, cancel, Some(decide)))
     }
 
     /// Whether the process has a controlling terminal (`/dev/tty` opens).

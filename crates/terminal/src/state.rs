@@ -23,7 +23,8 @@
 //! - Enter confirms the question on screen (the option under the cursor, the chosen set, or
 //!   the typed text); Enter with nothing chosen and nothing typed asks once more;
 //! - Esc skips the question on screen; on the last question it asks for Enter first, so Esc
-//!   never sends the batch by itself; Ctrl-C dismisses the whole batch;
+//!   never sends the batch by itself; Ctrl-C dismisses the whole batch — with an answer given
+//!   or text typed it asks first, and a second Ctrl-C dismisses;
 //! - ← (when no text is being edited) and Shift-Tab go back to the previous question, which
 //!   keeps what the human chose there; Backspace only ever deletes text;
 //! - the own answer is edited by [`Editor`] (caret, whole graphemes);
@@ -63,6 +64,8 @@ pub(crate) enum Notice {
     ConfirmSkipLast,
     /// The submission was refused by normalisation; the text says why.
     Refused(String),
+    /// Ctrl-C with answers or typed text in progress: a second Ctrl-C dismisses.
+    ConfirmDismiss,
 }
 
 /// What the human did so far with one question.
@@ -186,6 +189,23 @@ impl<'r> AskState<'r> {
         &mut self.questions[self.current]
     }
 
+    /// Whether the human has something to lose: a question answered, or text typed.
+    pub(crate) fn in_progress(&self) -> bool {
+        self.questions
+            .iter()
+            .any(|q| q.answer.is_some() || !q.text.is_empty())
+    }
+
+    /// Everything the human typed as their own answers, by question (question index, text).
+    pub(crate) fn typed_texts(&self) -> Vec<(usize, &str)> {
+        self.questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !q.text.text().trim().is_empty())
+            .map(|(i, q)| (i, q.text.text()))
+            .collect()
+    }
+
     /// Whether the cursor is on the own-answer row.
     pub(crate) fn on_text_row(&self) -> bool {
         self.state().cursor == self.question().options.len()
@@ -224,7 +244,12 @@ impl<'r> AskState<'r> {
         let number = self.number.take();
         let editing = self.on_text_row() && !self.state().text.is_empty();
         match key.code {
-            KeyCode::Char('c') if ctrl => return Step::Dismissed,
+            KeyCode::Char('c') if ctrl => {
+                if confirming == Some(Notice::ConfirmDismiss) || !self.in_progress() {
+                    return Step::Dismissed;
+                }
+                self.notice = Some(Notice::ConfirmDismiss);
+            }
             KeyCode::Char('l') if ctrl => return Step::Redraw,
             KeyCode::Char('z') if ctrl => return Step::Suspend,
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.

@@ -281,3 +281,12 @@ fn a_terminal_too_small_says_so() {
     let state = AskState::new(&request);
     assert_snapshot!("too_small", screen(&state, 20, 5));
 }
+
+#[test]
+fn ctrl_c_with_an_answer_given_asks_before_dismissing() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter]);
+    state.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_snapshot!("confirm_dismiss", screen(&state, 80, 14));
+}

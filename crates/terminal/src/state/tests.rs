@@ -464,3 +464,31 @@ fn a_number_waits_a_short_time_for_its_next_digit() {
         "too late: the next number, option 2"
     );
 }
+
+#[test]
+fn ctrl_c_with_answers_or_text_in_progress_asks_once_more() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let request = request(BATCH);
+    // Nothing to lose: one Ctrl-C dismisses.
+    let mut state = AskState::new(&request);
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
+    // One answer given: Ctrl-C asks, any other key keeps everything, a second Ctrl-C dismisses.
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter]);
+    assert_eq!(state.handle_key(ctrl_c), Step::Stay);
+    assert_eq!(state.notice, Some(Notice::ConfirmDismiss));
+    press(&mut state, &[KeyCode::Down]);
+    assert_eq!(state.notice, None);
+    assert_eq!(
+        state.handle_key(ctrl_c),
+        Step::Stay,
+        "asked again after another key"
+    );
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
+    // Typed text: the same.
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("wait"));
+    assert_eq!(state.handle_key(ctrl_c), Step::Stay);
+    assert_eq!(state.state().text.text(), "wait");
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
+}
