@@ -89,6 +89,7 @@ const RESTORE_WAIT: Duration = Duration::from_secs(1);
 pub struct Terminal {
     color: Option<bool>,
     timeout: Option<Duration>,
+    esc_back: bool,
 }
 
 impl Default for Terminal {
@@ -104,6 +105,7 @@ impl Terminal {
         Self {
             color: None,
             timeout: None,
+            esc_back: false,
         }
     }
 
@@ -118,6 +120,14 @@ impl Terminal {
     /// it by cancelling the token; this only shows it).
     pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// The same answerer for a host that opened the question from a list (`ask-user inbox`):
+    /// Esc goes back to the list instead of skipping — the ask ends with
+    /// [`AskError::Cancelled`], nothing decided, and stays open.
+    pub fn with_esc_back(mut self) -> Self {
+        self.esc_back = true;
         self
     }
 
@@ -144,6 +154,7 @@ impl Terminal {
         };
         let request = request.clone();
         let theme = self.theme();
+        let esc_back = self.esc_back;
         let deadline = self.timeout.map(|t| Instant::now() + t);
         let inner = cancel.child_token();
         let (result_tx, result_rx) = tokio::sync::oneshot::channel();
@@ -152,8 +163,12 @@ impl Terminal {
         std::thread::Builder::new()
             .name("ask-user-terminal".to_owned())
             .spawn(move || {
-                let result =
-                    ask_on_this_thread(&request, thread_cancel, theme, deadline, decide.as_ref());
+                let result = ask_on_this_thread(
+                    &request,
+                    thread_cancel,
+                    Options { theme, deadline, esc_back },
+                    decide.as_ref(),
+                );
                 drop(turn);
                 let _ = done_tx.send(());
                 let _ = result_tx.send(result);
@@ -206,8 +221,7 @@ impl Drop for Withdraw {
 fn ask_on_this_thread(
     request: &AskUserQuestionRequest,
     cancel: CancellationToken,
-    theme: Theme,
-    deadline: Option<Instant>,
+    options: Options,
     decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
     if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
@@ -219,7 +233,7 @@ fn ask_on_this_thread(
         .enable_all()
         .build()
         .map_err(|e| AskError::Failed(format!("the terminal failed: {e}")))?;
-    runtime.block_on(ask_loop(request, cancel, theme, deadline, decide))
+    runtime.block_on(ask_loop(request, cancel, options, decide))
 }
 
 /// A signal stream, or one that never yields when it cannot be listened to.
@@ -276,16 +290,21 @@ enum Wake {
 async fn ask_loop(
     request: &AskUserQuestionRequest,
     cancel: CancellationToken,
-    theme: Theme,
-    deadline: Option<Instant>,
+    options: Options,
     decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
+    let Options {
+        theme,
+        deadline,
+        esc_back,
+    } = options;
     let tty = tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?;
     if cancel.is_cancelled() {
         return Err(AskError::Cancelled);
     }
     let failed = |e: std::io::Error| AskError::Failed(format!("the terminal failed: {e}"));
     let mut state = AskState::new(request);
+    state.esc_back = esc_back;
     let mut tstp = listen(rustix::process::Signal::TSTP.as_raw());
     let mut cont = listen(rustix::process::Signal::CONT.as_raw());
     let mut session = Session::start(tty, &state, theme).map_err(failed)?;
@@ -351,6 +370,7 @@ async fn ask_loop(
                         return Ok(answers);
                     }
                     Step::Dismissed => return Err(AskError::Dismissed),
+                    Step::Back => return Err(AskError::Cancelled),
                     Step::Redraw => session.redraw().map_err(failed)?,
                     Step::Suspend => {
                         with_reader_stopped(&mut events, || session.suspend(&state))
@@ -367,6 +387,14 @@ async fn ask_loop(
             None => return Err(AskError::Failed("the terminal closed".to_owned())),
         }
     }
+}
+
+/// How one ask is drawn and keyed.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    theme: Theme,
+    deadline: Option<Instant>,
+    esc_back: bool,
 }
 
 /// Why the question closed under the human, in words that complete "Not sent: …".

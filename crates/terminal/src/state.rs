@@ -53,6 +53,8 @@ pub(crate) enum Step {
     Redraw,
     /// Ctrl-Z: put the question away, stop the process, draw it again on resume.
     Suspend,
+    /// Esc when the question was opened from a list: back to it, nothing decided.
+    Back,
 }
 
 /// A message under the options.
@@ -153,6 +155,8 @@ pub(crate) struct AskState<'r> {
     /// The question on screen was just opened: a view too short for question and options
     /// shows the question's start first (the renderer scrolls to the top).
     pub(crate) show_top: bool,
+    /// Esc goes back to the list the question was opened from (`ask-user inbox`).
+    pub(crate) esc_back: bool,
     /// Published by the renderer.
     pub(crate) view: ViewInfo,
     /// Seconds left before the ask times out, when it has a budget.
@@ -170,6 +174,7 @@ impl<'r> AskState<'r> {
             number: None,
             peek: 0,
             show_top: true,
+            esc_back: false,
             view: ViewInfo::default(),
             seconds_left: None,
         }
@@ -252,6 +257,7 @@ impl<'r> AskState<'r> {
             }
             KeyCode::Char('l') if ctrl => return Step::Redraw,
             KeyCode::Char('z') if ctrl => return Step::Suspend,
+            KeyCode::Esc if self.esc_back => return Step::Back,
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.
             KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
