@@ -106,3 +106,23 @@ fn an_empty_inbox_says_it_waits() {
     assert_snapshot!("inbox_empty", screen(&view, 60, 6));
     assert_eq!(key(&mut view, KeyCode::Enter), Action::Stay);
 }
+
+#[test]
+fn raw_bytes_become_the_keys_the_list_knows() {
+    let keys: Vec<KeyCode> = super::keys_of(b"\x1b[A\x1bOB\r q\x1b[1;5H\x1b[F\x03")
+        .into_iter()
+        .map(|k| k.code)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::Enter,
+            KeyCode::Char(' '),
+            KeyCode::Char('q'),
+            KeyCode::End,
+            KeyCode::Char('c'),
+        ]
+    );
+}
