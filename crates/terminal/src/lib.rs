@@ -421,17 +421,8 @@ fn is_control_key(key: KeyEvent) -> bool {
 }
 
 impl UserInteraction for Terminal {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(self.run(request, cancel, None))
-    }
-
-    /// Like [`UserInteraction::ask`]; when the question closes under the human, the race's
-    /// outcome says why (answered elsewhere, timed out, withdrawn), shown beside their text.
+    /// Asks on the terminal; when the question closes under the human, the race's outcome
+    /// says why (answered elsewhere, timed out, withdrawn), shown beside their typed text.
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
