@@ -449,7 +449,14 @@ fn help(state: &AskState<'_>) -> Vec<String> {
         });
     }
     keys.push("Enter confirm".to_owned());
-    keys.push(if state.esc_back { "Esc back to the list" } else { "Esc skip" }.to_owned());
+    keys.push(
+        if state.esc_back {
+            "Esc back to the list"
+        } else {
+            "Esc skip"
+        }
+        .to_owned(),
+    );
     if state.current > 0 {
         keys.push("← back".to_owned());
     }

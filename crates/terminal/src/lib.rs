@@ -166,7 +166,11 @@ impl Terminal {
                 let result = ask_on_this_thread(
                     &request,
                     thread_cancel,
-                    Options { theme, deadline, esc_back },
+                    Options {
+                        theme,
+                        deadline,
+                        esc_back,
+                    },
                     decide.as_ref(),
                 );
                 drop(turn);
