@@ -1,7 +1,8 @@
 //! The terminal's sanitiser (`ask_user_terminal::sanitize`, pure) on arbitrary model text:
 //! what reaches the screen holds no character a terminal could act on or that hides or
 //! reorders text — no control (Cc) other than the newline, no format character (Cf: bidi
-//! controls, zero-width characters, invisible tags, …), no line or paragraph separator — and
+//! controls, zero-width characters, invisible tags, …) except the joiners the shared text rule
+//! keeps inside a cluster, no line or paragraph separator — and
 //! sanitising twice changes nothing; `sanitize_line` holds no newline at all.
 #![no_main]
 
@@ -15,12 +16,18 @@ fn check_inert(text: &str, newline_allowed: bool) {
         if c == '\n' && newline_allowed {
             continue;
         }
-        // The joiner of an emoji sequence (👨‍👩‍👧) stays: it joins two pictographs and
-        // hides nothing. Anywhere else it must be shown.
-        if c == '\u{200d}'
+        // Joiners inside a script's or an emoji's cluster stay (Persian ZWNJ, 👨‍👩‍👧): they
+        // follow a visible non-ASCII character and hide nothing. So do the tags of a
+        // subdivision flag (🏴 + tags). Anywhere else they must be shown.
+        if matches!(c, '\u{200c}' | '\u{200d}')
             && i > 0
             && !chars[i - 1].is_ascii()
-            && chars.get(i + 1).is_some_and(|n| !n.is_ascii() && *n != '\u{200d}')
+        {
+            continue;
+        }
+        if ('\u{e0020}'..='\u{e007f}').contains(&c)
+            && chars[..i].iter().rev().find(|p| !('\u{e0020}'..='\u{e007f}').contains(*p))
+                == Some(&'\u{1f3f4}')
         {
             continue;
         }

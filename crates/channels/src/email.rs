@@ -142,11 +142,11 @@ impl Email {
             html.push_str("<p>Answer (each link asks you to confirm):</p><ul>");
             for c in &notice.choices {
                 let url = notice.answer_url(NAME, &c.token);
-                plain.push_str(&format!("- {}: {url}\n", one_line(&c.label)));
+                plain.push_str(&format!("- {}: {url}\n", one_line(&text::label(&c.label))));
                 html.push_str(&format!(
                     "<li><a href=\"{}\">{}</a></li>",
                     escape_html(&url),
-                    escape_html(&c.label)
+                    escape_html(&text::label(&c.label))
                 ));
             }
             html.push_str("</ul>");

@@ -124,7 +124,7 @@ impl Ntfy {
             for c in &notice.choices {
                 actions.push(json!({
                     "action": "http",
-                    "label": c.label,
+                    "label": text::label(&c.label),
                     "url": notice.answer_url(NAME, &c.token),
                     "method": "POST",
                     "clear": true,

@@ -111,8 +111,8 @@ async fn email_confirm(
         .unwrap_or_default();
     let body = format!(
         "<p style=\"white-space:pre-wrap\">{}</p><form method=\"post\"><button type=\"submit\">Answer \u{201c}{}\u{201d}</button></form>",
-        escape_html(&question),
-        escape_html(&choice.label)
+        escape_html(&crate::text::question(&question)),
+        escape_html(&crate::text::label(&choice.label))
     );
     page(StatusCode::OK, "Confirm your answer", &body)
 }
@@ -149,7 +149,10 @@ async fn answer(
     match state.tokens.redeem(ask, channel, token, user).await {
         Ok(choice) => (
             StatusCode::OK,
-            format!("Answer recorded: \u{201c}{}\u{201d}.", choice.label),
+            format!(
+                "Answer recorded: \u{201c}{}\u{201d}.",
+                crate::text::label(&choice.label)
+            ),
         )
             .into_response(),
         Err(RedeemError::Refused(r)) => (refusal_status(&r), r.to_string()).into_response(),

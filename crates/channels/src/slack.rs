@@ -218,7 +218,7 @@ impl Slack {
                 json!({
                     "type": "button",
                     "action_id": format!("answer-{i}"),
-                    "text": plain(&c.label, 75),
+                    "text": plain(&text::label(&c.label), 75),
                     "value": format!("{}:{}", notice.ask, c.token),
                 })
             })
@@ -231,9 +231,10 @@ impl Slack {
                 .iter()
                 .enumerate()
                 .map(|(i, o)| {
-                    let mut opt = json!({"text": plain(&o.label, 75), "value": i.to_string()});
+                    let mut opt =
+                        json!({"text": plain(&text::label(&o.label), 75), "value": i.to_string()});
                     if let Some(d) = o.description.as_deref().filter(|d| !d.trim().is_empty()) {
-                        opt["description"] = plain(d, 75);
+                        opt["description"] = plain(&text::label(d), 75);
                     }
                     opt
                 })

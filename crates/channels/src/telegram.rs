@@ -136,6 +136,7 @@ fn toggle_button(ask: AskId, i: usize, label: &str, chosen: bool) -> Value {
     } else {
         (UNCHOSEN, '+')
     };
+    let label = text::label(label);
     json!({"text": format!("{mark} {label}"), "callback_data": format!("{ask}:{sign}{i}")})
 }
 
@@ -225,7 +226,7 @@ impl Telegram {
             .iter()
             .map(|c| {
                 json!([{
-                    "text": c.label,
+                    "text": text::label(&c.label),
                     "callback_data": format!("{}:{}", notice.ask, c.token),
                 }])
             })

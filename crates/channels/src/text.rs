@@ -1,8 +1,15 @@
 //! The plain text every channel starts from: who asks, the heading, the question and its
 //! options (docs/contract.md §9 "Who asks", §10). Plain text only; a channel with markup
 //! escapes these strings itself.
+//!
+//! Every model-supplied or caller-supplied string goes through the one text-safety rule of
+//! every surface ([`ask_user_core::text`], docs/contract.md §6 "Text safety"): bidi controls
+//! and invisible characters shown visibly and inertly (`\u{202e}`), joiners inside a script's
+//! cluster kept, runs of blank lines collapsed. A button or link names its option by
+//! [`label`].
 
 use ask_user_core::Question;
+use ask_user_core::text::{display, display_line};
 use ask_user_store::Asker;
 
 use crate::channel::Notice;
@@ -11,9 +18,10 @@ use crate::channel::Notice;
 /// (`claude-code · ~/src/app · laptop`); `An agent` when nothing is known.
 #[must_use]
 pub fn who(asker: &Asker) -> String {
-    let parts: Vec<&str> = [&asker.agent, &asker.project, &asker.host]
+    let parts: Vec<String> = [&asker.agent, &asker.project, &asker.host]
         .into_iter()
         .filter_map(|p| p.as_deref())
+        .map(display_line)
         .filter(|p| !p.trim().is_empty())
         .collect();
     if parts.is_empty() {
@@ -29,7 +37,9 @@ pub fn who(asker: &Asker) -> String {
 pub fn title(notice: &Notice) -> String {
     let who = who(&notice.asker);
     match notice.questions.first().and_then(|q| q.header.as_deref()) {
-        Some(h) if !h.trim().is_empty() => format!("{who} asks: {h}"),
+        Some(h) if !display_line(h).trim().is_empty() => {
+            format!("{who} asks: {}", display_line(h))
+        }
         _ => format!("{who} asks"),
     }
 }
@@ -46,16 +56,30 @@ pub fn body(notice: &Notice) -> String {
         .join("\n\n")
 }
 
+/// An option's label as a button, link or list item shows it: one line, by the shared rule.
+#[must_use]
+pub fn label(label: &str) -> String {
+    display_line(label)
+}
+
+/// A question's text as a channel shows it (several lines, by the shared rule).
+#[must_use]
+pub fn question(text: &str) -> String {
+    display(text)
+}
+
 fn question_text(q: &Question) -> String {
-    let mut s = q.question.clone();
+    let mut s = display(&q.question);
     if q.multi_select && !q.options.is_empty() {
         s.push_str(" (choose one or more)");
     }
     for (i, o) in q.options.iter().enumerate() {
-        s.push_str(&format!("\n{}. {}", i + 1, o.label));
-        if let Some(d) = o.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        s.push_str(&format!("\n{}. {}", i + 1, label(&o.label)));
+        if let Some(d) = o.description.as_deref().map(display_line)
+            && !d.trim().is_empty()
+        {
             s.push_str(" \u{2014} ");
-            s.push_str(d);
+            s.push_str(&d);
         }
     }
     s

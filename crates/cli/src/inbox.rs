@@ -1,16 +1,18 @@
-//! `ask-user inbox`: a terminal inbox for the store's open asks (docs/contract.md §8
-//! "Headless askers"). It lists who asks, when, the header and the question (a detached ask
-//! is marked "the agent stopped waiting; your answer is kept for its retry"), redraws on every
-//! change of the store's feed, rings the bell when a new ask arrives, and answers the chosen
-//! ask with the terminal answerer. The answer is recorded through the store's compare-and-set
+//! `ask-user inbox`: a full-screen terminal inbox for the store's open asks (docs/contract.md
+//! §8 "Headless askers", §6 "`ask-user inbox` is a full-screen list").
+//!
+//! The list ([`crate::inbox_view`]) groups the open asks by agent, oldest waiting first, with
+//! who asks and how long each has waited; the selection is an ask id, so an arrival never
+//! moves it. Enter opens the chosen ask in the terminal answerer, under a line saying who
+//! asks; Esc there goes back to the list (never a dismissal). A new ask rings the bell and sets
+//! the window title to the count. The answer is recorded through the store's compare-and-set
 //! before the human is told "taken"; otherwise the human is told which answer counted.
 //!
 //! It holds a shared lock on the store's presence file (`PATH.inbox`) while it runs, so an
 //! `ask --via inbox` can tell whether any inbox is open.
 
-use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,11 +22,17 @@ use ask_user_core::{
     Offer, RecordOutcome, Settled, UserInteraction, decode,
 };
 use ask_user_host::durable::{STORE_ENV, StoreArgs, describe_closed, record};
-use ask_user_store::{AskId, AskRecord, Store};
+use ask_user_store::{AskId, AskRecord, Store, Timestamp};
+use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, execute, queue};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
 use tokio::io::unix::AsyncFd;
 
 use crate::Ended;
-use crate::history::{one_line, summary, time};
+use crate::inbox_view::{Action, InboxView, age, agent_of, who_line};
+
+pub(crate) use crate::inbox_view::DETACHED_TEXT;
 
 /// Options of `ask-user inbox`.
 #[derive(Debug, clap::Args)]
@@ -35,22 +43,19 @@ pub(crate) struct InboxArgs {
     store: Option<String>,
 }
 
-/// The mark of a detached ask (docs/contract.md §8).
-pub(crate) const DETACHED_TEXT: &str =
-    "the agent stopped waiting; your answer is kept for its retry";
 /// Said when the human's answer was stored as the outcome.
 pub(crate) const TAKEN_TEXT: &str = "Taken: your answer is stored and goes to the agent.";
 /// Said when the human's dismissal was stored as the outcome.
 pub(crate) const DISMISSED_TEXT: &str = "Taken: the agent is told you dismissed the question.";
-/// Said with no open ask.
-pub(crate) const EMPTY_TEXT: &str = "No open questions. Waiting for agents to ask…";
-/// The prompt line.
-pub(crate) const PROMPT_TEXT: &str = "Type a number and Enter to answer it; q and Enter to quit.";
+/// Said when the human went back to the list without deciding.
+pub(crate) const BACK_TEXT: &str = "Back to the list: nothing was sent; the question stays open.";
 /// Without a terminal.
 pub(crate) const NO_TERMINAL_TEXT: &str = "inbox: needs a terminal (/dev/tty)";
 
 /// How long the terminal answerer may take to leave the screen after the ask closed elsewhere.
 const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
+/// How often the list is redrawn with nothing changing (the ages move).
+const AGE_TICK: Duration = Duration::from_secs(15);
 
 pub(crate) fn run(args: &InboxArgs) -> Ended {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -69,6 +74,95 @@ pub(crate) fn run(args: &InboxArgs) -> Ended {
     }
 }
 
+/// The full screen on `/dev/tty`: raw mode, the alternate screen and a hidden cursor while it
+/// lives; all given back on drop (also on an error or a panic unwinding).
+struct Screen {
+    terminal: Terminal<CrosstermBackend<File>>,
+}
+
+impl Screen {
+    fn enter() -> std::io::Result<Self> {
+        let mut tty = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        terminal::enable_raw_mode()?;
+        execute!(tty, EnterAlternateScreen, cursor::Hide)?;
+        let terminal = Terminal::new(CrosstermBackend::new(tty))?;
+        Ok(Self { terminal })
+    }
+
+    fn draw(&mut self, view: &InboxView) -> std::io::Result<()> {
+        self.terminal
+            .draw(|frame| view.render(frame.area(), frame.buffer_mut()))
+            .map(|_| ())
+    }
+
+    /// Bell and window title for `count` waiting asks (`arrived` new ones).
+    fn announce(&mut self, count: usize, arrived: bool) -> std::io::Result<()> {
+        let tty = self.terminal.backend_mut();
+        if arrived {
+            tty.write_all(b"\x07")?;
+        }
+        write!(tty, "\x1b]0;ask-user inbox \u{2014} {count} waiting\x1b\\")?;
+        tty.flush()
+    }
+
+    /// The screen cleared for the answer view, with who asks on top; the answerer draws below.
+    fn open(&mut self, heading: &[String]) -> std::io::Result<()> {
+        let tty = self.terminal.backend_mut();
+        queue!(
+            tty,
+            terminal::Clear(terminal::ClearType::All),
+            cursor::MoveTo(0, 0)
+        )?;
+        for line in heading {
+            write!(tty, "{line}\r\n")?;
+        }
+        write!(tty, "\r\n")?;
+        tty.flush()
+    }
+
+    /// Back from the answer view: raw mode again (the answerer turned it off) and a full redraw.
+    fn back(&mut self) -> std::io::Result<()> {
+        terminal::enable_raw_mode()?;
+        let tty = self.terminal.backend_mut();
+        execute!(tty, terminal::Clear(terminal::ClearType::All), cursor::Hide)?;
+        // A fresh terminal has empty buffers, so the next draw paints every cell (its
+        // `clear` would ask the terminal for the cursor position, a reply that can be lost).
+        let tty = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        self.terminal = Terminal::new(CrosstermBackend::new(tty))?;
+        Ok(())
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let tty = self.terminal.backend_mut();
+        let _ = execute!(tty, LeaveAlternateScreen, cursor::Show);
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// Who asks, for the top of the answer view.
+fn heading(rec: &AskRecord, now_ms: i64) -> Vec<String> {
+    let who = who_line(rec);
+    let mut line = format!(
+        "Asked by {} \u{b7} waiting {}",
+        agent_of(rec),
+        age(now_ms, rec.created_at.0)
+    );
+    if !who.is_empty() {
+        line = format!(
+            "Asked by {} \u{b7} {who} \u{b7} waiting {}",
+            agent_of(rec),
+            age(now_ms, rec.created_at.0)
+        );
+    }
+    let mut lines = vec![line];
+    if !rec.attached {
+        lines.push(format!("({DETACHED_TEXT})"));
+    }
+    lines
+}
+
 async fn inbox(args: &InboxArgs) -> Result<(), String> {
     let store = StoreArgs {
         store: args.store.clone(),
@@ -76,109 +170,71 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
     }
     .open()
     .await?;
-    let mut screen = OpenOptions::new()
-        .write(true)
-        .open("/dev/tty")
-        .map_err(|_| NO_TERMINAL_TEXT.to_owned())?;
-    let mut input = TtyLines::open().map_err(|_| NO_TERMINAL_TEXT.to_owned())?;
+    let mut screen = Screen::enter().map_err(|_| NO_TERMINAL_TEXT.to_owned())?;
     let _presence = crate::durable::hold_inbox_lock(&store);
     let mut feed = store.subscribe().await.map_err(|e| e.to_string())?;
-    let mut seen: HashSet<AskId> = HashSet::new();
     // The store was swept when opened; again every half lease.
     let mut sweeps = tokio::time::interval(ask_user_store::lease() / 2);
     sweeps.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     sweeps.reset();
+    let mut ages = tokio::time::interval(AGE_TICK);
+    ages.reset();
+    let mut view = InboxView::default();
+    let mut keys = TtyBytes::open().map_err(|_| NO_TERMINAL_TEXT.to_owned())?;
     let mut first = true;
-    let mut note = String::new();
+    let failed = |e: std::io::Error| format!("inbox: the terminal failed: {e}");
+    let mut refresh = true;
+    let mut dirty = true;
     loop {
-        let open = store.list_open().await.map_err(|e| e.to_string())?;
-        let new = open.iter().any(|rec| !seen.contains(&rec.id));
-        seen.extend(open.iter().map(|rec| rec.id));
-        let mut text = String::from("\x1b[H\x1b[2J");
-        if new && !first {
-            text.push('\x07');
+        if refresh {
+            let open = store.list_open().await.map_err(|e| e.to_string())?;
+            let arrived = view.update(open, Timestamp::now().0);
+            screen
+                .announce(view.count(), arrived > 0 && !first)
+                .map_err(failed)?;
+            first = false;
+            dirty = true;
         }
-        first = false;
-        text.push_str(&listing(&store, &open));
-        if !note.is_empty() {
-            text.push_str(&format!("\r\n{note}\r\n"));
+        if dirty {
+            screen.draw(&view).map_err(failed)?;
         }
-        text.push_str(&format!("\r\n{PROMPT_TEXT}\r\n> "));
-        let _ = screen
-            .write_all(text.as_bytes())
-            .and_then(|()| screen.flush());
+        refresh = false;
+        dirty = false;
         // Retention runs every half lease, so an asker that died without detaching shows as
         // "stopped waiting" within about a lease (docs/contract.md §8 "Liveness"); what it
         // changes reaches this screen through the feed.
-        loop {
-            tokio::select! {
-                _ = sweeps.tick() => {
-                    ask_user_host::durable::sweep(&store).await;
-                    continue;
+        tokio::select! {
+            _ = sweeps.tick() => ask_user_host::durable::sweep(&store).await,
+            _ = ages.tick() => refresh = true,
+            change = feed.next() => {
+                if change.is_none() {
+                    return Err("the store's change feed ended".to_owned());
                 }
-                change = feed.next() => {
-                    if change.is_none() {
-                        return Err("the store's change feed ended".to_owned());
-                    }
-                }
-                line = input.next_line() => {
-                    let line = line.map_err(|e| format!("inbox: reading the terminal: {e}"))?;
-                    let choice = line.trim();
-                    if choice == "q" {
-                        return Ok(());
-                    }
-                    // An empty line (an Enter that came after the question left) keeps the note.
-                    if !choice.is_empty() {
-                        note.clear();
-                    }
-                    if let Ok(n) = choice.parse::<usize>()
-                        && let Some(rec) = n.checked_sub(1).and_then(|i| open.get(i))
-                    {
-                        let _ = screen.write_all(b"\x1b[H\x1b[2J");
-                        note = answer(&store, rec).await;
-                    } else if !choice.is_empty() {
-                        note = format!("No question numbered {choice:?}.");
+                refresh = true;
+            }
+            bytes = keys.next_bytes() => {
+                let bytes = bytes.map_err(failed)?;
+                dirty = true;
+                for key in crate::inbox_view::keys_of(&bytes) {
+                    match view.key(key) {
+                        Action::Stay => {}
+                        Action::Quit => return Ok(()),
+                        Action::Open(id) => {
+                            let Some(rec) = view.record(id).cloned() else {
+                                continue;
+                            };
+                            screen.open(&heading(&rec, Timestamp::now().0)).map_err(failed)?;
+                            view.note = answer(&store, &rec).await;
+                            screen.back().map_err(failed)?;
+                            refresh = true;
+                            // Keys typed while the question was open were the answerer's.
+                            break;
+                        }
                     }
                 }
             }
-            break;
         }
     }
-}
-
-/// The list of open asks, numbered from 1 (newest first).
-fn listing(store: &Store, open: &[AskRecord]) -> String {
-    let mut text = format!(
-        "ask-user inbox — {} open question(s) — store {}\r\n\r\n",
-        open.len(),
-        store.location()
-    );
-    if open.is_empty() {
-        text.push_str(EMPTY_TEXT);
-        text.push_str("\r\n");
-    }
-    for (i, rec) in open.iter().enumerate() {
-        let who = [
-            rec.asker.agent.clone(),
-            rec.asker.project.clone(),
-            rec.asker.pid.map(|p| format!("pid {p}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ");
-        text.push_str(&format!(
-            "{:>3}. {}\r\n     asked {} by {}\r\n",
-            i + 1,
-            summary(&rec.request),
-            time(rec.created_at),
-            one_line(&who),
-        ));
-        if !rec.attached {
-            text.push_str(&format!("     ({DETACHED_TEXT})\r\n"));
-        }
-    }
-    text
 }
 
 /// Records into the store the outcome of the race for one ask (first outcome wins).
@@ -214,7 +270,9 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
         id: rec.id,
     });
     let decide = Decide::with_recorder(&request, Some(recorder)).named("the inbox");
-    let terminal = ask_user_terminal::Terminal::new().with_color(crate::color_enabled());
+    let terminal = ask_user_terminal::Terminal::new()
+        .with_color(crate::color_enabled())
+        .with_esc_back();
     let cancel = CancellationToken::new();
     let asking = terminal.ask_decided(&request, cancel.clone(), decide.clone());
     tokio::pin!(asking);
@@ -235,7 +293,7 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
     let offer = match result {
         Ok(answers) => Offer::Answers(answers),
         Err(AskError::Dismissed) => Offer::Dismiss,
-        Err(AskError::Cancelled) => return String::new(),
+        Err(AskError::Cancelled) => return BACK_TEXT.to_owned(),
         Err(e) => return format!("The question could not be shown: {e}"),
     };
     let dismissing = matches!(offer, Offer::Dismiss);
@@ -249,14 +307,14 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
     }
 }
 
-/// Lines typed on the terminal in cooked mode, read without blocking the runtime (the terminal
-/// answerer reads the same terminal while a question is shown; this reads only when polled).
-struct TtyLines {
+/// Bytes typed on the terminal, read without blocking the runtime and without crossterm's
+/// reader (the terminal answerer owns that reader while a question is open; this reads only
+/// when polled, so the two never race for a key).
+struct TtyBytes {
     fd: AsyncFd<File>,
-    buf: Vec<u8>,
 }
 
-impl TtyLines {
+impl TtyBytes {
     fn open() -> std::io::Result<Self> {
         let file = OpenOptions::new()
             .read(true)
@@ -267,24 +325,17 @@ impl TtyLines {
         // replacement, `register`, is `unsafe`, which the workspace forbids).
         #[allow(deprecated)]
         let fd = AsyncFd::new(file)?;
-        Ok(Self {
-            fd,
-            buf: Vec::new(),
-        })
+        Ok(Self { fd })
     }
 
-    /// The next line (cancel-safe: what was read stays buffered).
-    async fn next_line(&mut self) -> std::io::Result<String> {
+    /// The next bytes typed (cancel-safe: nothing is read until the terminal is readable).
+    async fn next_bytes(&mut self) -> std::io::Result<Vec<u8>> {
         loop {
-            if let Some(end) = self.buf.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buf.drain(..=end).collect();
-                return Ok(String::from_utf8_lossy(&line).into_owned());
-            }
             let mut guard = self.fd.readable().await?;
             let mut chunk = [0u8; 256];
-            match guard.try_io(|fd| fd.get_ref().read(&mut chunk)) {
+            match guard.try_io(|fd| std::io::Read::read(&mut fd.get_ref(), &mut chunk)) {
                 Ok(Ok(0)) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(Ok(n)) => return Ok(chunk[..n].to_vec()),
                 Ok(Err(e)) => return Err(e),
                 Err(_would_block) => {}
             }

@@ -21,6 +21,7 @@ mod history;
 mod hub;
 mod hub_channels;
 mod inbox;
+mod inbox_view;
 mod input;
 mod mcp;
 mod schema;

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::request::{AskUserQuestionRequest, Question, QuestionOption};
-use crate::validate::{InvalidArguments, Leniency, Limits, Violation};
+use crate::validate::{InvalidArguments, Leniency, Limits, Violation, look_alike};
 
 mod canonical;
 
@@ -500,6 +500,7 @@ impl Decoder<'_> {
             );
         }
         let mut first_use: HashMap<String, usize> = HashMap::new();
+        let mut first_look: HashMap<String, usize> = HashMap::new();
         let mut out = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
             let option_path = format!("{list_path}[{index}]");
@@ -516,6 +517,15 @@ impl Decoder<'_> {
                 );
                 continue;
             }
+            let skeleton = crate::text::skeleton(&option.label);
+            if let Some(first) = first_look.get(&skeleton) {
+                self.violate(
+                    format!("{option_path}.label"),
+                    look_alike(&option.label, key, *first),
+                );
+                continue;
+            }
+            first_look.insert(skeleton, index);
             first_use.insert(option.label.clone(), index);
             out.push(option);
         }

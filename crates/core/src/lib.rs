@@ -65,6 +65,7 @@ mod interaction;
 mod outcome;
 mod render;
 mod request;
+pub mod text;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};

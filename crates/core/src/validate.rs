@@ -153,3 +153,14 @@ impl fmt::Display for Leniency {
         }
     }
 }
+
+/// The problem text for an option label that looks the same on screen as an earlier label of
+/// the same question (equal TR39 skeletons, [`crate::text::skeleton`]: look-alike letters such
+/// as a Cyrillic `А`, invisible characters, padding). The label is quoted as the human would
+/// see it (invisibles written as `\u{…}`), so the model can tell what to change.
+pub(crate) fn look_alike(label: &str, key: &str, first: usize) -> String {
+    format!(
+        "\"{}\" looks the same on screen as {key}[{first}] (look-alike or invisible characters), labels must differ in visible letters",
+        crate::text::display_line(label)
+    )
+}

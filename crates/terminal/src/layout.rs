@@ -89,6 +89,12 @@ pub(crate) struct Document {
     pub(crate) head: usize,
     /// Notice and key help, always shown at the bottom.
     pub(crate) footer: Vec<Line<'static>>,
+    /// The body lines of the question text.
+    pub(crate) question_lines: Range<usize>,
+    /// The question on one line, for the top of a view scrolled past it.
+    pub(crate) digest: String,
+    /// The width laid out for.
+    pub(crate) width: u16,
 }
 
 impl Document {
@@ -98,9 +104,10 @@ impl Document {
     }
 }
 
-/// What was answered to `question`, on one line of at most `width` columns:
-/// `✔ question → answer` (the question shortened first when the line is too long).
-pub(crate) fn summary_line(question: &Question, answer: &AnswerItem, width: usize) -> String {
+/// What was answered to `question`, in lines of at most `width` columns:
+/// `✔ question → answer` on one line when it fits (the question shortened first); else the
+/// question on its line and the answer wrapped below it (`  → answer`), never cut.
+pub(crate) fn summary_lines(question: &Question, answer: &AnswerItem, width: usize) -> Vec<String> {
     let mut parts: Vec<String> = answer.selected.iter().map(|l| sanitize_line(l)).collect();
     if let Some(custom) = &answer.custom {
         parts.push(sanitize_line(custom));
@@ -111,8 +118,35 @@ pub(crate) fn summary_line(question: &Question, answer: &AnswerItem, width: usiz
         parts.join(", ")
     };
     let asked = sanitize_line(&question.question);
-    let room = width.saturating_sub(said.width() + 5).max(12);
-    truncate(&format!("✔ {} → {said}", truncate(&asked, room)), width)
+    // `✔ ` + at least 12 columns of the question + ` → ` + the answer.
+    if said.width() + 5 + 12.min(asked.width()) <= width {
+        let room = width - said.width() - 5;
+        return vec![format!("✔ {} → {said}", truncate(&asked, room))];
+    }
+    let mut lines = vec![truncate(&format!("✔ {asked}"), width)];
+    lines.extend(
+        wrap(&said, width.saturating_sub(4).max(8))
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| format!("{}{l}", if i == 0 { "  → " } else { "    " })),
+    );
+    lines
+}
+
+/// What is left on screen when a question closes under the human with text typed: why it
+/// closed, and each typed text in full (to read and copy), under its question.
+pub(crate) fn closed_lines(state: &AskState<'_>, why: &str, width: usize) -> Vec<String> {
+    let typed = state.typed_texts();
+    if typed.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!("✘ Not sent: {why}. What you typed:")];
+    for (index, text) in typed {
+        let asked = sanitize_line(&state.request.questions()[index].question);
+        lines.push(truncate(&format!("  {asked}"), width));
+        lines.push(ask_user_core::text::inert(text).replace('\n', "\u{2424}"));
+    }
+    lines
 }
 
 /// Lays out the question on screen for `width` columns.
@@ -128,7 +162,11 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         .zip(&state.questions)
     {
         if let Some(answer) = &answered.answer {
-            body.push(Line::styled(summary_line(asked, answer, width), DIM));
+            body.extend(
+                summary_lines(asked, answer, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, DIM)),
+            );
         }
     }
 
@@ -157,11 +195,13 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     if let Some(full) = full_header {
         body.extend(wrap(&full, width).into_iter().map(|l| Line::styled(l, DIM)));
     }
+    let question_start = body.len();
     body.extend(
         wrap(&sanitize(&question.question), width)
             .into_iter()
             .map(|l| Line::styled(l, BOLD)),
     );
+    let question_lines = question_start..body.len();
     body.push(Line::default());
     let head = body.len();
 
@@ -257,6 +297,11 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
                 .to_owned(),
             theme.notice(),
         )),
+        Some(Notice::ConfirmDismiss) => Some((
+            "Dismiss all questions? Your answers and typed text are lost. Ctrl-C again dismisses; any other key keeps them."
+                .to_owned(),
+            theme.notice(),
+        )),
         Some(Notice::Refused(reason)) => Some((
             format!(
                 "Cannot submit: {}. Change the answer and press Enter.",
@@ -285,6 +330,9 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         rows,
         head,
         footer,
+        question_lines,
+        digest: sanitize_line(&question.question),
+        width: u16::try_from(width).unwrap_or(u16::MAX),
     }
 }
 
@@ -312,7 +360,7 @@ fn own_answer(
     let mut shown: Vec<(usize, String)> = text
         .text()
         .grapheme_indices(true)
-        .map(|(i, g)| (i, sanitize_line(g)))
+        .map(|(i, g)| (i, ask_user_core::text::inert(g).replace('\n', "\u{2424}")))
         .collect();
     // The caret after the last grapheme is drawn on a space of its own.
     shown.push((text.text().len(), " ".to_owned()));
@@ -401,7 +449,14 @@ fn help(state: &AskState<'_>) -> Vec<String> {
         });
     }
     keys.push("Enter confirm".to_owned());
-    keys.push("Esc skip".to_owned());
+    keys.push(
+        if state.esc_back {
+            "Esc back to the list"
+        } else {
+            "Esc skip"
+        }
+        .to_owned(),
+    );
     if state.current > 0 {
         keys.push("← back".to_owned());
     }

@@ -60,12 +60,13 @@ pub use sanitize::{sanitize, sanitize_line};
 use std::time::{Duration, Instant};
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Settled,
+    UserInteraction,
 };
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
 
-use crate::layout::{Theme, summary_line};
+use crate::layout::{Theme, closed_lines, summary_lines};
 use crate::state::{AskState, Step};
 use crate::tty::Session;
 
@@ -88,6 +89,7 @@ const RESTORE_WAIT: Duration = Duration::from_secs(1);
 pub struct Terminal {
     color: Option<bool>,
     timeout: Option<Duration>,
+    esc_back: bool,
 }
 
 impl Default for Terminal {
@@ -103,6 +105,7 @@ impl Terminal {
         Self {
             color: None,
             timeout: None,
+            esc_back: false,
         }
     }
 
@@ -120,6 +123,14 @@ impl Terminal {
         self
     }
 
+    /// The same answerer for a host that opened the question from a list (`ask-user inbox`):
+    /// Esc goes back to the list instead of skipping — the ask ends with
+    /// [`AskError::Cancelled`], nothing decided, and stays open.
+    pub fn with_esc_back(mut self) -> Self {
+        self.esc_back = true;
+        self
+    }
+
     fn theme(&self) -> Theme {
         let color = self.color.unwrap_or_else(|| {
             let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -132,6 +143,7 @@ impl Terminal {
         &self,
         request: &AskUserQuestionRequest,
         cancel: CancellationToken,
+        decide: Option<Decide>,
     ) -> Result<Answers, AskError> {
         // Fails fast without a terminal, before waiting for another ask.
         drop(tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?);
@@ -142,6 +154,7 @@ impl Terminal {
         };
         let request = request.clone();
         let theme = self.theme();
+        let esc_back = self.esc_back;
         let deadline = self.timeout.map(|t| Instant::now() + t);
         let inner = cancel.child_token();
         let (result_tx, result_rx) = tokio::sync::oneshot::channel();
@@ -150,7 +163,16 @@ impl Terminal {
         std::thread::Builder::new()
             .name("ask-user-terminal".to_owned())
             .spawn(move || {
-                let result = ask_on_this_thread(&request, thread_cancel, theme, deadline);
+                let result = ask_on_this_thread(
+                    &request,
+                    thread_cancel,
+                    Options {
+                        theme,
+                        deadline,
+                        esc_back,
+                    },
+                    decide.as_ref(),
+                );
                 drop(turn);
                 let _ = done_tx.send(());
                 let _ = result_tx.send(result);
@@ -203,8 +225,8 @@ impl Drop for Withdraw {
 fn ask_on_this_thread(
     request: &AskUserQuestionRequest,
     cancel: CancellationToken,
-    theme: Theme,
-    deadline: Option<Instant>,
+    options: Options,
+    decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
     if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
         // No cursor addressing: plain lines and the terminal's own line editing.
@@ -215,7 +237,7 @@ fn ask_on_this_thread(
         .enable_all()
         .build()
         .map_err(|e| AskError::Failed(format!("the terminal failed: {e}")))?;
-    runtime.block_on(ask_loop(request, cancel, theme, deadline))
+    runtime.block_on(ask_loop(request, cancel, options, decide))
 }
 
 /// A signal stream, or one that never yields when it cannot be listened to.
@@ -272,15 +294,21 @@ enum Wake {
 async fn ask_loop(
     request: &AskUserQuestionRequest,
     cancel: CancellationToken,
-    theme: Theme,
-    deadline: Option<Instant>,
+    options: Options,
+    decide: Option<&Decide>,
 ) -> Result<Answers, AskError> {
+    let Options {
+        theme,
+        deadline,
+        esc_back,
+    } = options;
     let tty = tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?;
     if cancel.is_cancelled() {
         return Err(AskError::Cancelled);
     }
     let failed = |e: std::io::Error| AskError::Failed(format!("the terminal failed: {e}"));
     let mut state = AskState::new(request);
+    state.esc_back = esc_back;
     let mut tstp = listen(rustix::process::Signal::TSTP.as_raw());
     let mut cont = listen(rustix::process::Signal::CONT.as_raw());
     let mut session = Session::start(tty, &state, theme).map_err(failed)?;
@@ -301,7 +329,14 @@ async fn ask_loop(
             event = stream.next() => Wake::Input(event),
         };
         let event = match wake {
-            Wake::Cancelled => return Err(AskError::Cancelled),
+            Wake::Cancelled => {
+                // Text the human typed survives the question closing: it is left on screen
+                // (and in the scrollback, to copy) with why it closed.
+                let width = usize::from(crossterm::terminal::size().map_or(80, |s| s.0));
+                let why = closed_why(decide.and_then(Decide::settled), deadline);
+                session.leave(closed_lines(&state, &why, width.max(20)));
+                return Err(AskError::Cancelled);
+            }
             Wake::Suspend => {
                 with_reader_stopped(&mut events, || session.suspend(&state)).map_err(failed)?;
                 continue;
@@ -333,12 +368,13 @@ async fn ask_loop(
                                 .questions()
                                 .iter()
                                 .zip(&answers.answers)
-                                .map(|(q, a)| summary_line(q, a, width.max(20)))
+                                .flat_map(|(q, a)| summary_lines(q, a, width.max(20)))
                                 .collect(),
                         );
                         return Ok(answers);
                     }
                     Step::Dismissed => return Err(AskError::Dismissed),
+                    Step::Back => return Err(AskError::Cancelled),
                     Step::Redraw => session.redraw().map_err(failed)?,
                     Step::Suspend => {
                         with_reader_stopped(&mut events, || session.suspend(&state))
@@ -357,6 +393,31 @@ async fn ask_loop(
     }
 }
 
+/// How one ask is drawn and keyed.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    theme: Theme,
+    deadline: Option<Instant>,
+    esc_back: bool,
+}
+
+/// Why the question closed under the human, in words that complete "Not sent: …".
+fn closed_why(settled: Option<Settled>, deadline: Option<Instant>) -> String {
+    let elsewhere = |by: Option<String>| by.map_or("elsewhere".to_owned(), |b| format!("in {b}"));
+    match settled {
+        Some(Settled::Answered { by, .. }) => {
+            format!("the question was answered {} first", elsewhere(by))
+        }
+        Some(Settled::Dismissed { by }) => format!("the question was dismissed {}", elsewhere(by)),
+        Some(Settled::TimedOut(_)) => "the question timed out".to_owned(),
+        Some(Settled::Aborted) => "the agent stopped waiting".to_owned(),
+        Some(Settled::Withdrawn) => "the question was withdrawn".to_owned(),
+        _ if deadline.is_some_and(|d| Instant::now() >= d) => "the question timed out".to_owned(),
+        _ => "the question was closed (the agent stopped waiting or it was answered elsewhere)"
+            .to_owned(),
+    }
+}
+
 /// Ctrl-C, Ctrl-L, Ctrl-Z: the keys that work on a terminal too small for the question.
 fn is_control_key(key: KeyEvent) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL)
@@ -364,13 +425,15 @@ fn is_control_key(key: KeyEvent) -> bool {
 }
 
 impl UserInteraction for Terminal {
+    /// Asks on the terminal; when the question closes under the human, the race's outcome
+    /// says why (answered elsewhere, timed out, withdrawn), shown beside their typed text.
     fn ask_decided<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
+        decide: Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(self.run(request, cancel))
+        Box::pin(self.run(request, cancel, Some(decide)))
     }
 
     /// Whether the process has a controlling terminal (`/dev/tty` opens).

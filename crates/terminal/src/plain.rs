@@ -23,7 +23,7 @@ use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, CancellationToken, Question, normalise,
 };
 
-use crate::layout::{summary_line, wrap};
+use crate::layout::{summary_lines, wrap};
 use crate::sanitize::{sanitize, sanitize_line};
 
 /// How often a blocked read looks at the cancellation token.
@@ -73,7 +73,9 @@ pub(crate) fn ask(
                 Reply::Again(why) => writeln!(tty, "{why}").map_err(failed)?,
             }
         };
-        writeln!(tty, "{}", summary_line(question, &item, width)).map_err(failed)?;
+        for line in summary_lines(question, &item, width) {
+            writeln!(tty, "{line}").map_err(failed)?;
+        }
         items.push(item);
     }
     normalise(request, Answers { answers: items })

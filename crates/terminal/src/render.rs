@@ -47,6 +47,9 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
         rows.push(Line::default());
         state.view.follow_offset.set(0);
         state.view.page.set(doc.rows.len());
+        state.view.window.set(body_height);
+        state.view.peek_used.set(0);
+        state.view.cursor_hidden.set(false);
     } else {
         // The question stays in view when it takes at most a third of the rows.
         let pinned = if doc.head * 3 <= body_height {
@@ -107,12 +110,35 @@ fn scroll<'a>(
         offset = offset_for(window);
     }
     state.view.follow_offset.set(offset);
-    let offset = offset - state.peek.min(offset);
+    // A question just opened that does not fit with its options starts at the question.
+    let peek = if state.show_top && pinned == 0 {
+        offset
+    } else {
+        state.peek.min(offset)
+    };
+    state.view.peek_used.set(peek);
+    state.view.window.set(window);
+    let offset = offset - peek;
     let dim = Style::new().add_modifier(Modifier::DIM);
-    if top_mark {
-        rows.push(Line::styled(if offset > 0 { "  ↑ more" } else { "" }, dim));
-    }
     let shown = offset..(offset + window).min(total);
+    if top_mark {
+        // With no line of the question in view, the mark says what is asked.
+        let question_hidden = pinned == 0 && offset >= doc.question_lines.end;
+        let mark = if question_hidden {
+            let width = usize::from(doc.width).saturating_sub(2);
+            format!("↑ {}", crate::layout::truncate(&doc.digest, width))
+        } else if offset > 0 {
+            "  ↑ more".to_owned()
+        } else {
+            String::new()
+        };
+        let style = if question_hidden { BOLD } else { dim };
+        rows.push(Line::styled(mark, style));
+    }
+    state.view.cursor_hidden.set(
+        !(shown.start <= rel(doc.cursor_lines.start)
+            && rel(doc.cursor_lines.start) < shown.end.max(shown.start + 1)),
+    );
     state.view.page.set(
         doc.rows
             .iter()

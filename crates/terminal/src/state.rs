@@ -7,10 +7,13 @@
 //! - one question at a time, in order; each shows its options and, always last, a row for the
 //!   human's own answer; the cursor starts on the recommended option (the first whose label
 //!   ends in `(Recommended)`), else on the first; in a multi-select that option starts chosen;
-//! - ↑/↓ (Ctrl-P/Ctrl-N) move; PgUp/PgDn move a page; Home/End go to the first option / the
-//!   own-answer row (on the own-answer row with text typed they move the caret instead);
-//!   ↑ on the first option, PgUp there, and Home scroll up through a question taller than
-//!   the screen;
+//! - ↑/↓ (Ctrl-P/Ctrl-N) move; ↑ on the first option scrolls up through a question taller
+//!   than the screen; PgUp/PgDn scroll a screenful, Home to the question's start, End back to
+//!   the highlighted row — scrolling keys never move the choice (on the own-answer row with
+//!   text typed Home/End move the caret instead); a question that does not fit opens at its
+//!   start; Enter with the highlighted row scrolled away only brings it back in view;
+//! - typed digits are option numbers: a digit extends the number being typed only when the
+//!   longer number is an option and it comes within a second; else it starts the next number;
 //! - every printable key typed on an option row goes into the own answer (letters are never
 //!   navigation); the exception is a number: digits move to that option (multi-select: toggle
 //!   it) and never confirm; `1` then `2` reaches option 12 when there is one; a number
@@ -20,7 +23,8 @@
 //! - Enter confirms the question on screen (the option under the cursor, the chosen set, or
 //!   the typed text); Enter with nothing chosen and nothing typed asks once more;
 //! - Esc skips the question on screen; on the last question it asks for Enter first, so Esc
-//!   never sends the batch by itself; Ctrl-C dismisses the whole batch;
+//!   never sends the batch by itself; Ctrl-C dismisses the whole batch — with an answer given
+//!   or text typed it asks first, and a second Ctrl-C dismisses;
 //! - ← (when no text is being edited) and Shift-Tab go back to the previous question, which
 //!   keeps what the human chose there; Backspace only ever deletes text;
 //! - the own answer is edited by [`Editor`] (caret, whole graphemes);
@@ -29,6 +33,7 @@
 //!   is shown and the batch stays open.
 
 use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Question, normalise};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -48,6 +53,8 @@ pub(crate) enum Step {
     Redraw,
     /// Ctrl-Z: put the question away, stop the process, draw it again on resume.
     Suspend,
+    /// Esc when the question was opened from a list: back to it, nothing decided.
+    Back,
 }
 
 /// A message under the options.
@@ -59,6 +66,8 @@ pub(crate) enum Notice {
     ConfirmSkipLast,
     /// The submission was refused by normalisation; the text says why.
     Refused(String),
+    /// Ctrl-C with answers or typed text in progress: a second Ctrl-C dismisses.
+    ConfirmDismiss,
 }
 
 /// What the human did so far with one question.
@@ -90,12 +99,26 @@ impl QuestionState {
     }
 }
 
-/// Digits typed on an option row: the number so far and the question as it was before it,
-/// so that text typed after the number can take the number back as text.
+/// How long a typed option number waits for a next digit that extends it (`1` then `2` is
+/// option 12 when there is one); a digit after this starts the next number.
+pub(crate) const NUMBER_TIMEOUT: Duration = Duration::from_millis(1_000);
+
+/// Digits typed on option rows in a row: each digit that cannot extend the number being typed
+/// (or comes after [`NUMBER_TIMEOUT`]) starts the next number, so `1` `3` in a five-option
+/// multi-select ticks options 1 and 3. Kept with the question as it was before the first
+/// digit, so that text typed after the digits can take them all back as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Number {
+    /// Every digit of the run, in order (the text it becomes if a non-digit follows).
+    run: String,
+    /// The question before the first digit of the run.
+    before_run: QuestionState,
+    /// The digits of the number being typed (the last number of the run).
     digits: String,
+    /// The question before that number (Backspace takes the number back to it).
     before: QuestionState,
+    /// When its last digit came.
+    at: Instant,
 }
 
 /// What the renderer learnt about the view, for the keys that depend on it.
@@ -104,8 +127,14 @@ pub(crate) struct ViewInfo {
     /// How many lines the view is scrolled down to keep the cursor in sight (the most the
     /// human can scroll up).
     pub(crate) follow_offset: Cell<usize>,
-    /// Option rows in one screenful (PgUp/PgDn).
+    /// Option rows in one screenful.
     pub(crate) page: Cell<usize>,
+    /// Body lines in one screenful (PgUp/PgDn scroll by this).
+    pub(crate) window: Cell<usize>,
+    /// How many lines the view was actually scrolled up from the cursor's view.
+    pub(crate) peek_used: Cell<usize>,
+    /// Whether the highlighted row is off screen (Enter then only brings it back in view).
+    pub(crate) cursor_hidden: Cell<bool>,
 }
 
 /// The whole batch on screen: which question is shown and what was chosen.
@@ -123,6 +152,11 @@ pub(crate) struct AskState<'r> {
     pub(crate) number: Option<Number>,
     /// Lines the human scrolled up from the view that follows the cursor.
     pub(crate) peek: usize,
+    /// The question on screen was just opened: a view too short for question and options
+    /// shows the question's start first (the renderer scrolls to the top).
+    pub(crate) show_top: bool,
+    /// Esc goes back to the list the question was opened from (`ask-user inbox`).
+    pub(crate) esc_back: bool,
     /// Published by the renderer.
     pub(crate) view: ViewInfo,
     /// Seconds left before the ask times out, when it has a budget.
@@ -139,6 +173,8 @@ impl<'r> AskState<'r> {
             notice: None,
             number: None,
             peek: 0,
+            show_top: true,
+            esc_back: false,
             view: ViewInfo::default(),
             seconds_left: None,
         }
@@ -158,6 +194,23 @@ impl<'r> AskState<'r> {
         &mut self.questions[self.current]
     }
 
+    /// Whether the human has something to lose: a question answered, or text typed.
+    pub(crate) fn in_progress(&self) -> bool {
+        self.questions
+            .iter()
+            .any(|q| q.answer.is_some() || !q.text.is_empty())
+    }
+
+    /// Everything the human typed as their own answers, by question (question index, text).
+    pub(crate) fn typed_texts(&self) -> Vec<(usize, &str)> {
+        self.questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !q.text.text().trim().is_empty())
+            .map(|(i, q)| (i, q.text.text()))
+            .collect()
+    }
+
     /// Whether the cursor is on the own-answer row.
     pub(crate) fn on_text_row(&self) -> bool {
         self.state().cursor == self.question().options.len()
@@ -167,10 +220,19 @@ impl<'r> AskState<'r> {
         self.current + 1 == self.questions.len()
     }
 
-    /// Handles one key event.
+    /// Handles one key event, arriving now.
     pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Step {
+        self.handle_key_at(key, Instant::now())
+    }
+
+    /// Handles one key event that arrived at `now` (the clock only matters to typed numbers).
+    pub(crate) fn handle_key_at(&mut self, key: KeyEvent, now: Instant) -> Step {
         if key.kind == KeyEventKind::Release {
             return Step::Stay;
+        }
+        if std::mem::take(&mut self.show_top) {
+            // The view opened at the question's start: keys scroll from what is on screen.
+            self.peek = self.view.peek_used.get();
         }
         let confirming = self.notice.take();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -180,19 +242,31 @@ impl<'r> AskState<'r> {
             && !alt
             && !c.is_control()
         {
-            self.typed(c);
+            self.typed(c, now);
             return Step::Stay;
         }
         // Any other key ends a number being typed: the move or toggle it made stays.
         let number = self.number.take();
         let editing = self.on_text_row() && !self.state().text.is_empty();
         match key.code {
-            KeyCode::Char('c') if ctrl => return Step::Dismissed,
+            KeyCode::Char('c') if ctrl => {
+                if confirming == Some(Notice::ConfirmDismiss) || !self.in_progress() {
+                    return Step::Dismissed;
+                }
+                self.notice = Some(Notice::ConfirmDismiss);
+            }
             KeyCode::Char('l') if ctrl => return Step::Redraw,
             KeyCode::Char('z') if ctrl => return Step::Suspend,
+            KeyCode::Esc if self.esc_back => return Step::Back,
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.
             KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
+            // No key sends what the screen does not show: with the highlighted row scrolled
+            // away, Enter brings it back in view first.
+            KeyCode::Enter if self.view.cursor_hidden.get() => {
+                self.peek = 0;
+                self.notice = confirming;
+            }
             KeyCode::Enter if confirming == Some(Notice::ConfirmSkipLast) => {
                 return self.confirm(AnswerItem::skipped(&self.question().id));
             }
@@ -201,19 +275,16 @@ impl<'r> AskState<'r> {
             KeyCode::Char('p') if ctrl => self.up(1),
             KeyCode::Down => self.down(1),
             KeyCode::Char('n') if ctrl => self.down(1),
-            KeyCode::PageUp => self.up(self.page()),
-            KeyCode::PageDown => self.down(self.page()),
+            // Scrolling keys move the view, never the choice.
+            KeyCode::PageUp => {
+                let most = self.view.follow_offset.get();
+                self.peek = self.peek.saturating_add(self.window()).min(most);
+            }
+            KeyCode::PageDown => self.peek = self.peek.saturating_sub(self.window()),
             KeyCode::Home if editing => self.state_mut().text.home(),
             KeyCode::End if editing => self.state_mut().text.end(),
-            KeyCode::Home => {
-                self.state_mut().cursor = 0;
-                self.peek = usize::MAX;
-            }
-            KeyCode::End => {
-                let last = self.question().options.len();
-                self.state_mut().cursor = last;
-                self.peek = 0;
-            }
+            KeyCode::Home => self.peek = self.view.follow_offset.get(),
+            KeyCode::End => self.peek = 0,
             KeyCode::Left if editing => self.state_mut().text.left(),
             KeyCode::Right if editing => self.state_mut().text.right(),
             KeyCode::Left | KeyCode::BackTab => self.back(),
@@ -247,41 +318,66 @@ impl<'r> AskState<'r> {
         }
     }
 
+    /// A digit on an option row: it extends the number being typed when the longer number is
+    /// an option and it came within [`NUMBER_TIMEOUT`]; else it starts the next number, the
+    /// previous one's move or toggle kept. A digit that is no option number at all (`0`, or
+    /// `7` of three options) makes the whole run of digits the start of the own answer.
+    fn digit(&mut self, c: char, number: Option<Number>, now: Instant) {
+        let options = self.question().options.len();
+        let option = |digits: &str| {
+            digits
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=options).contains(n) && !digits.starts_with('0'))
+        };
+        let (mut run, before_run, extended) = match number {
+            Some(n) => {
+                let longer = format!("{}{c}", n.digits);
+                let in_time = now.saturating_duration_since(n.at) < NUMBER_TIMEOUT;
+                let extended = (in_time && option(&longer).is_some()).then_some((longer, n.before));
+                (n.run, n.before_run, extended)
+            }
+            None => (String::new(), self.state().clone(), None),
+        };
+        run.push(c);
+        let (digits, before) = extended.unwrap_or_else(|| (c.to_string(), self.state().clone()));
+        let Some(n) = option(&digits) else {
+            self.make_text(before_run, &run);
+            return;
+        };
+        let multi = self.question().multi_select;
+        let state = self.state_mut();
+        *state = before.clone();
+        state.cursor = n - 1;
+        if multi {
+            state.chosen[n - 1] = !state.chosen[n - 1];
+        }
+        self.number = Some(Number {
+            run,
+            before_run,
+            digits,
+            before,
+            at: now,
+        });
+    }
+
     /// A printable character: text, or (on an option row) a number or a Space toggle.
-    fn typed(&mut self, c: char) {
+    fn typed(&mut self, c: char, now: Instant) {
         self.peek = 0;
         if self.on_text_row() {
             let mut buf = [0u8; 4];
             self.state_mut().text.insert(c.encode_utf8(&mut buf));
             return;
         }
-        let options = self.question().options.len();
         let number = self.number.take();
         if c.is_ascii_digit() {
-            let (mut digits, before) = match number {
-                Some(n) => (n.digits, n.before),
-                None => (String::new(), self.state().clone()),
-            };
-            digits.push(c);
-            match digits.parse::<usize>() {
-                Ok(n) if (1..=options).contains(&n) && !digits.starts_with('0') => {
-                    let multi = self.question().multi_select;
-                    let state = self.state_mut();
-                    *state = before.clone();
-                    state.cursor = n - 1;
-                    if multi {
-                        state.chosen[n - 1] = !state.chosen[n - 1];
-                    }
-                    self.number = Some(Number { digits, before });
-                }
-                _ => self.make_text(before, &digits),
-            }
+            self.digit(c, number, now);
             return;
         }
         if let Some(n) = number {
-            let mut text = n.digits;
+            let mut text = n.run;
             text.push(c);
-            self.make_text(n.before, &text);
+            self.make_text(n.before_run, &text);
             return;
         }
         if c == ' ' {
@@ -311,6 +407,7 @@ impl<'r> AskState<'r> {
     pub(crate) fn paste(&mut self, text: &str) {
         self.notice = None;
         self.peek = 0;
+        self.show_top = false;
         let flat = text
             .split(['\r', '\n'])
             .filter(|l| !l.is_empty())
@@ -318,7 +415,7 @@ impl<'r> AskState<'r> {
             .join(" ");
         let flat: String = flat.chars().filter(|c| !c.is_control()).collect();
         let (before, flat) = match self.number.take() {
-            Some(n) => (n.before, n.digits + &flat),
+            Some(n) => (n.before_run, n.run + &flat),
             None => (self.state().clone(), flat),
         };
         if self.on_text_row() {
@@ -328,8 +425,8 @@ impl<'r> AskState<'r> {
         }
     }
 
-    fn page(&self) -> usize {
-        self.view.page.get().max(1)
+    fn window(&self) -> usize {
+        self.view.window.get().saturating_sub(1).max(1)
     }
 
     fn up(&mut self, rows: usize) {
@@ -396,6 +493,7 @@ impl<'r> AskState<'r> {
         if self.current > 0 {
             self.current -= 1;
             self.peek = 0;
+            self.show_top = true;
         }
     }
 
@@ -406,6 +504,7 @@ impl<'r> AskState<'r> {
         self.peek = 0;
         if !self.is_last() {
             self.current += 1;
+            self.show_top = true;
             return Step::Stay;
         }
         self.submit()

@@ -279,3 +279,46 @@ async fn an_untrusted_certificate_is_an_error_without_secrets() {
         "nothing was delivered"
     );
 }
+
+#[tokio::test]
+async fn bidi_and_invisibles_are_shown_inert_in_the_mail_and_its_confirm_page() {
+    // The confirm page read "Pay $1000 to Bob…" for `Pay \u{202e}0001$\u{202c}`.
+    let smtp = Smtp::start();
+    let email = Email::new(smtp.config(true)).unwrap();
+    let hub = Hub::start(vec![Arc::new(email) as Arc<dyn Channel>]).await;
+    let question = "Pay \u{202e}0001$\u{202c} to Bob?\n\n\n\n\nمی\u{200c}خواهم";
+    let ask = hub
+        .ask(
+            "mail",
+            &single_select(question, "Pay", &["Yes\u{202e}", "No"]),
+        )
+        .await;
+    let m = smtp.message(1).await;
+    let text = m["text"].as_str().unwrap().replace("\r\n", "\n");
+    assert!(
+        text.contains(
+            "Pay \\u{202e}0001$\\u{202c} to Bob?\n\nمی\u{200c}خواهم\n1. Yes\\u{202e}\n2. No"
+        ),
+        "{text}"
+    );
+    let found = links(&text);
+    assert_eq!(found[0].0, "Yes\\u{202e}");
+    let html = m["html"].as_str().unwrap();
+    assert!(!html.contains('\u{202e}'), "{html}");
+    let body = reqwest::get(&found[0].1)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        body.contains("Pay \\u{202e}0001$\\u{202c} to Bob?\n\nمی\u{200c}خواهم"),
+        "{body}"
+    );
+    assert!(
+        body.contains("Answer \u{201c}Yes\\u{202e}\u{201d}"),
+        "{body}"
+    );
+    assert!(!body.contains('\u{202e}'), "{body}");
+    assert!(hub.store.get(ask).await.unwrap().is_open());
+}

@@ -578,3 +578,32 @@ async fn a_failing_channel_does_not_keep_the_ask_from_the_others() {
         .await;
     assert!(tg_fake.calls("sendMessage").is_empty());
 }
+
+#[tokio::test]
+async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
+    // `Pay \u{202e}0001$\u{202c}` read "Pay $1000" on the phone; twelve blank lines hid the
+    // rest of the question.
+    let (fake, hub) = setup().await;
+    let question = "Pay \u{202e}0001$\u{202c} to Bob?\n\n\n\n\n\n\n\n\n\n\n\nمی\u{200c}خواهم 👨\u{200d}👩\u{200d}👧";
+    let ask = hub
+        .ask(
+            "bidi",
+            &single_select(question, "Pay\u{200b}", &["Yes\u{2066}", "No"]),
+        )
+        .await;
+    let got = fake
+        .wait_for("the notification", |p| !for_ask(p, ask).is_empty())
+        .await;
+    let msg = &for_ask(&got, ask)[0];
+    assert_eq!(
+        msg["message"],
+        json!(
+            "Pay \\u{202e}0001$\\u{202c} to Bob?\n\nمی\u{200c}خواهم 👨\u{200d}👩\u{200d}👧\n1. Yes\\u{2066}\n2. No"
+        )
+    );
+    assert_eq!(
+        msg["title"],
+        json!("claude-code \u{b7} ~/src/app asks: Pay\\u{200b}")
+    );
+    assert!(action_url(msg, "Yes\\u{2066}").starts_with(&hub.url));
+}

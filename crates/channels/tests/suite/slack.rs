@@ -612,3 +612,31 @@ async fn a_multi_select_with_more_than_ten_options_is_answered_on_the_page() {
     );
     assert_eq!(blocks[2]["type"], "input");
 }
+
+#[tokio::test]
+async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
+    let s = setup().await;
+    let question = "Pay \u{202e}0001$\u{202c} to Bob?\n\n\n\n\nന്\u{200d} 🏃\u{200d}♀\u{fe0f}";
+    let ask = s
+        .hub
+        .ask(
+            "bidi",
+            &single_select(question, "H\u{2067}", &["Yes\u{200b}", "No"]),
+        )
+        .await;
+    let calls = s
+        .fake
+        .wait_for("chat.postMessage", |c| posted_for(c, ask).is_some())
+        .await;
+    let msg = posted_for(&calls, ask).unwrap();
+    assert_eq!(msg["text"], "claude-code \u{b7} ~/src/app asks: H\\u{2067}");
+    let body = msg["blocks"][0]["text"]["text"].as_str().unwrap();
+    assert!(
+        body.contains("Pay \\u{202e}0001$\\u{202c} to Bob?\n\nന്\u{200d} 🏃\u{200d}♀\u{fe0f}"),
+        "{body}"
+    );
+    assert_eq!(
+        msg["blocks"][1]["elements"][0]["text"],
+        json!({"type": "plain_text", "text": "Yes\\u{200b}", "emoji": false})
+    );
+}

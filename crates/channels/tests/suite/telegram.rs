@@ -735,3 +735,27 @@ async fn a_reply_to_a_free_text_question_is_taken_by_any_replica_and_after_a_res
         "feature/ada"
     );
 }
+
+#[tokio::test]
+async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
+    let (fake, hub) = setup().await;
+    let question = "Pay \u{202e}0001$\u{202c} to Bob?\n\n\n\n\nමම ශ්\u{200d}රී ලංකාව";
+    let ask = hub
+        .ask(
+            "bidi",
+            &single_select(question, "H", &["Yes\u{202e}", "No"]),
+        )
+        .await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let msg = sent_for(&sent, ask).unwrap();
+    assert_eq!(
+        msg["text"],
+        "claude-code \u{b7} ~/src/app asks: H\n\nPay \\u{202e}0001$\\u{202c} to Bob?\n\nමම ශ්\u{200d}රී ලංකාව\n1. Yes\\u{202e}\n2. No"
+    );
+    assert_eq!(
+        msg["reply_markup"]["inline_keyboard"][0][0]["text"],
+        "Yes\\u{202e}"
+    );
+}

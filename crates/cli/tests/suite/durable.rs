@@ -318,14 +318,17 @@ fn many_headless_askers_answered_in_the_inbox() {
         .collect();
     store.wait_history("every ask stored", |h| h.len() == ASKERS);
     let pane = inbox(&url, 130);
+    // Two keys per ask: Enter opens the chosen one (the longest waiting), Enter accepts.
+    let mut keys = 0;
     for left in (1..=ASKERS).rev() {
         pane.wait_text(&format!("— {left} open question(s)"));
-        pane.type_text("1");
         pane.keys(&["Enter"]);
         pane.wait_text(OWN);
         pane.keys(&["Enter"]);
+        keys += 2;
         pane.wait_text("Taken: your answer is stored");
     }
+    assert_eq!(keys, 2 * ASKERS);
     for (i, child) in children.iter_mut().enumerate() {
         assert_eq!(
             wait(child),
@@ -684,4 +687,63 @@ fn history_jsonl_help_and_its_conflict_with_json() {
         "{}",
         both.stderr
     );
+}
+
+#[test]
+fn an_arrival_never_changes_which_ask_enter_opens_and_esc_goes_back_to_the_list() {
+    // Reading an ask, a new one arrived, the list was reprinted one lower, and the number
+    // being typed opened another agent's "Delete branches?" with Yes preselected.
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    let ask = |name: &str, question: &str| {
+        spawn_headless(
+            &dir,
+            name,
+            &["--via", "inbox", "--store", &url],
+            &format!(
+                r#"{{"questions":[{{"id":"q","question":"{question}","options":["Yes (Recommended)","No"]}}]}}"#
+            ),
+            &[("ASK_USER_SESSION", name)],
+        )
+    };
+    let mut first = ask("reader", "Read the report first?");
+    store.wait_history("the first ask", |h| h.len() == 1);
+    let mut second = ask("migrator", "Run the migration?");
+    store.wait_history("the second ask", |h| h.len() == 2);
+    let pane = inbox(&url, 30);
+    pane.wait_text("— 2 open question(s)");
+    pane.keys(&["Down"]);
+    pane.wait_text("› Run the migration?");
+    let mut third = ask("cleaner", "Delete branches?");
+    pane.wait_text("— 3 open question(s)");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Type your own answer");
+    assert!(screen.contains("Run the migration?"), "{screen}");
+    assert!(!screen.contains("Delete branches?"), "{screen}");
+    assert!(screen.contains("Asked by"), "who asks:\n{screen}");
+    // Esc goes back to the list; nothing is sent, the ask stays open.
+    pane.keys(&["Escape"]);
+    pane.wait_text("Back to the list: nothing was sent");
+    pane.wait_text("› Run the migration?");
+    assert!(store.history().iter().all(|a| a["state"] == "open"));
+    pane.keys(&["Enter"]);
+    pane.wait_text("Type your own answer");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    assert_eq!(wait(&mut second), Some(0));
+    assert_eq!(
+        file(&dir, "migrator.out"),
+        r#"{"answers":[{"id":"q","selected":["Yes (Recommended)"]}]}"#
+    );
+    // The selection went to the ask that took its place; the others answered the same way
+    // (two keys each), so every asker ends.
+    for (left, child) in [(2, &mut third), (1, &mut first)] {
+        pane.wait_text(&format!("— {left} open question(s)"));
+        pane.keys(&["Enter"]);
+        pane.wait_text("Type your own answer");
+        pane.keys(&["Enter"]);
+        assert_eq!(wait(child), Some(0));
+    }
+    pane.keys(&["q"]);
 }

@@ -189,6 +189,9 @@ fn ctrl_c_dismisses_the_batch_with_exit_4() {
     pane.wait_text("1/3");
     pane.keys(&["Enter"]);
     pane.wait_text("2/3");
+    // An answer was given: Ctrl-C asks once more, a second Ctrl-C dismisses.
+    pane.keys(&["C-c"]);
+    pane.wait_text("Dismiss all questions?");
     pane.keys(&["C-c"]);
     let run = pane.finished();
     assert_eq!(
@@ -300,7 +303,8 @@ fn resize_redraws() {
     );
     pane.keys(&["Enter"]);
     pane.wait_text("2/3");
-    pane.keys(&["C-c"]);
+    // Answers in progress: Ctrl-C asks once more, the second dismisses.
+    pane.keys(&["C-c", "C-c"]);
     assert_eq!(pane.finished().status, 4);
 }
 
@@ -417,7 +421,7 @@ fn typing_in_a_multi_select_keeps_every_letter() {
     pane.wait_text("2/3");
     pane.type_text("just tracing");
     pane.wait_text("4. just tracing");
-    pane.keys(&["C-c"]);
+    pane.keys(&["C-c", "C-c"]);
     assert_eq!(pane.finished().status, 4);
 }
 
@@ -461,7 +465,7 @@ fn holding_backspace_in_the_own_answer_stays_on_the_question() {
     pane.type_text("x");
     let screen = pane.wait_text("4. x");
     assert!(screen.contains("2/3"), "still on question 2:\n{screen}");
-    pane.keys(&["C-c"]);
+    pane.keys(&["C-c", "C-c"]);
     assert_eq!(pane.finished().status, 4);
 }
 
@@ -483,39 +487,125 @@ fn a_long_own_answer_shows_its_end_where_the_caret_is() {
 }
 
 #[test]
-fn the_start_of_a_long_question_can_be_read() {
-    // Defect 3: a 3,995-character question hid its header and first lines for good.
+fn a_long_question_opens_at_its_start_and_home_never_moves_the_choice() {
+    // A 3,995-character question: the view opens at the question; Home used to move the
+    // choice to option 1 off screen, and Enter then sent option 1 from a screen without options.
     let long = format!("START {}", "lorem ipsum dolor sit amet ".repeat(147));
     let json = format!(
-        r#"{{"questions":[{{"id":"q","header":"HEAD","question":"{long}","options":["Yes (Recommended)","No"]}}]}}"#
+        r#"{{"questions":[{{"id":"q","header":"HEAD","question":"{long}","options":["No","Yes (Recommended)"]}}]}}"#
     );
     let pane = Pane::ask(&[], &json);
-    pane.wait_text("› 1. Yes (Recommended)");
-    pane.keys(&["Home"]);
     let screen = pane.wait_text("START lorem");
     assert!(screen.contains("HEAD"), "{screen}");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 2. Yes (Recommended)");
+    pane.keys(&["Home"]);
+    pane.wait_text("START lorem");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 2. Yes (Recommended)");
+    pane.keys(&["Home"]);
+    pane.wait_text("START lorem");
     pane.keys(&["End"]);
-    pane.wait_for("the own-answer row", own_row_selected);
-    pane.keys(&["Up"; 2]);
-    pane.wait_text("› 1. Yes (Recommended)");
+    pane.wait_text("› 2. Yes (Recommended)");
     for _ in 0..40 {
         pane.keys(&["Up"]);
     }
     pane.wait_text("START lorem");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 1. No");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"q","selected":["No"]}]}"#),
+        "only what was on screen was sent"
+    );
+}
+
+#[test]
+fn at_forty_by_twelve_the_question_text_is_visible() {
+    let pane = Pane::ask_sized(&[], &deploy(), 40, 12);
+    let screen = pane.wait_text("1/3");
+    assert!(screen.contains("Which environment"), "{screen}");
+    pane.keys(&["Down", "Down"]);
+    pane.wait_text("› 3. Both, staging first");
+    let screen = pane.wait_text("↑ Which environment");
+    assert!(screen.contains("Staging now"), "{screen}");
+    pane.keys(&["Down"]);
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.keys(&["Up"; 8]);
+    pane.wait_text("Which environment should I deploy the");
     pane.keys(&["C-c"]);
     assert_eq!(pane.finished().status, 4);
 }
 
 #[test]
-fn at_forty_by_twelve_the_question_stays_reachable_from_the_own_answer_row() {
-    let pane = Pane::ask_sized(&[], &deploy(), 40, 12);
-    pane.wait_text("1/3");
-    pane.keys(&["End"]);
-    pane.wait_for("the own-answer row", own_row_selected);
-    pane.keys(&["Up"; 8]);
-    pane.wait_text("Which environment");
-    pane.keys(&["C-c"]);
-    assert_eq!(pane.finished().status, 4);
+fn typed_option_numbers_are_option_numbers() {
+    // `1` `3` in a five-option multi-select sent custom "13" with nothing ticked; in a
+    // single-select `2` `3` sent custom "23".
+    let five = |multi: bool| {
+        format!(
+            r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
+        )
+    };
+    let pane = Pane::ask(&[], &five(true));
+    pane.wait_text(OWN);
+    pane.type_text("13");
+    pane.wait_text("[x] 3. O3");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O1","O3"]}]}"#),
+        "3 keys"
+    );
+    let pane = Pane::ask(&[], &five(false));
+    pane.wait_text(OWN);
+    pane.type_text("23");
+    pane.wait_text("› 3. O3");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O3"]}]}"#)
+    );
+}
+
+#[test]
+fn typed_text_survives_the_question_closing() {
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("half a thought about replicas");
+    pane.wait_text("half a thought about replicas");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pane.pid()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(pane.finished().status, 130);
+    let screen = pane.screen();
+    assert!(screen.contains("✘ Not sent: "), "why it closed:\n{screen}");
+    assert!(
+        screen.contains("\nhalf a thought about replicas\n"),
+        "the text, whole on its own line to copy:\n{screen}"
+    );
+}
+
+#[test]
+fn at_forty_columns_the_summary_keeps_the_whole_answer() {
+    let pane = Pane::ask_sized(&[], DB, 40, 12);
+    pane.wait_text(OWN);
+    pane.type_text("the managed cluster in eu-west with two replicas");
+    pane.keys(&["Enter"]);
+    assert_eq!(pane.finished().status, 0);
+    let screen = pane.screen();
+    let joined: Vec<&str> = screen.lines().map(str::trim).collect();
+    assert!(
+        joined
+            .join(" ")
+            .contains("✔ Which database? → the managed cluster in eu-west with two replicas"),
+        "{screen}"
+    );
 }
 
 #[test]
@@ -576,20 +666,17 @@ fn no_more_mark_below_the_last_row_and_no_orphan_description() {
 }
 
 #[test]
-fn long_lists_page_jump_and_take_two_digit_numbers() {
+fn long_lists_take_two_digit_numbers_and_scroll_without_moving_the_choice() {
     // Defect 11.
     let pane = Pane::ask(&[], &many(26));
     pane.wait_text("Region 1");
-    pane.keys(&["End"]);
-    pane.wait_for("the own-answer row", own_row_selected);
-    pane.keys(&["Home"]);
-    pane.wait_text("›  1. Region 1");
-    pane.keys(&["PageDown"]);
-    pane.wait_for("a page further", |s| {
-        s.lines()
-            .any(|l| l.starts_with("› ") && !l.contains(" 1. "))
-    });
     pane.type_text("12");
+    pane.wait_text("› 12. Region 12");
+    pane.keys(&["Home"]);
+    pane.wait_for("the top of the list, the choice scrolled away", |s| {
+        s.contains("   1. Region 1") && !s.contains("› 12.")
+    });
+    pane.keys(&["Enter"]);
     pane.wait_text("› 12. Region 12");
     pane.keys(&["Enter"]);
     let run = pane.finished();

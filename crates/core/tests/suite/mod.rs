@@ -8,3 +8,4 @@ mod properties;
 mod seam;
 mod strict;
 mod support;
+mod text;

@@ -93,6 +93,19 @@ fn too_short_a_terminal_scrolls_to_keep_the_cursor_visible() {
 }
 
 #[test]
+fn at_forty_by_twelve_the_question_is_visible() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    let open = screen(&state, 40, 12);
+    assert!(open.contains("Which environment"), "{open}");
+    assert_snapshot!("forty_by_twelve", open);
+    press(&mut state, &[KeyCode::Down, KeyCode::Down]);
+    let moved = screen(&state, 40, 12);
+    assert!(moved.contains("↑ Which environment"), "{moved}");
+    assert_snapshot!("forty_by_twelve_scrolled", moved);
+}
+
+#[test]
 fn empty_multi_select_asks_once_more() {
     let request = request(DEPLOY);
     let mut state = AskState::new(&request);
@@ -182,10 +195,30 @@ fn a_question_taller_than_the_screen_can_be_read_from_its_start() {
     let mut state = AskState::new(&request);
     let first = screen(&state, 80, 24);
     assert!(
-        first.contains("› 1. Yes"),
-        "the cursor shows first:\n{first}"
+        first.contains("START lorem") && !first.contains("› 1. Yes"),
+        "a long view opens at the question:\n{first}"
     );
-    assert!(!first.contains("START"));
+    // Enter on a screen that shows no option sends nothing: it brings the choice into view.
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        crate::state::Step::Stay
+    );
+    let cursor = screen(&state, 80, 24);
+    assert!(cursor.contains("› 1. Yes"), "{cursor}");
+    // Home scrolls back to the question and leaves the choice where it was.
+    press(&mut state, &[KeyCode::Home]);
+    let home = screen(&state, 80, 24);
+    assert!(
+        home.contains("START lorem") && !home.contains("› 1. Yes"),
+        "{home}"
+    );
+    assert_eq!(state.state().cursor, 0);
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        crate::state::Step::Stay,
+        "Home then Enter never sends option 1 from a screen without options"
+    );
+    screen(&state, 80, 24);
     for keys in [
         &[KeyCode::Home][..],
         &[KeyCode::End],
@@ -247,4 +280,13 @@ fn a_terminal_too_small_says_so() {
     let request = request(DEPLOY);
     let state = AskState::new(&request);
     assert_snapshot!("too_small", screen(&state, 20, 5));
+}
+
+#[test]
+fn ctrl_c_with_an_answer_given_asks_before_dismissing() {
+    let request = request(DEPLOY);
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter]);
+    state.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_snapshot!("confirm_dismiss", screen(&state, 80, 14));
 }

@@ -362,7 +362,7 @@ fn editing_keys_in_the_own_answer() {
 }
 
 #[test]
-fn home_scrolls_to_the_top_and_up_on_the_first_option_reads_upwards() {
+fn scrolling_keys_move_the_view_never_the_choice() {
     let request = request(DB);
     let mut state = AskState::new(&request);
     state.view.follow_offset.set(5);
@@ -370,12 +370,125 @@ fn home_scrolls_to_the_top_and_up_on_the_first_option_reads_upwards() {
     assert_eq!((state.state().cursor, state.peek), (0, 2));
     press(&mut state, &[KeyCode::Down]);
     assert_eq!(state.peek, 0);
-    press(&mut state, &[KeyCode::End]);
-    assert!(state.on_text_row());
     press(&mut state, &[KeyCode::Home]);
-    assert_eq!(state.state().cursor, 0);
-    assert!(state.peek >= 5);
+    assert_eq!(
+        (state.state().cursor, state.peek),
+        (1, 5),
+        "Home scrolls to the top and leaves the choice"
+    );
+    press(&mut state, &[KeyCode::End]);
+    assert_eq!(
+        (state.state().cursor, state.peek),
+        (1, 0),
+        "End scrolls back"
+    );
+    state.view.window.set(3);
+    press(&mut state, &[KeyCode::PageUp]);
+    assert_eq!((state.state().cursor, state.peek), (1, 2));
+    press(&mut state, &[KeyCode::PageDown]);
+    assert_eq!((state.state().cursor, state.peek), (1, 0));
     let control = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
     assert_eq!(state.handle_key(control('l')), Step::Redraw);
     assert_eq!(state.handle_key(control('z')), Step::Suspend);
+}
+
+const FIVE: &str = r#"{"questions":[{"id":"f","question":"Which?","multi_select":true,"options":["O1","O2","O3","O4","O5"]}]}"#;
+const FIVE_SINGLE: &str =
+    r#"{"questions":[{"id":"s","question":"Which?","options":["O1","O2","O3","O4","O5"]}]}"#;
+
+#[test]
+fn a_digit_that_cannot_extend_a_number_starts_the_next_one() {
+    // Issue finding: `1` `3` in a five-option multi-select sent custom "13" with nothing ticked.
+    let request = request(FIVE);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("13");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::selected("f", ["O1", "O3"])])
+    );
+    // Single-select `2` `3` sent custom "23": it is option 3, under the cursor.
+    let request = super::tests::request(FIVE_SINGLE);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("23"));
+    assert_eq!(state.state().cursor, 2);
+    assert_eq!(state.state().text.text(), "");
+    assert_eq!(
+        press(&mut state, &[KeyCode::Enter]),
+        done(vec![AnswerItem::selected("s", ["O3"])])
+    );
+}
+
+#[test]
+fn digits_followed_by_text_are_all_text_again() {
+    let request = request(FIVE);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("13 apples");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem {
+            custom: Some("13 apples".into()),
+            ..AnswerItem::skipped("f")
+        }]),
+        "nothing stays ticked by the digits of a sentence"
+    );
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("10"));
+    assert_eq!(
+        state.state().text.text(),
+        "10",
+        "0 is no option: the digits are text"
+    );
+}
+
+#[test]
+fn a_number_waits_a_short_time_for_its_next_digit() {
+    let options: Vec<String> = (1..=12).map(|i| format!("\"R{i}\"")).collect();
+    let json = format!(
+        r#"{{"questions":[{{"id":"r","question":"Where?","options":[{}]}}]}}"#,
+        options.join(",")
+    );
+    let request = request(&json);
+    let start = std::time::Instant::now();
+    let mut state = AskState::new(&request);
+    state.handle_key_at(key(KeyCode::Char('1')), start);
+    state.handle_key_at(key(KeyCode::Char('2')), start + super::NUMBER_TIMEOUT / 2);
+    assert_eq!(state.state().cursor, 11, "in time: option 12");
+    let mut state = AskState::new(&request);
+    state.handle_key_at(key(KeyCode::Char('1')), start);
+    state.handle_key_at(key(KeyCode::Char('2')), start + super::NUMBER_TIMEOUT * 2);
+    assert_eq!(
+        state.state().cursor,
+        1,
+        "too late: the next number, option 2"
+    );
+}
+
+#[test]
+fn ctrl_c_with_answers_or_text_in_progress_asks_once_more() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let request = request(BATCH);
+    // Nothing to lose: one Ctrl-C dismisses.
+    let mut state = AskState::new(&request);
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
+    // One answer given: Ctrl-C asks, any other key keeps everything, a second Ctrl-C dismisses.
+    let mut state = AskState::new(&request);
+    press(&mut state, &[KeyCode::Enter]);
+    assert_eq!(state.handle_key(ctrl_c), Step::Stay);
+    assert_eq!(state.notice, Some(Notice::ConfirmDismiss));
+    press(&mut state, &[KeyCode::Down]);
+    assert_eq!(state.notice, None);
+    assert_eq!(
+        state.handle_key(ctrl_c),
+        Step::Stay,
+        "asked again after another key"
+    );
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
+    // Typed text: the same.
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("wait"));
+    assert_eq!(state.handle_key(ctrl_c), Step::Stay);
+    assert_eq!(state.state().text.text(), "wait");
+    assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
 }

@@ -1,0 +1,147 @@
+//! The text-safety rule, input → display, against the shared fixture
+//! `tests/golden/text-safety.json` (every surface's tests read the same file), and the
+//! look-alike check behind the confusable-labels violation.
+//!
+//! `ASK_USER_BLESS=1 cargo test -p ask-user-core text` rewrites the fixture from the cases
+//! below (review the diff).
+
+use ask_user_core::text::{display, display_line, looks_alike, skeleton};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// (name, input): each case of the rule. The expected display lives in the fixture.
+const CASES: &[(&str, &str)] = &[
+    ("plain text passes", "Deploy to prod? Déployer ? 部署 🚀"),
+    (
+        "newline kept, crlf is a newline",
+        "line 1\nline 2\r\nline 3",
+    ),
+    ("tab is one space", "a\tb"),
+    ("escape sequence inert", "\u{1b}]0;PWNED\u{7}\u{1b}[2J"),
+    ("c0 controls as pictures", "a\rb\u{8}c\u{7f}\u{0}"),
+    ("c1 control visible", "\u{9b}31m"),
+    ("bidi override visible", "Pay \u{202e}0001$\u{202c} to Bob"),
+    (
+        "bidi isolates and marks visible",
+        "a\u{2066}b\u{2069}c\u{200e}d\u{200f}e\u{61c}f",
+    ),
+    ("zero width space visible", "zero\u{200b}width\u{feff}"),
+    ("lone joiner in latin visible", "a\u{200d}b c\u{200c}d"),
+    ("joiner at start visible", "\u{200d}x"),
+    ("persian zwnj is text", "می\u{200c}خواهم"),
+    ("malayalam chillu zwj is text", "ന്\u{200d}"),
+    ("sinhala conjunct zwj is text", "ශ්\u{200d}රී ලංකාව"),
+    ("devanagari zwj zwnj are text", "क्\u{200d}ष क्\u{200c}ष"),
+    ("emoji family whole", "👨\u{200d}👩\u{200d}👧\u{200d}👦"),
+    (
+        "emoji zwj with presentation selector",
+        "🏃\u{200d}♀\u{fe0f} ❤\u{fe0f}",
+    ),
+    ("emoji skin tone", "👍🏽"),
+    ("regional indicator flags whole", "🇫🇷🇯🇵"),
+    (
+        "subdivision flag whole",
+        "🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}",
+    ),
+    ("keycap whole", "1\u{fe0f}\u{20e3} #\u{fe0f}\u{20e3}"),
+    ("tags smuggled after text visible", "ok\u{e0041}\u{e0042}"),
+    (
+        "tags after a pictograph without cancel visible",
+        "🏴\u{e0041}",
+    ),
+    ("variation selector on ascii visible", "Approve\u{fe0f}"),
+    ("combining grapheme joiner visible", "Appro\u{34f}ve"),
+    ("hangul filler visible", "\u{3164}Approve"),
+    ("soft hyphen visible", "dis\u{ad}play"),
+    ("line separators visible", "1\u{2028}2\u{2029}3"),
+    (
+        "other format characters visible",
+        "a\u{600}b\u{fff9}c\u{180e}d\u{206a}e",
+    ),
+    ("combining accents are text", "e\u{301} n\u{303}"),
+    (
+        "blank line runs collapse",
+        "Delete?\n\n\n\n\n\n\n\n\nthe table",
+    ),
+    ("whitespace lines are blank", "a\n   \n\t\n \nb"),
+    (
+        "leading and trailing blank lines dropped",
+        "\n\n\nquestion\n\n\n",
+    ),
+    ("trailing spaces trimmed", "a   \nb"),
+];
+
+fn fixture_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/text-safety.json")
+}
+
+fn current() -> Value {
+    let cases: Vec<Value> = CASES
+        .iter()
+        .map(|(name, input)| {
+            json!({"name": name, "input": input, "display": display(input), "line": display_line(input)})
+        })
+        .collect();
+    json!({
+        "rule": "docs/contract.md, Scripts render as scripts: display = the multi-line form, line = the one-line form (line breaks as U+2424)",
+        "cases": cases,
+    })
+}
+
+#[test]
+fn the_rule_matches_the_shared_fixture() {
+    let mut text = serde_json::to_string_pretty(&current()).unwrap();
+    text.push('\n');
+    let path = fixture_path();
+    if std::env::var_os("ASK_USER_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        committed, text,
+        "tests/golden/text-safety.json differs; rerun with ASK_USER_BLESS=1 if intended"
+    );
+}
+
+#[test]
+fn display_is_idempotent_and_control_free() {
+    for (name, input) in CASES {
+        let once = display(input);
+        assert_eq!(
+            display(&once),
+            once,
+            "{name}: displaying twice changes nothing"
+        );
+        assert!(
+            once.chars().all(|c| c == '\n' || !c.is_control()),
+            "{name}: {once:?}"
+        );
+        assert!(!display_line(input).contains('\n'), "{name}");
+    }
+}
+
+#[test]
+fn look_alike_labels_share_a_skeleton() {
+    let approve = [
+        "Approve",
+        "Аpprove",          // Cyrillic А
+        "Approve\u{fe0f}",  // variation selector
+        "Appro\u{34f}ve",   // combining grapheme joiner
+        "\u{3164}Approve",  // Hangul filler
+        "Appr\u{200b}ove",  // zero width space
+        "Approve\u{e0020}", // tag space
+        "  Approve ",       // padding
+        "Approve\u{200d}",  // joiner
+        "Appr\u{43e}ve",    // Cyrillic о
+    ];
+    for label in approve {
+        assert!(
+            looks_alike("Approve", label),
+            "{label:?}: {:?}",
+            skeleton(label)
+        );
+    }
+    for label in ["Approved", "approve", "Approve (Recommended)", "Reject"] {
+        assert!(!looks_alike("Approve", label), "{label:?}");
+    }
+}
