@@ -20,7 +20,8 @@ use crate::ledger::{Ended, Ledger, Printed, Run};
 use crate::plan::{Call, Kill};
 
 /// The question every caller asks.
-pub const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No","Later"]}]}"#;
+pub const ARGS: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No","Later"]}]}"#;
 
 /// How long past its budget (or its signal) a process may take before it counts as hung: the
 /// core's withdraw grace (2 s), the store delays, and slack.
@@ -191,9 +192,7 @@ pub async fn process(world: World, call: Call, retry: bool) {
     let cancel = CancellationToken::new();
     let mut shown: Option<Printed> = None;
     let work = async {
-        let outcome = tool
-            .call(ARGS, ExecutionContext::new(cancel.clone()))
-            .await;
+        let outcome = tool.call(ARGS, ExecutionContext::new(cancel.clone())).await;
         if call.kill == Kill::BeforeStdout {
             return;
         }

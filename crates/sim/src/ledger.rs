@@ -153,7 +153,10 @@ impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::AckNotStored { ack, stored } => {
-                write!(f, "the human was told {ack} was sent, the store holds {stored}")
+                write!(
+                    f,
+                    "the human was told {ack} was sent, the store holds {stored}"
+                )
             }
             Self::PrintedNotStored {
                 caller,
@@ -191,7 +194,10 @@ pub fn describe(rec: Option<&AskRecord>) -> String {
         None if rec.attached => "an open, attached ask".to_owned(),
         None => "an open, detached ask".to_owned(),
         Some(Outcome::Answered { answer, .. }) => {
-            format!("answered {}{delivered}", label_of(answer).unwrap_or_default())
+            format!(
+                "answered {}{delivered}",
+                label_of(answer).unwrap_or_default()
+            )
         }
         Some(other) => format!("{}{delivered}", other.state_name()),
     }
@@ -277,9 +283,9 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
         let Some(caller) = card_of(ack.ask) else {
             continue;
         };
-        let reached = runs.iter().any(|r| {
-            r.caller == caller && r.printed == Some(Printed::Answered(ack.label.clone()))
-        });
+        let reached = runs
+            .iter()
+            .any(|r| r.caller == caller && r.printed == Some(Printed::Answered(ack.label.clone())));
         // Only the answer that counted must arrive (a second "sent" is already reported as
         // not stored).
         let counted = asks
@@ -287,9 +293,7 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
             .and_then(|r| r.closed.as_ref())
             .is_some_and(|c| matches!(&c.outcome, Outcome::Answered { answer, .. } if label_of(answer).as_deref() == Some(ack.label.as_str())));
         if counted && !reached {
-            found.push(Violation::Lost {
-                ack: ack_text(ack),
-            });
+            found.push(Violation::Lost { ack: ack_text(ack) });
         }
     }
     for run in runs.iter().filter(|r| r.retry) {

@@ -85,7 +85,12 @@ async fn run_plan(plan: Plan) -> Report {
             as std::pin::Pin<Box<dyn Future<Output = ()> + Send>>);
     }
     if let Some(at) = plan.inbox {
-        first.push(Box::pin(agent::inbox(world.clone(), at, "Yes", "the inbox")));
+        first.push(Box::pin(agent::inbox(
+            world.clone(),
+            at,
+            "Yes",
+            "the inbox",
+        )));
     }
     if let Some(at) = plan.second_inbox {
         first.push(Box::pin(agent::inbox(

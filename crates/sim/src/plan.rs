@@ -135,7 +135,12 @@ impl Plan {
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed {}: {}", self.seed, if self.keyed { "keyed" } else { "unkeyed" })?;
+        write!(
+            f,
+            "seed {}: {}",
+            self.seed,
+            if self.keyed { "keyed" } else { "unkeyed" }
+        )?;
         if let Some(t) = self.inbox {
             write!(f, ", inbox answers at {t} ms")?;
         }
