@@ -203,12 +203,9 @@ pub async fn process(world: World, call: Call, retry: bool) {
         durable.mark_delivered().await;
     };
     let signal = async {
-        match call.signal {
-            Some(t) => {
-                sleep_until(world.at(t)).await;
-                cancel.cancel();
-            }
-            None => {}
+        if let Some(t) = call.signal {
+            sleep_until(world.at(t)).await;
+            cancel.cancel();
         }
         std::future::pending::<()>().await;
     };
