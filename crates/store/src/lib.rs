@@ -433,11 +433,14 @@ impl Store {
     /// waiting and changes nothing.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; the backend's errors.
+    /// [`Error::NotFound`]; [`Error::Gone`] once the store file was deleted or replaced (found
+    /// on the file watch's next event, or at the latest at the next safety re-check); the
+    /// backend's errors.
     pub async fn wait_outcome(&self, id: AskId) -> Result<AskRecord> {
         let mut feed = self.subscribe().await?;
         let recheck = self.safety_recheck();
         loop {
+            self.check_file()?;
             let rec = self.get(id).await?;
             if !rec.is_open() {
                 return Ok(rec);
@@ -448,6 +451,19 @@ impl Store {
                     _ => break,
                 }
             }
+        }
+    }
+
+    /// [`Error::Gone`] when this is a SQLite store whose file was deleted or replaced since it
+    /// was opened (what this handle reads no other process can see); `Ok` otherwise and for
+    /// the other backends. One `stat`.
+    ///
+    /// # Errors
+    /// [`Error::Gone`].
+    pub fn check_file(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Sqlite(s) => s.check_file(),
+            Backend::Memory(_) | Backend::Postgres(_) => Ok(()),
         }
     }
 

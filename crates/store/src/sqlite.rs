@@ -47,6 +47,9 @@ struct Inner {
     last_seq: AtomicI64,
     watch: OnceLock<Watch>,
     watch_init: tokio::sync::Mutex<()>,
+    /// The file's (device, inode) when it was opened: a file deleted or replaced under the
+    /// open connection is detected by comparing ([`SqliteStore::check_file`]).
+    file_id: Option<(u64, u64)>,
 }
 
 struct Watch {
@@ -71,6 +74,15 @@ impl Drop for Inner {
             w.wake.notify_one();
         }
     }
+}
+
+fn file_id_of(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| file_id_of(&m))
 }
 
 /// The sidecar file a writer touches after each commit.
@@ -337,6 +349,7 @@ impl SqliteStore {
             detail: e.to_string(),
         })??;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
+        let path_for_id = path.clone();
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
@@ -347,8 +360,30 @@ impl SqliteStore {
                 last_seq: AtomicI64::new(0),
                 watch: OnceLock::new(),
                 watch_init: tokio::sync::Mutex::new(()),
+                file_id: file_id(&path_for_id),
             }),
         })
+    }
+
+    /// [`Error::Gone`] when the store file was deleted or replaced since it was opened (the
+    /// connection still reads the unlinked file, which no other process sees). One `stat`; an
+    /// error other than "not found" counts as present (nothing to report for sure).
+    pub(crate) fn check_file(&self) -> Result<()> {
+        let Some(opened) = self.inner.file_id else {
+            return Ok(());
+        };
+        let now = match std::fs::metadata(&self.inner.path) {
+            Ok(m) => Some(file_id_of(&m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(_) => return Ok(()),
+        };
+        if now == Some(opened) {
+            Ok(())
+        } else {
+            Err(Error::Gone {
+                path: self.inner.shown.clone(),
+            })
+        }
     }
 
     pub(crate) fn location(&self) -> &str {
@@ -1110,6 +1145,16 @@ async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
             _ => {
                 let _ = inner.tx.send(Change::Rescan);
             }
+        }
+        // The sidecar's watch also fires when the files are deleted: followers re-read, and
+        // find the store gone (`Store::wait_outcome`).
+        if (SqliteStore {
+            inner: inner.clone(),
+        })
+        .check_file()
+        .is_err()
+        {
+            let _ = inner.tx.send(Change::Rescan);
         }
     }
 }
