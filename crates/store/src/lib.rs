@@ -70,6 +70,7 @@ pub use model::{
     Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
 };
 pub use schema::SCHEMA_VERSION;
+pub use sqlite::WATCH_TEST_ENV;
 
 /// A store of asks: one of the backends, chosen by URL ([`Store::open`]) or in code.
 #[derive(Debug, Clone)]
@@ -451,6 +452,19 @@ impl Store {
                     _ => break,
                 }
             }
+        }
+    }
+
+    /// How this handle learns of other processes' changes, for diagnostics and tests: SQLite's
+    /// file watch — `kernel` (inotify), `poll` (the kernel refused a watch, e.g. the per-user
+    /// inotify limit was reached: the sidecar's metadata is checked every 250 ms), `none`, or
+    /// `unwatched` before the first [`Store::subscribe`]; `memory` and `postgres` otherwise.
+    #[must_use]
+    pub fn watch_mode(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sqlite(s) => s.watch_mode(),
+            Backend::Memory(_) => "memory",
+            Backend::Postgres(_) => "postgres",
         }
     }
 

@@ -53,11 +53,29 @@ struct Inner {
 }
 
 struct Watch {
-    /// `None` when the file watch could not be set up: followers then rely on the safety
-    /// re-check of [`crate::Store::wait_outcome`].
-    _watcher: Option<notify::RecommendedWatcher>,
+    /// `None` when no file watch could be set up: followers then rely on the safety re-check
+    /// of [`crate::Store::wait_outcome`].
+    _watcher: Option<Watching>,
+    /// What the watch is, for diagnostics (see [`crate::Store::watch_mode`]).
+    mode: &'static str,
     wake: Arc<Notify>,
 }
+
+/// The file watch in use: the kernel's (inotify), or — when the kernel refuses one (the
+/// per-user inotify limit reached, e.g. by dozens of waiting agents) — a poll of the sidecar's
+/// metadata: one `stat` per [`POLL_EVERY`], no database read.
+/// Held only to keep the watch alive (dropping it stops the watch).
+enum Watching {
+    Kernel(#[allow(dead_code)] notify::RecommendedWatcher),
+    Poll(#[allow(dead_code)] notify::PollWatcher),
+}
+
+/// How often the fallback watch looks at the sidecar file.
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+/// **Test only**: with this variable set to `poll`, the kernel watch is not tried (as if the
+/// inotify limit were reached), so tests can run the fallback. Not for production use.
+pub const WATCH_TEST_ENV: &str = "ASK_USER_TEST_FILE_WATCH";
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -924,32 +942,65 @@ impl SqliteStore {
         self.inner.last_seq.store(start, Ordering::SeqCst);
         let wake = Arc::new(Notify::new());
         let target = notify_path(&self.inner.path);
-        let watcher = {
+        let handler = {
             let wake = wake.clone();
-            notify::recommended_watcher(move |ev: notify::Result<notify::Event>| match ev {
+            move |ev: notify::Result<notify::Event>| match ev {
                 Ok(ev) if ev.kind.is_access() => {}
                 _ => wake.notify_one(),
+            }
+        };
+        let forced_poll = std::env::var(WATCH_TEST_ENV).is_ok_and(|v| v == "poll");
+        let kernel = if forced_poll {
+            Err(notify::Error::generic(
+                "the kernel watch is switched off for this test",
+            ))
+        } else {
+            notify::recommended_watcher(handler.clone()).and_then(|mut w| {
+                w.watch(&target, notify::RecursiveMode::NonRecursive)
+                    .map(|()| w)
             })
-        }
-        .and_then(|mut w| {
-            w.watch(&target, notify::RecursiveMode::NonRecursive)
-                .map(|()| w)
-        });
-        let watcher = match watcher {
-            Ok(w) => Some(w),
+        };
+        let (watcher, mode) = match kernel {
+            Ok(w) => (Some(Watching::Kernel(w)), "kernel"),
             Err(e) => {
-                // Degraded, not failed: waiters still learn of outcomes by the safety re-check.
-                tracing::warn!(store = %shown, "cannot watch {} for changes: {e}", target.display());
-                None
+                // Degraded, not failed: a poll of the sidecar's metadata (cheap: no database
+                // read), and the safety re-check behind it.
+                let config = notify::Config::default().with_poll_interval(POLL_EVERY);
+                let polled = notify::PollWatcher::new(handler, config).and_then(|mut w| {
+                    w.watch(&target, notify::RecursiveMode::NonRecursive)
+                        .map(|()| w)
+                });
+                match polled {
+                    Ok(w) => {
+                        tracing::warn!(
+                            store = %shown,
+                            "cannot watch {} with the kernel ({e}); checking it every {} ms instead. When many agents wait at once, raise the limit: sysctl fs.inotify.max_user_instances",
+                            target.display(),
+                            POLL_EVERY.as_millis()
+                        );
+                        (Some(Watching::Poll(w)), "poll")
+                    }
+                    Err(p) => {
+                        tracing::warn!(store = %shown, "cannot watch {} for changes ({e}; {p}); answers from other processes are noticed within seconds only", target.display());
+                        (None, "none")
+                    }
+                }
             }
         };
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(scan_loop(weak, wake.clone()));
         let _ = self.inner.watch.set(Watch {
             _watcher: watcher,
+            mode,
             wake,
         });
         Ok(())
+    }
+
+    /// The file watch this handle follows changes with: `kernel`, `poll`, `none`, or `unwatched`
+    /// before the first subscription.
+    pub(crate) fn watch_mode(&self) -> &'static str {
+        self.inner.watch.get().map_or("unwatched", |w| w.mode)
     }
 
     pub(crate) async fn list_open_page(

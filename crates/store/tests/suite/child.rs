@@ -153,6 +153,16 @@ async fn run(args: &[&str]) {
             let rec = store.wait_outcome(id).await.unwrap();
             say(&format!("outcome {}", answer_of(&rec)));
         }
+        ["wait-watched", url, id] => {
+            let store = Store::open(url).await.unwrap();
+            let _feed = store.subscribe().await.unwrap();
+            say(&format!("waiting, watch {}", store.watch_mode()));
+            let rec = store
+                .wait_outcome(AskId(id.parse().unwrap()))
+                .await
+                .unwrap();
+            say(&format!("outcome {}", answer_of(&rec)));
+        }
         ["wait", url, id] => {
             let store = Store::open(url).await.unwrap();
             say("waiting");
