@@ -1,16 +1,23 @@
-//! The chaos harness's short run (see `chaos_harness/mod.rs`): real agents, a real hub on SQLite, a
-//! scripted human over HTTP, `kill -9` of agents and of the hub, SIGTERM, timeouts around the
-//! answer. Nothing acknowledged may be lost, misdelivered or asked twice; nothing may hang.
-//! The long run by hand: `scripts/chaos` (more agents, more seeds).
+//! The chaos harness's short runs (see `chaos_harness/mod.rs`): real agents, a real hub — on
+//! SQLite, and two replicas on a throwaway Postgres cluster — a scripted human over HTTP,
+//! `kill -9` of agents and of hub replicas, `pg_ctl restart -m immediate`, SIGTERM, timeouts
+//! around the answer. Nothing acknowledged may be lost, misdelivered or asked twice; nothing may
+//! hang. The long run by hand: `scripts/chaos`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
+
+#[path = "../../store/tests/suite/common.rs"]
+#[allow(dead_code)]
+mod pg;
 
 mod chaos_harness;
 use chaos_harness as chaos;
 
-#[test]
-fn a_short_chaos_run_loses_nothing() {
-    let config = chaos::Config::from_env();
-    let (counts, latencies, ledger) = chaos::run(&config);
-    let text = chaos::report(&config, &counts, &latencies, &ledger);
+use std::sync::Arc;
+use std::time::Duration;
+
+fn check(config: &chaos::Config, restart: Option<Arc<dyn Fn() + Send + Sync>>) {
+    let (counts, latencies, ledger) = chaos::run(config, restart);
+    let text = chaos::report(config, &counts, &latencies, &ledger);
     println!("{text}");
     assert_eq!(
         (
@@ -23,4 +30,22 @@ fn a_short_chaos_run_loses_nothing() {
         "{text}\n  replay: CHAOS_SEED={} scripts/chaos",
         config.seed
     );
+}
+
+#[test]
+fn a_short_chaos_run_on_sqlite_loses_nothing() {
+    check(&chaos::Config::from_env(), None);
+}
+
+#[test]
+fn a_short_chaos_run_on_two_postgres_replicas_loses_nothing() {
+    let cluster = Arc::new(pg::Cluster::start());
+    let mut config = chaos::Config::from_env();
+    config.postgres = Some(cluster.url.clone());
+    config.restart_postgres_every = Some(Duration::from_secs(4));
+    let restart: Arc<dyn Fn() + Send + Sync> = {
+        let cluster = cluster.clone();
+        Arc::new(move || cluster.restart_with("immediate"))
+    };
+    check(&config, Some(restart));
 }

@@ -39,8 +39,13 @@ pub(crate) struct Config {
     pub(crate) kill_agents: u64,
     /// Percent of agent runs sent SIGTERM while they wait.
     pub(crate) term_agents: u64,
-    /// Kill -9 and restart the hub this often (`None`: never).
+    /// Kill -9 and restart a hub replica this often (`None`: never).
     pub(crate) kill_hub_every: Option<Duration>,
+    /// The hub's store: `None` for SQLite (one replica), or the Postgres database URL (two
+    /// replicas, the human on the second, agents given both).
+    pub(crate) postgres: Option<String>,
+    /// With Postgres: `pg_ctl restart -m immediate` this often.
+    pub(crate) restart_postgres_every: Option<Duration>,
 }
 
 impl Config {
@@ -53,6 +58,8 @@ impl Config {
             kill_agents: 15,
             term_agents: 10,
             kill_hub_every: Some(Duration::from_secs(3)),
+            postgres: None,
+            restart_postgres_every: None,
         }
     }
 
@@ -137,38 +144,52 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// `ask-user hub serve` on a fixed port and a SQLite store; restartable.
+/// The hub: one `ask-user hub serve` on a SQLite store, or two replicas on one Postgres
+/// database; each on a fixed port, so it can be killed and restarted where agents look for it.
 pub(crate) struct Hub {
     home: PathBuf,
     store: String,
-    listen: String,
+    listens: Vec<String>,
+    /// Every replica's URL, comma-separated (what agents pass to `--hub`).
     pub(crate) url: String,
-    proc: Option<Proc>,
+    /// The replica the human's browser talks to (the last).
+    pub(crate) human_url: String,
+    procs: Vec<Option<Proc>>,
 }
 
 impl Hub {
-    pub(crate) fn new(home: &Path) -> Hub {
-        let store = format!("sqlite:{}", home.join("hub.sqlite3").display());
-        let port = free_port();
+    /// One replica on SQLite in `home`, or `replicas` on the Postgres database `postgres`.
+    pub(crate) fn new(home: &Path, postgres: Option<&str>, replicas: usize) -> Hub {
+        let store = match postgres {
+            Some(url) => url.to_owned(),
+            None => format!("sqlite:{}", home.join("hub.sqlite3").display()),
+        };
+        let listens: Vec<String> = (0..replicas.max(1))
+            .map(|_| format!("127.0.0.1:{}", free_port()))
+            .collect();
+        let urls: Vec<String> = listens.iter().map(|l| format!("http://{l}")).collect();
         let mut hub = Hub {
             home: home.to_owned(),
             store,
-            listen: format!("127.0.0.1:{port}"),
-            url: format!("http://127.0.0.1:{port}"),
-            proc: None,
+            url: urls.join(","),
+            human_url: urls.last().cloned().unwrap_or_default(),
+            procs: (0..listens.len()).map(|_| None).collect(),
+            listens,
         };
-        hub.start();
+        for r in 0..hub.listens.len() {
+            hub.start(r);
+        }
         hub
     }
 
-    pub(crate) fn start(&mut self) {
+    fn start(&mut self, replica: usize) {
         let mut child = command(
             &self.home,
             &[
                 "hub",
                 "serve",
                 "--listen",
-                &self.listen,
+                &self.listens[replica],
                 "--store",
                 &self.store,
             ],
@@ -191,13 +212,19 @@ impl Hub {
         let proc = Proc(child);
         rx.recv_timeout(DEADLINE)
             .expect("the hub printed its address");
-        self.proc = Some(proc);
+        self.procs[replica] = Some(proc);
     }
 
-    /// `kill -9`, then a restart on the same port.
-    pub(crate) fn crash_and_restart(&mut self) {
-        self.proc = None;
-        self.start();
+    /// `kill -9` of one replica, then a restart on the same port.
+    pub(crate) fn crash_and_restart(&mut self, replica: usize) {
+        let r = replica % self.procs.len();
+        self.procs[r] = None;
+        self.start(r);
+    }
+
+    /// How many replicas run.
+    pub(crate) fn replicas(&self) -> usize {
+        self.procs.len()
     }
 
     pub(crate) fn token(&self, name: &str) -> String {
@@ -216,7 +243,7 @@ impl Hub {
                 "--store",
                 &self.store,
                 "--url",
-                &self.url,
+                &self.human_url,
             ],
         )
     }
@@ -566,7 +593,7 @@ async fn sign_in(hub: &Arc<Mutex<Hub>>) -> String {
         let h = hub
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (h.login_link(), h.url.clone())
+        (h.login_link(), h.human_url.clone())
     };
     let resp = http()
         .post(&link)
@@ -590,7 +617,7 @@ async fn human(
     let url = hub
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .url
+        .human_url
         .clone();
     let cookie = sign_in(&hub).await;
     let mut rng = Rng(config.seed.wrapping_mul(31).wrapping_add(7));
@@ -672,10 +699,19 @@ async fn human(
     }
 }
 
-/// One chaos run: the report's lines and the counts.
-pub(crate) fn run(config: &Config) -> (Counts, Vec<u128>, Ledger) {
+/// One chaos run: the counts, the latencies and the ledger. `restart_postgres` restarts the
+/// hub's Postgres (`pg_ctl restart -m immediate`) when `config.restart_postgres_every` asks.
+pub(crate) fn run(
+    config: &Config,
+    restart_postgres: Option<Arc<dyn Fn() + Send + Sync>>,
+) -> (Counts, Vec<u128>, Ledger) {
     let dir = tempfile::tempdir().unwrap();
-    let hub = Arc::new(Mutex::new(Hub::new(dir.path())));
+    let replicas = if config.postgres.is_some() { 2 } else { 1 };
+    let hub = Arc::new(Mutex::new(Hub::new(
+        dir.path(),
+        config.postgres.as_deref(),
+        replicas,
+    )));
     let token = hub
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -698,18 +734,34 @@ pub(crate) fn run(config: &Config) -> (Counts, Vec<u128>, Ledger) {
     };
     let mut killer = config.kill_hub_every.map(|every| {
         let (hub, ledger, stop) = (hub.clone(), ledger.clone(), stop.clone());
+        let restart_pg = restart_postgres.clone();
+        let pg_every = config.restart_postgres_every;
         std::thread::spawn(move || {
             let mut next = Instant::now() + every;
+            let mut next_pg = pg_every.map(|e| Instant::now() + e);
+            let mut replica = 0usize;
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
                 if Instant::now() >= next {
-                    hub.lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .crash_and_restart();
+                    let mut h = hub
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    h.crash_and_restart(replica);
+                    replica = (replica + 1) % h.replicas();
+                    drop(h);
                     note(&ledger, |l| {
                         *l.faults.entry("hub kill -9").or_default() += 1
                     });
                     next = Instant::now() + every;
+                }
+                if let (Some(at), Some(restart), Some(e)) = (next_pg, &restart_pg, pg_every)
+                    && Instant::now() >= at
+                {
+                    restart();
+                    note(&ledger, |l| {
+                        *l.faults.entry("pg_ctl restart -m immediate").or_default() += 1
+                    });
+                    next_pg = Some(Instant::now() + e);
                 }
             }
         })
