@@ -49,10 +49,17 @@ pub struct Report {
     pub acks: Vec<ledger::Ack>,
 }
 
-/// The command that replays `seed` with its plan and ledger printed.
+/// The command that replays `seed` (with only `faults`) with its plan and ledger printed.
 #[must_use]
-pub fn replay_command(seed: u64) -> String {
-    format!("scripts/sim --seed {seed}")
+pub fn replay_command(seed: u64, faults: plan::Faults) -> String {
+    let mut command = format!("scripts/sim --seed {seed}");
+    if !faults.slow_writes {
+        command.push_str(" --without slow-writes");
+    }
+    if !faults.second_caller {
+        command.push_str(" --without second-caller");
+    }
+    command
 }
 
 /// Runs the plan `seed` names (see the crate doc) on a fresh paused-clock runtime.
@@ -60,9 +67,18 @@ pub fn replay_command(seed: u64) -> String {
 /// # Panics
 /// When the runtime cannot be built (out of threads or memory).
 #[must_use]
-#[allow(clippy::expect_used)]
 pub fn run_seed(seed: u64) -> Report {
-    let plan = Plan::draw(seed);
+    run_seed_with(seed, plan::Faults::ALL)
+}
+
+/// [`run_seed`] with only `faults` (see [`plan::Faults`]).
+///
+/// # Panics
+/// When the runtime cannot be built (out of threads or memory).
+#[must_use]
+#[allow(clippy::expect_used)]
+pub fn run_seed_with(seed: u64, faults: plan::Faults) -> Report {
+    let plan = Plan::draw_with(seed, faults);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)

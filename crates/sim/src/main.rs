@@ -3,6 +3,7 @@
 //! ```text
 //! ask-user-sim [--seeds N] [--from SEED]   run N seeds (default 2000) from SEED (default 0)
 //! ask-user-sim --seed SEED                 replay one seed: its plan, its ledger, its verdict
+//! ... --without slow-writes|second-caller   leave a fault out (repeatable)
 //! ```
 //! Exits 1 when any seed broke an invariant, printing each failing seed and its replay command.
 
@@ -13,21 +14,27 @@ fn main() -> ExitCode {
     let mut seeds: u64 = 2000;
     let mut from: u64 = 0;
     let mut one: Option<u64> = None;
+    let mut faults = ask_user_sim::plan::Faults::ALL;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let value = args.next().and_then(|v| v.parse::<u64>().ok());
-        match (arg.as_str(), value) {
-            ("--seeds", Some(v)) => seeds = v,
-            ("--from", Some(v)) => from = v,
-            ("--seed", Some(v)) => one = Some(v),
+        let value = args.next();
+        let number = value.as_deref().and_then(|v| v.parse::<u64>().ok());
+        match (arg.as_str(), number, value.as_deref()) {
+            ("--seeds", Some(v), _) => seeds = v,
+            ("--from", Some(v), _) => from = v,
+            ("--seed", Some(v), _) => one = Some(v),
+            ("--without", _, Some("slow-writes")) => faults.slow_writes = false,
+            ("--without", _, Some("second-caller")) => faults.second_caller = false,
             _ => {
-                eprintln!("usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED");
+                eprintln!(
+                    "usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED; [--without slow-writes|second-caller]"
+                );
                 return ExitCode::from(2);
             }
         }
     }
     if let Some(seed) = one {
-        let report = ask_user_sim::run_seed(seed);
+        let report = ask_user_sim::run_seed_with(seed, faults);
         println!("{}", report.plan);
         for ack in &report.acks {
             println!("  sent: {:?} for ask {} in {}", ack.label, ack.ask, ack.via);
@@ -56,7 +63,7 @@ fn main() -> ExitCode {
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut processes, mut acks, mut failed) = (0usize, 0usize, 0u64);
     for seed in from..from.saturating_add(seeds) {
-        let report = ask_user_sim::run_seed(seed);
+        let report = ask_user_sim::run_seed_with(seed, faults);
         processes += report.processes;
         acks += report.acknowledged;
         if report.violations.is_empty() {
@@ -71,7 +78,7 @@ fn main() -> ExitCode {
             for v in &report.violations {
                 println!("  {v}");
             }
-            println!("  replay: {}", ask_user_sim::replay_command(seed));
+            println!("  replay: {}", ask_user_sim::replay_command(seed, faults));
         }
     }
     println!(

@@ -64,10 +64,54 @@ pub struct Plan {
     pub second_inbox: Option<u64>,
 }
 
+/// Which faults a run may draw (all by default). The same seed with fewer faults draws the
+/// same values and drops the faults switched off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Faults {
+    /// Slow store writes inside the race (the window where a budget or signal meets an answer
+    /// being stored).
+    pub slow_writes: bool,
+    /// A second live caller asking the same question in the same scope.
+    pub second_caller: bool,
+}
+
+impl Faults {
+    /// Every fault.
+    pub const ALL: Faults = Faults {
+        slow_writes: true,
+        second_caller: true,
+    };
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
 impl Plan {
-    /// The plan seed `seed` names.
+    /// The plan seed `seed` names, with every fault.
     #[must_use]
     pub fn draw(seed: u64) -> Self {
+        Self::draw_with(seed, Faults::ALL)
+    }
+
+    /// The plan seed `seed` names, with only `faults`.
+    #[must_use]
+    pub fn draw_with(seed: u64, faults: Faults) -> Self {
+        let mut plan = Self::draw_all(seed);
+        if !faults.slow_writes {
+            for c in &mut plan.calls {
+                c.record_delay = (0, 0);
+            }
+        }
+        if !faults.second_caller {
+            plan.calls.truncate(1);
+        }
+        plan
+    }
+
+    fn draw_all(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
         let mut lanes = 0..GRID / 2;
         let mut at = |rng: &mut Rng, below: u64| -> u64 {

@@ -1,14 +1,18 @@
 //! The simulation in the default test run: a few thousand seeds, each checked against every
 //! invariant; a failure names its seed and the command that replays it.
 
-use ask_user_sim::{replay_command, run_seed};
+use ask_user_sim::plan::Faults;
+use ask_user_sim::{replay_command, run_seed_with};
 
 /// Seeds run by the default test run (a few seconds in a debug build).
 const SEEDS: u64 = 3000;
 
-fn failures(seeds: impl Iterator<Item = u64>) -> Vec<String> {
+/// The faults the default run draws.
+const FAULTS: Faults = Faults::ALL;
+
+fn failures(seeds: impl Iterator<Item = u64>, faults: Faults) -> Vec<String> {
     seeds
-        .map(run_seed)
+        .map(|seed| run_seed_with(seed, faults))
         .filter(|r| !r.violations.is_empty())
         .map(|r| {
             let broken: Vec<String> = r.violations.iter().map(ToString::to_string).collect();
@@ -16,14 +20,14 @@ fn failures(seeds: impl Iterator<Item = u64>) -> Vec<String> {
                 "{}\n    {}\n    replay: {}",
                 r.plan,
                 broken.join("\n    "),
-                replay_command(r.plan.seed)
+                replay_command(r.plan.seed, faults)
             )
         })
         .collect()
 }
 
-fn assert_holds(seeds: impl Iterator<Item = u64>) {
-    let failed = failures(seeds);
+fn assert_holds(seeds: impl Iterator<Item = u64>, faults: Faults) {
+    let failed = failures(seeds, faults);
     assert!(
         failed.is_empty(),
         "{} seeds broke an invariant:\n{}",
@@ -34,13 +38,13 @@ fn assert_holds(seeds: impl Iterator<Item = u64>) {
 
 #[test]
 fn thousands_of_seeds_hold_every_invariant() {
-    assert_holds(0..SEEDS);
+    assert_holds(0..SEEDS, FAULTS);
 }
 
 #[test]
 fn a_seed_replays_the_same_run() {
     for seed in 0..200 {
-        let (a, b) = (run_seed(seed), run_seed(seed));
+        let (a, b) = (run_seed_with(seed, FAULTS), run_seed_with(seed, FAULTS));
         let sketch = |r: &ask_user_sim::Report| {
             let runs: Vec<_> = r
                 .runs
@@ -66,30 +70,30 @@ fn a_seed_replays_the_same_run() {
 /// (the timeout used to be printed and the answer marked delivered, so the retry asked again).
 #[test]
 fn seed_71_the_answer_that_won_the_store_beats_the_budget() {
-    assert_holds([71, 58].into_iter());
+    assert_holds([71, 58].into_iter(), Faults::ALL);
 }
 
 /// The same with SIGTERM: the answer stays undelivered for the retry.
 #[test]
 fn seed_5_the_answer_that_won_the_store_beats_sigterm() {
-    assert_holds([5].into_iter());
+    assert_holds([5].into_iter(), Faults::ALL);
 }
 
 /// The budget runs out while the answer is being stored: the call ends within its bound.
 #[test]
 fn seed_63_a_budget_during_the_answer_write_does_not_hang() {
-    assert_holds([63].into_iter());
+    assert_holds([63].into_iter(), Faults::ALL);
 }
 
 /// The process's own answerer stores an answer that the store's follower sees first: no
 /// deadlock between the two.
 #[test]
 fn seed_59_an_answer_seen_twice_does_not_hang() {
-    assert_holds([59].into_iter());
+    assert_holds([59].into_iter(), Faults::ALL);
 }
 
 /// Two live callers with the same question in one scope are two asks.
 #[test]
 fn seed_6_two_live_callers_are_never_merged() {
-    assert_holds([6].into_iter());
+    assert_holds([6].into_iter(), Faults::ALL);
 }
