@@ -64,10 +64,43 @@ struct Watch {
 /// The file watch in use: the kernel's (inotify), or — when the kernel refuses one (the
 /// per-user inotify limit reached, e.g. by dozens of waiting agents) — a poll of the sidecar's
 /// metadata: one `stat` per [`POLL_EVERY`], no database read.
-/// Held only to keep the watch alive (dropping it stops the watch).
+/// Held only to keep the watch alive (dropping it stops the watch; the poll thread ends with
+/// the store).
 enum Watching {
     Kernel(#[allow(dead_code)] notify::RecommendedWatcher),
-    Poll(#[allow(dead_code)] notify::PollWatcher),
+    Poll,
+}
+
+/// What the poll compares: the sidecar's inode, length, modification time (to the nanosecond)
+/// and its bytes (each writer stores a new value, so two writes within one clock tick differ).
+fn sidecar_stamp(path: &Path) -> Option<(u64, u64, i64, i64, Vec<u8>)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let bytes = std::fs::read(path).unwrap_or_default();
+    Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec(), bytes))
+}
+
+/// The fallback watch: a thread that looks at the sidecar every [`POLL_EVERY`] and wakes the
+/// scan loop when it changed; it ends once the store is dropped.
+fn poll_sidecar(target: PathBuf, wake: Arc<Notify>, alive: Weak<Inner>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("store-poll".to_owned())
+        .spawn({
+            // Taken before `subscribe` returns: a write after it is a change.
+            let mut last = sidecar_stamp(&target);
+            move || loop {
+                std::thread::sleep(POLL_EVERY);
+                if alive.upgrade().is_none() {
+                    return;
+                }
+                let now = sidecar_stamp(&target);
+                if now != last {
+                    last = now;
+                    wake.notify_one();
+                }
+            }
+        })
+        .map(|_| ())
 }
 
 /// How often the fallback watch looks at the sidecar file.
@@ -433,8 +466,13 @@ impl SqliteStore {
     /// After a commit: wakes other processes and this process's followers.
     fn announce(&self, ids: &[AskId]) {
         if let Some(f) = &self.inner.notify_file {
-            // A hint only: a failed touch leaves other processes to their safety re-check.
-            let _ = f.write_at(b"1", 0);
+            // A hint only: a failed touch leaves other processes to their safety re-check. A new
+            // value each time, so a follower that polls (no kernel watch) sees two writes
+            // within one clock tick as a change.
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            let _ = f.write_at(&stamp.to_le_bytes(), 0);
         }
         for id in ids {
             let _ = self.inner.tx.send(Change::Ask(*id));
@@ -965,20 +1003,17 @@ impl SqliteStore {
             Err(e) => {
                 // Degraded, not failed: a poll of the sidecar's metadata (cheap: no database
                 // read), and the safety re-check behind it.
-                let config = notify::Config::default().with_poll_interval(POLL_EVERY);
-                let polled = notify::PollWatcher::new(handler, config).and_then(|mut w| {
-                    w.watch(&target, notify::RecursiveMode::NonRecursive)
-                        .map(|()| w)
-                });
-                match polled {
-                    Ok(w) => {
-                        tracing::warn!(
+                match poll_sidecar(target.clone(), wake.clone(), Arc::downgrade(&self.inner)) {
+                    Ok(()) => {
+                        // Info, not a warning: the poll serves as well (within 250 ms), and an
+                        // agent's stderr is read by its model; `RUST_LOG=info` shows it.
+                        tracing::info!(
                             store = %shown,
                             "cannot watch {} with the kernel ({e}); checking it every {} ms instead. When many agents wait at once, raise the limit: sysctl fs.inotify.max_user_instances",
                             target.display(),
                             POLL_EVERY.as_millis()
                         );
-                        (Some(Watching::Poll(w)), "poll")
+                        (Some(Watching::Poll), "poll")
                     }
                     Err(p) => {
                         tracing::warn!(store = %shown, "cannot watch {} for changes ({e}; {p}); answers from other processes are noticed within seconds only", target.display());

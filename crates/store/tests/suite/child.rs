@@ -153,14 +153,21 @@ async fn run(args: &[&str]) {
             let rec = store.wait_outcome(id).await.unwrap();
             say(&format!("outcome {}", answer_of(&rec)));
         }
-        ["wait-watched", url, id] => {
+        ["follow", url, id] => {
+            // The feed alone (no safety re-check): only the file watch can wake it.
             let store = Store::open(url).await.unwrap();
-            let _feed = store.subscribe().await.unwrap();
-            say(&format!("waiting, watch {}", store.watch_mode()));
-            let rec = store
-                .wait_outcome(AskId(id.parse().unwrap()))
-                .await
-                .unwrap();
+            let mut feed = store.subscribe().await.unwrap();
+            say(&format!("following, watch {}", store.watch_mode()));
+            let id = AskId(id.parse().unwrap());
+            loop {
+                match feed.next().await {
+                    Some(ask_user_store::Change::Ask(changed)) if changed == id => break,
+                    Some(ask_user_store::Change::Rescan) => break,
+                    Some(_) => {}
+                    None => panic!("the feed ended"),
+                }
+            }
+            let rec = store.get(id).await.unwrap();
             say(&format!("outcome {}", answer_of(&rec)));
         }
         ["wait", url, id] => {

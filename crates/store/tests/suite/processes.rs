@@ -146,7 +146,8 @@ async fn another_process_feed_hears_a_new_ask_through_the_file_watch() {
 }
 
 /// The kernel refuses a file watch (the per-user inotify limit, reached by dozens of waiting
-/// agents): the waiter says so once, polls the sidecar instead, and still hears the answer.
+/// agents): the follower polls the sidecar instead and still hears the answer on its feed (no
+/// safety re-check: only the watch can wake it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_without_a_kernel_watch_polls_the_sidecar_and_hears_the_answer() {
     let f = common::sqlite().await;
@@ -154,9 +155,9 @@ async fn a_waiter_without_a_kernel_watch_polls_the_sidecar_and_hears_the_answer(
     let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
     let child = ChildProc::spawn_with_env(
         &[(ask_user_store::WATCH_TEST_ENV, "poll")],
-        &["wait-watched", &f.url, &rec.id.0.to_string()],
+        &["follow", &f.url, &rec.id.0.to_string()],
     );
-    assert_eq!(child.next(), "waiting, watch poll");
+    assert_eq!(child.next(), "following, watch poll");
     let answer = Outcome::Answered {
         answer: serde_json::json!("yes"),
         by: Responder::default(),
