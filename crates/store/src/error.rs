@@ -71,6 +71,15 @@ pub enum Error {
     /// No ask with this id is in the store.
     #[error("ask {0} is not in the store")]
     NotFound(AskId),
+    /// The store file was deleted or replaced while this process had it open: what it still
+    /// reads is the old, unlinked file, which no other process (no inbox) can see any more.
+    #[error(
+        "store {path}: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again"
+    )]
+    Gone {
+        /// The store file.
+        path: String,
+    },
     /// A stored value could not be read back (written by something other than ask-user).
     #[error("store {location}: ask {id} holds a value this ask-user cannot read: {detail}")]
     BadRecord {

@@ -70,6 +70,7 @@ pub use model::{
     Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
 };
 pub use schema::SCHEMA_VERSION;
+pub use sqlite::WATCH_TEST_ENV;
 
 /// A store of asks: one of the backends, chosen by URL ([`Store::open`]) or in code.
 #[derive(Debug, Clone)]
@@ -433,11 +434,14 @@ impl Store {
     /// waiting and changes nothing.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; the backend's errors.
+    /// [`Error::NotFound`]; [`Error::Gone`] once the store file was deleted or replaced (found
+    /// on the file watch's next event, or at the latest at the next safety re-check); the
+    /// backend's errors.
     pub async fn wait_outcome(&self, id: AskId) -> Result<AskRecord> {
         let mut feed = self.subscribe().await?;
         let recheck = self.safety_recheck();
         loop {
+            self.check_file()?;
             let rec = self.get(id).await?;
             if !rec.is_open() {
                 return Ok(rec);
@@ -448,6 +452,32 @@ impl Store {
                     _ => break,
                 }
             }
+        }
+    }
+
+    /// How this handle learns of other processes' changes, for diagnostics and tests: SQLite's
+    /// file watch — `kernel` (inotify), `poll` (the kernel refused a watch, e.g. the per-user
+    /// inotify limit was reached: the sidecar's metadata is checked every 250 ms), `none`, or
+    /// `unwatched` before the first [`Store::subscribe`]; `memory` and `postgres` otherwise.
+    #[must_use]
+    pub fn watch_mode(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sqlite(s) => s.watch_mode(),
+            Backend::Memory(_) => "memory",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// [`Error::Gone`] when this is a SQLite store whose file was deleted or replaced since it
+    /// was opened (what this handle reads no other process can see); `Ok` otherwise and for
+    /// the other backends. One `stat`.
+    ///
+    /// # Errors
+    /// [`Error::Gone`].
+    pub fn check_file(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Sqlite(s) => s.check_file(),
+            Backend::Memory(_) | Backend::Postgres(_) => Ok(()),
         }
     }
 

@@ -47,14 +47,68 @@ struct Inner {
     last_seq: AtomicI64,
     watch: OnceLock<Watch>,
     watch_init: tokio::sync::Mutex<()>,
+    /// The file's (device, inode) when it was opened: a file deleted or replaced under the
+    /// open connection is detected by comparing ([`SqliteStore::check_file`]).
+    file_id: Option<(u64, u64)>,
 }
 
 struct Watch {
-    /// `None` when the file watch could not be set up: followers then rely on the safety
-    /// re-check of [`crate::Store::wait_outcome`].
-    _watcher: Option<notify::RecommendedWatcher>,
+    /// `None` when no file watch could be set up: followers then rely on the safety re-check
+    /// of [`crate::Store::wait_outcome`].
+    _watcher: Option<Watching>,
+    /// What the watch is, for diagnostics (see [`crate::Store::watch_mode`]).
+    mode: &'static str,
     wake: Arc<Notify>,
 }
+
+/// The file watch in use: the kernel's (inotify), or — when the kernel refuses one (the
+/// per-user inotify limit reached, e.g. by dozens of waiting agents) — a poll of the sidecar's
+/// metadata: one `stat` per [`POLL_EVERY`], no database read.
+/// Held only to keep the watch alive (dropping it stops the watch; the poll thread ends with
+/// the store).
+enum Watching {
+    Kernel(#[allow(dead_code)] notify::RecommendedWatcher),
+    Poll,
+}
+
+/// What the poll compares: the sidecar's inode, length, modification time (to the nanosecond)
+/// and its bytes (each writer stores a new value, so two writes within one clock tick differ).
+fn sidecar_stamp(path: &Path) -> Option<(u64, u64, i64, i64, Vec<u8>)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let bytes = std::fs::read(path).unwrap_or_default();
+    Some((m.ino(), m.len(), m.mtime(), m.mtime_nsec(), bytes))
+}
+
+/// The fallback watch: a thread that looks at the sidecar every [`POLL_EVERY`] and wakes the
+/// scan loop when it changed; it ends once the store is dropped.
+fn poll_sidecar(target: PathBuf, wake: Arc<Notify>, alive: Weak<Inner>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("store-poll".to_owned())
+        .spawn({
+            // Taken before `subscribe` returns: a write after it is a change.
+            let mut last = sidecar_stamp(&target);
+            move || loop {
+                std::thread::sleep(POLL_EVERY);
+                if alive.upgrade().is_none() {
+                    return;
+                }
+                let now = sidecar_stamp(&target);
+                if now != last {
+                    last = now;
+                    wake.notify_one();
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+/// How often the fallback watch looks at the sidecar file.
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+/// **Test only**: with this variable set to `poll`, the kernel watch is not tried (as if the
+/// inotify limit were reached), so tests can run the fallback. Not for production use.
+pub const WATCH_TEST_ENV: &str = "ASK_USER_TEST_FILE_WATCH";
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -71,6 +125,15 @@ impl Drop for Inner {
             w.wake.notify_one();
         }
     }
+}
+
+fn file_id_of(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| file_id_of(&m))
 }
 
 /// The sidecar file a writer touches after each commit.
@@ -337,6 +400,7 @@ impl SqliteStore {
             detail: e.to_string(),
         })??;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
+        let path_for_id = path.clone();
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
@@ -347,8 +411,30 @@ impl SqliteStore {
                 last_seq: AtomicI64::new(0),
                 watch: OnceLock::new(),
                 watch_init: tokio::sync::Mutex::new(()),
+                file_id: file_id(&path_for_id),
             }),
         })
+    }
+
+    /// [`Error::Gone`] when the store file was deleted or replaced since it was opened (the
+    /// connection still reads the unlinked file, which no other process sees). One `stat`; an
+    /// error other than "not found" counts as present (nothing to report for sure).
+    pub(crate) fn check_file(&self) -> Result<()> {
+        let Some(opened) = self.inner.file_id else {
+            return Ok(());
+        };
+        let now = match std::fs::metadata(&self.inner.path) {
+            Ok(m) => Some(file_id_of(&m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(_) => return Ok(()),
+        };
+        if now == Some(opened) {
+            Ok(())
+        } else {
+            Err(Error::Gone {
+                path: self.inner.shown.clone(),
+            })
+        }
     }
 
     pub(crate) fn location(&self) -> &str {
@@ -380,8 +466,13 @@ impl SqliteStore {
     /// After a commit: wakes other processes and this process's followers.
     fn announce(&self, ids: &[AskId]) {
         if let Some(f) = &self.inner.notify_file {
-            // A hint only: a failed touch leaves other processes to their safety re-check.
-            let _ = f.write_at(b"1", 0);
+            // A hint only: a failed touch leaves other processes to their safety re-check. A new
+            // value each time, so a follower that polls (no kernel watch) sees two writes
+            // within one clock tick as a change.
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            let _ = f.write_at(&stamp.to_le_bytes(), 0);
         }
         for id in ids {
             let _ = self.inner.tx.send(Change::Ask(*id));
@@ -889,32 +980,62 @@ impl SqliteStore {
         self.inner.last_seq.store(start, Ordering::SeqCst);
         let wake = Arc::new(Notify::new());
         let target = notify_path(&self.inner.path);
-        let watcher = {
+        let handler = {
             let wake = wake.clone();
-            notify::recommended_watcher(move |ev: notify::Result<notify::Event>| match ev {
+            move |ev: notify::Result<notify::Event>| match ev {
                 Ok(ev) if ev.kind.is_access() => {}
                 _ => wake.notify_one(),
+            }
+        };
+        let forced_poll = std::env::var(WATCH_TEST_ENV).is_ok_and(|v| v == "poll");
+        let kernel = if forced_poll {
+            Err(notify::Error::generic(
+                "the kernel watch is switched off for this test",
+            ))
+        } else {
+            notify::recommended_watcher(handler.clone()).and_then(|mut w| {
+                w.watch(&target, notify::RecursiveMode::NonRecursive)
+                    .map(|()| w)
             })
-        }
-        .and_then(|mut w| {
-            w.watch(&target, notify::RecursiveMode::NonRecursive)
-                .map(|()| w)
-        });
-        let watcher = match watcher {
-            Ok(w) => Some(w),
+        };
+        let (watcher, mode) = match kernel {
+            Ok(w) => (Some(Watching::Kernel(w)), "kernel"),
             Err(e) => {
-                // Degraded, not failed: waiters still learn of outcomes by the safety re-check.
-                tracing::warn!(store = %shown, "cannot watch {} for changes: {e}", target.display());
-                None
+                // Degraded, not failed: a poll of the sidecar's metadata (cheap: no database
+                // read), and the safety re-check behind it.
+                match poll_sidecar(target.clone(), wake.clone(), Arc::downgrade(&self.inner)) {
+                    Ok(()) => {
+                        // Info, not a warning: the poll serves as well (within 250 ms), and an
+                        // agent's stderr is read by its model; `RUST_LOG=info` shows it.
+                        tracing::info!(
+                            store = %shown,
+                            "cannot watch {} with the kernel ({e}); checking it every {} ms instead. When many agents wait at once, raise the limit: sysctl fs.inotify.max_user_instances",
+                            target.display(),
+                            POLL_EVERY.as_millis()
+                        );
+                        (Some(Watching::Poll), "poll")
+                    }
+                    Err(p) => {
+                        tracing::warn!(store = %shown, "cannot watch {} for changes ({e}; {p}); answers from other processes are noticed within seconds only", target.display());
+                        (None, "none")
+                    }
+                }
             }
         };
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(scan_loop(weak, wake.clone()));
         let _ = self.inner.watch.set(Watch {
             _watcher: watcher,
+            mode,
             wake,
         });
         Ok(())
+    }
+
+    /// The file watch this handle follows changes with: `kernel`, `poll`, `none`, or `unwatched`
+    /// before the first subscription.
+    pub(crate) fn watch_mode(&self) -> &'static str {
+        self.inner.watch.get().map_or("unwatched", |w| w.mode)
     }
 
     pub(crate) async fn list_open_page(
@@ -1110,6 +1231,16 @@ async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
             _ => {
                 let _ = inner.tx.send(Change::Rescan);
             }
+        }
+        // The sidecar's watch also fires when the files are deleted: followers re-read, and
+        // find the store gone (`Store::wait_outcome`).
+        if (SqliteStore {
+            inner: inner.clone(),
+        })
+        .check_file()
+        .is_err()
+        {
+            let _ = inner.tx.send(Change::Rescan);
         }
     }
 }

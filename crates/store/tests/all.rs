@@ -4,6 +4,7 @@
 //!   schema versions;
 //! - `processes`: many processes on one store (races, lock contention, cross-process waiting);
 //! - `postgres`: the Postgres listener's reconnect and re-scan;
+//! - `deleted`: a store file deleted or replaced under waiting asks;
 //! - `errors`: messages that do not depend on a backend;
 //! - `child`: the entry point of the child processes the others start.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
@@ -14,6 +15,8 @@ mod child;
 mod common;
 #[path = "suite/conformance.rs"]
 mod conformance;
+#[path = "suite/deleted.rs"]
+mod deleted;
 #[path = "suite/errors.rs"]
 mod errors;
 #[path = "suite/postgres.rs"]

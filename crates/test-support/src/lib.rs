@@ -5,8 +5,14 @@
 //! [`TmuxPane::type_text`], [`TmuxPane::paste`]) and read ([`TmuxPane::screen`],
 //! [`TmuxPane::wait_for`], [`TmuxPane::file`]). The server is killed when the pane drops.
 //! Needs `tmux` on `PATH` (`scripts/setup` installs it).
+//!
+//! [`hermetic`] and [`Reaped`]: every spawned binary gets a cleared environment with a private
+//! home, and is killed when the test ends, even by a panic.
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod process;
+pub use process::{Reaped, hermetic};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, TmuxPane};
+use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -65,24 +65,24 @@ impl Store {
 }
 
 /// `ask-user ask ARGS` without a controlling terminal (`setsid`), `question` on stdin, stdout
-/// and stderr to files of `dir`.
+/// and stderr to files of `dir`; a cleared environment (home: `dir`) plus `env`; killed when
+/// the test ends, even by a failed assertion.
 fn spawn_headless(
     dir: &Path,
     name: &str,
     args: &[&str],
     question: &str,
     env: &[(&str, &str)],
-) -> Child {
+) -> Reaped {
     let out = std::fs::File::create(dir.join(format!("{name}.out"))).unwrap();
     let err = std::fs::File::create(dir.join(format!("{name}.err"))).unwrap();
-    let mut child = Command::new("setsid")
+    let mut command = Command::new("setsid");
+    hermetic(&mut command, dir);
+    let mut child = command
         .arg("--wait")
         .arg(BIN)
         .arg("ask")
         .args(args)
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("ASK_USER_CALL_ID")
-        .env_remove("RUST_LOG")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(out)
@@ -95,7 +95,7 @@ fn spawn_headless(
         .unwrap()
         .write_all(question.as_bytes())
         .unwrap();
-    child
+    Reaped(child)
 }
 
 fn file(dir: &Path, name: &str) -> String {
@@ -302,7 +302,7 @@ fn many_headless_askers_answered_in_the_inbox() {
     let store = Store::new();
     let url = store.url();
     let dir = store.dir.path().to_owned();
-    let mut children: Vec<Child> = (0..ASKERS)
+    let mut children: Vec<Reaped> = (0..ASKERS)
         .map(|i| {
             let question = format!(
                 r#"{{"questions":[{{"id":"q","question":"Question number {i}?","options":["Yes {i} (Recommended)","No"]}}]}}"#
@@ -378,9 +378,10 @@ fn the_default_store_unopenable_warns_once_and_uses_memory() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut child = Command::new("setsid")
+    let mut command = Command::new("setsid");
+    hermetic(&mut command, home.path());
+    let mut child = command
         .args(["--wait", BIN, "ask"])
-        .env_remove("ASK_USER_STORE")
         .env("XDG_STATE_HOME", &state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -462,14 +463,17 @@ fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
 fn a_closed_stdout_detaches_the_ask() {
     let store = Store::new();
     let url = store.url();
-    let mut child = Command::new("setsid")
-        .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
-        .env_remove("ASK_USER_CALL_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut command = Command::new("setsid");
+    hermetic(&mut command, store.dir.path());
+    let mut child = Reaped(
+        command
+            .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     child
         .stdin
         .take()

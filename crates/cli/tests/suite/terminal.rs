@@ -861,12 +861,14 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
         bin = super::support::BIN,
     );
     std::fs::write(dir.path().join("inner.sh"), inner).unwrap();
+    // A memory store: never the developer's default store.
     let mut script = Command::new("script")
         .args([
             "-qfec",
             &format!("sh '{}/inner.sh'", dir.path().display()),
             "/dev/null",
         ])
+        .env("ASK_USER_STORE", "memory")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

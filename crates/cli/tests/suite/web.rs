@@ -356,12 +356,15 @@ fn three_hundred_silent_connections_do_not_lock_the_human_out() {
     use std::net::TcpStream;
     use std::time::Duration;
 
-    let mut child = Command::new("sh")
+    // A cleared environment and a memory store: never the developer's default store.
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new("sh");
+    ask_user_test_support::hermetic(&mut command, home.path());
+    let mut child = command
         .arg("-c")
         .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
         .arg(BIN)
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
+        .env("ASK_USER_STORE", "memory")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -153,6 +153,23 @@ async fn run(args: &[&str]) {
             let rec = store.wait_outcome(id).await.unwrap();
             say(&format!("outcome {}", answer_of(&rec)));
         }
+        ["follow", url, id] => {
+            // The feed alone (no safety re-check): only the file watch can wake it.
+            let store = Store::open(url).await.unwrap();
+            let mut feed = store.subscribe().await.unwrap();
+            say(&format!("following, watch {}", store.watch_mode()));
+            let id = AskId(id.parse().unwrap());
+            loop {
+                match feed.next().await {
+                    Some(ask_user_store::Change::Ask(changed)) if changed == id => break,
+                    Some(ask_user_store::Change::Rescan) => break,
+                    Some(_) => {}
+                    None => panic!("the feed ended"),
+                }
+            }
+            let rec = store.get(id).await.unwrap();
+            say(&format!("outcome {}", answer_of(&rec)));
+        }
         ["wait", url, id] => {
             let store = Store::open(url).await.unwrap();
             say("waiting");

@@ -189,12 +189,19 @@ impl Cluster {
     /// server comes back on the same port); returns once it accepts connections again.
     #[allow(dead_code)] // used by crates/cli/tests/hub.rs, which includes this file
     pub(crate) fn restart(&self) {
+        self.restart_with("fast");
+    }
+
+    /// [`Cluster::restart`] with `pg_ctl restart -m MODE` (`immediate`: a crash, recovered from
+    /// the WAL on start).
+    #[allow(dead_code)] // used by crates/cli/tests/chaos.rs, which includes this file
+    pub(crate) fn restart_with(&self, mode: &str) {
         let out = pg_command(&pg_bin("pg_ctl"))
             .arg("-D")
             .arg(&self.data)
             .arg("-l")
             .arg(self.dir.join("log"))
-            .args(["-m", "fast", "-w", "-t", "60", "restart"])
+            .args(["-m", mode, "-w", "-t", "60", "restart"])
             .output()
             .unwrap();
         assert!(

@@ -144,3 +144,28 @@ async fn another_process_feed_hears_a_new_ask_through_the_file_watch() {
     assert_eq!(child.next(), format!("change {}", id.0));
     child.finish();
 }
+
+/// The kernel refuses a file watch (the per-user inotify limit, reached by dozens of waiting
+/// agents): the follower polls the sidecar instead and still hears the answer on its feed (no
+/// safety re-check: only the watch can wake it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_without_a_kernel_watch_polls_the_sidecar_and_hears_the_answer() {
+    let f = common::sqlite().await;
+    let ask = NewAsk::new(&Scope::HostKey("p".into()), "{}", Asker::default());
+    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
+    let child = ChildProc::spawn_with_env(
+        &[(ask_user_store::WATCH_TEST_ENV, "poll")],
+        &["follow", &f.url, &rec.id.0.to_string()],
+    );
+    assert_eq!(child.next(), "following, watch poll");
+    let answer = Outcome::Answered {
+        answer: serde_json::json!("yes"),
+        by: Responder::default(),
+    };
+    f.store
+        .record_outcome(rec.id, &answer, Timestamp::now())
+        .await
+        .unwrap();
+    assert_eq!(child.next(), "outcome \"yes\"");
+    child.finish();
+}

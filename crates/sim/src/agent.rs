@@ -1,0 +1,268 @@
+//! One asking process as `ask-user ask` runs it (`crates/cli/src/ask.rs`): the real core tool
+//! and race, the real store link ([`Durable`]) on the shared store, then stdout, then
+//! "delivered" — with the plan's faults: a slow store write inside the race, a SIGTERM, a
+//! `kill -9` while waiting or between the steps after the call, and a terminal answerer of its
+//! own. The other answerer, the inbox, is the human writing to the store ([`inbox`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, Decide, Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled,
+    UserInteraction,
+};
+use ask_user_host::durable::Durable;
+use ask_user_store::{Asker, Recorded, Responder, Scope, Store, Timestamp};
+use tokio::time::{Instant, sleep, sleep_until};
+
+use crate::ledger::{Ended, Ledger, Printed, Run};
+use crate::plan::{Call, Kill};
+
+/// The question every caller asks.
+pub const ARGS: &str =
+    r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No","Later"]}]}"#;
+
+/// How long past its budget (or its signal) a process may take before it counts as hung: the
+/// core's withdraw grace (2 s), the store delays, and slack.
+const BOUND_SLACK: Duration = Duration::from_millis(4000);
+
+/// The request [`ARGS`] decodes to.
+///
+/// # Panics
+/// Never: [`ARGS`] is valid.
+#[must_use]
+pub fn request() -> AskUserQuestionRequest {
+    match ask_user_core::decode(ARGS, &ask_user_core::Limits::default()) {
+        Ok(decoded) => decoded.request,
+        Err(e) => unreachable!("the simulation's question is valid: {e}"),
+    }
+}
+
+/// The human's answer choosing `label`.
+#[must_use]
+pub fn answers(label: &str) -> Answers {
+    Answers {
+        answers: vec![AnswerItem::selected("go", [label])],
+    }
+}
+
+/// Where the run is: its start instant and the shared store and ledger.
+#[derive(Debug, Clone)]
+pub struct World {
+    /// The simulated instant 0.
+    pub start: Instant,
+    /// The shared store (the SQLite file every process opens).
+    pub store: Store,
+    /// The ledger.
+    pub ledger: Ledger,
+    /// Whether callers pass a host key.
+    pub keyed: bool,
+}
+
+impl World {
+    fn at(&self, ms: u64) -> Instant {
+        self.start + Duration::from_millis(ms)
+    }
+
+    fn scope(&self) -> Scope {
+        if self.keyed {
+            Scope::HostKey("call-1".to_owned())
+        } else {
+            Scope::Caller("session=\ncwd=/sim\nuser=sim".to_owned())
+        }
+    }
+}
+
+/// A store write that waits before and after (a busy disk): wraps the real recorder.
+struct Slow {
+    inner: Arc<dyn RecordOutcome>,
+    delay: (u64, u64),
+}
+
+impl RecordOutcome for Slow {
+    fn record<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if self.delay.0 > 0 {
+                sleep(Duration::from_millis(self.delay.0)).await;
+            }
+            let result = self.inner.record(request, settled).await;
+            if self.delay.1 > 0 {
+                sleep(Duration::from_millis(self.delay.1)).await;
+            }
+            result
+        })
+    }
+}
+
+/// The process's own answerer (a terminal): the human chooses "No" at `at`, if ever.
+struct Terminal {
+    at: Option<Instant>,
+    durable: Durable,
+    ledger: Ledger,
+}
+
+impl UserInteraction for Terminal {
+    fn ask<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        self.ask_decided(request, cancel, Decide::new(request))
+    }
+
+    fn ask_decided<'a>(
+        &'a self,
+        _request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let Some(at) = self.at else {
+                cancel.cancelled().await;
+                return Err(AskError::Cancelled);
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+                () = sleep_until(at) => {}
+            }
+            let given = answers("No");
+            match decide.offer(Offer::Answers(given.clone())).await {
+                Decision::Accepted => {
+                    if let Some(ask) = self.durable.ask_id() {
+                        self.ledger.ack(ask, "No", "the terminal");
+                    }
+                    Ok(given)
+                }
+                _ => {
+                    cancel.cancelled().await;
+                    Err(AskError::Cancelled)
+                }
+            }
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the terminal")
+    }
+}
+
+fn printed(outcome: &Outcome) -> Printed {
+    match outcome {
+        Outcome::Answered(a) => Printed::Answered(
+            a.answers
+                .first()
+                .and_then(|i| i.selected.first())
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        Outcome::TimedOut(_) => Printed::TimedOut,
+        Outcome::Aborted => Printed::Aborted,
+        other => Printed::Other(other.text()),
+    }
+}
+
+/// Runs one process of `call` to its end and writes it in the ledger.
+pub async fn process(world: World, call: Call, retry: bool) {
+    sleep_until(world.at(call.start)).await;
+    let durable = Durable::new(
+        world.store.clone(),
+        world.scope(),
+        Asker {
+            agent: Some(format!("caller {}", call.caller)),
+            pid: Some(call.caller),
+            ..Asker::default()
+        },
+    );
+    let terminal = Terminal {
+        at: call.terminal.map(|t| world.at(t)),
+        durable: durable.clone(),
+        ledger: world.ledger.clone(),
+    };
+    let tool = AskUserQuestionTool::new(durable.wrap(Arc::new(terminal)))
+        .with_timeout(Some(Duration::from_millis(call.budget)))
+        .with_recorder(Arc::new(Slow {
+            inner: durable.recorder(),
+            delay: call.record_delay,
+        }));
+    let cancel = CancellationToken::new();
+    let mut shown: Option<Printed> = None;
+    let work = async {
+        let outcome = tool.call(ARGS, ExecutionContext::new(cancel.clone())).await;
+        if call.kill == Kill::BeforeStdout {
+            return;
+        }
+        shown = Some(printed(&outcome));
+        if call.kill == Kill::BeforeDelivered {
+            return;
+        }
+        durable.mark_delivered().await;
+    };
+    let signal = async {
+        if let Some(t) = call.signal {
+            sleep_until(world.at(t)).await;
+            cancel.cancel();
+        }
+        std::future::pending::<()>().await;
+    };
+    let killed = async {
+        match call.kill {
+            Kill::Waiting(t) => sleep_until(world.at(t)).await,
+            _ => std::future::pending().await,
+        }
+    };
+    let ends_by = call.start + call.budget.min(call.signal.unwrap_or(u64::MAX));
+    let bound = world.at(ends_by) + BOUND_SLACK;
+    let ended = tokio::select! {
+        () = work => Ended::Exited,
+        () = killed => Ended::Killed,
+        () = sleep_until(bound) => Ended::Hung,
+        () = signal => Ended::Hung,
+    };
+    let stored = match durable.ask_id() {
+        Some(id) => world.store.get(id).await.ok(),
+        None => None,
+    };
+    world.ledger.run(Run {
+        caller: call.caller,
+        retry,
+        ask: durable.ask_id(),
+        opened: durable.opened(),
+        printed: shown,
+        ended,
+        stored,
+    });
+}
+
+/// The human answering caller 1's open ask in an inbox (through the store, first outcome
+/// wins) at `at` with `label`: told "sent" only when the store took it.
+pub async fn inbox(world: World, at: u64, label: &'static str, via: &'static str) {
+    sleep_until(world.at(at)).await;
+    let Ok(open) = world.store.list_open().await else {
+        return;
+    };
+    let Some(card) = open.iter().find(|r| r.asker.pid == Some(1)) else {
+        return;
+    };
+    let Ok(normalised) = ask_user_core::normalise(&request(), answers(label)) else {
+        return;
+    };
+    let outcome = ask_user_store::Outcome::Answered {
+        answer: serde_json::to_value(&normalised).unwrap_or_default(),
+        by: Responder {
+            answerer: via.to_owned(),
+            ..Responder::default()
+        },
+    };
+    if let Ok(Recorded::Won) = world
+        .store
+        .record_outcome(card.id, &outcome, Timestamp::now())
+        .await
+    {
+        world.ledger.ack(card.id, label, via);
+    }
+}

@@ -1,0 +1,195 @@
+//! A seeded, deterministic simulation of the ask lifecycle (docs/contract.md §8 "Exactly once,
+//! made precise"): the real core race ([`ask_user_core::Decide`] inside
+//! [`ask_user_core::AskUserQuestionTool`]), the real store link ([`ask_user_host::durable`]) on
+//! the real memory store, the steps `ask-user ask` takes after the call (stdout, then
+//! "delivered"), and the human answering in an inbox or a terminal — on tokio's paused clock,
+//! with the faults a [`Plan`] draws from a seed: budgets expiring at every point of an answer's
+//! path, signals, `kill -9` while waiting and between the steps, slow store writes, two
+//! answerers at once, and two live callers asking the same question.
+//!
+//! [`run_seed`] runs one seed and checks every invariant ([`ledger::check`]):
+//! the outcome printed is the outcome stored; the human is told "sent" only for that outcome;
+//! no acknowledged answer is lost (a retry gets it); no answer reaches the wrong caller; no
+//! question is asked twice; no process hangs past its bound.
+//!
+//! ```
+//! let report = ask_user_sim::run_seed(1);
+//! println!("{}", report.plan);
+//! assert_eq!(report.plan.seed, 1);
+//! ```
+#![deny(missing_docs)]
+
+pub mod agent;
+pub mod ledger;
+pub mod plan;
+pub mod rng;
+
+use std::collections::BTreeMap;
+
+pub use ledger::{Ledger, Violation};
+pub use plan::Plan;
+
+use agent::World;
+use ask_user_store::Store;
+
+/// One seed's result.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// What ran.
+    pub plan: Plan,
+    /// Every broken invariant (empty: the run held).
+    pub violations: Vec<Violation>,
+    /// Answers the human was told were sent.
+    pub acknowledged: usize,
+    /// Processes run (first runs and retries).
+    pub processes: usize,
+    /// Every process's run, in the order they ended.
+    pub runs: Vec<ledger::Run>,
+    /// Every "sent" the human saw.
+    pub acks: Vec<ledger::Ack>,
+}
+
+/// The command that replays `seed` (with only `faults`) with its plan and ledger printed.
+#[must_use]
+pub fn replay_command(seed: u64, faults: plan::Faults) -> String {
+    let mut command = format!("scripts/sim --seed {seed}");
+    if !faults.slow_writes {
+        command.push_str(" --without slow-writes");
+    }
+    if !faults.second_caller {
+        command.push_str(" --without second-caller");
+    }
+    command
+}
+
+/// Runs the plan `seed` names (see the crate doc) on a fresh paused-clock runtime.
+///
+/// # Panics
+/// When the runtime cannot be built (out of threads or memory).
+#[must_use]
+pub fn run_seed(seed: u64) -> Report {
+    run_seed_with(seed, plan::Faults::ALL)
+}
+
+/// [`run_seed`] with only `faults` (see [`plan::Faults`]).
+///
+/// # Panics
+/// When the runtime cannot be built (out of threads or memory).
+#[must_use]
+#[allow(clippy::expect_used)]
+pub fn run_seed_with(seed: u64, faults: plan::Faults) -> Report {
+    let plan = Plan::draw_with(seed, faults);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    runtime.block_on(run_plan(plan))
+}
+
+async fn run_plan(plan: Plan) -> Report {
+    let world = World {
+        start: tokio::time::Instant::now(),
+        store: Store::memory(),
+        ledger: Ledger::default(),
+        keyed: plan.keyed,
+    };
+    // The first run: every caller's process and the human, at once.
+    let mut first = Vec::new();
+    for call in &plan.calls {
+        first.push(Box::pin(agent::process(world.clone(), call.clone(), false))
+            as std::pin::Pin<Box<dyn Future<Output = ()> + Send>>);
+    }
+    if let Some(at) = plan.inbox {
+        first.push(Box::pin(agent::inbox(
+            world.clone(),
+            at,
+            "Yes",
+            "the inbox",
+        )));
+    }
+    if let Some(at) = plan.second_inbox {
+        first.push(Box::pin(agent::inbox(
+            world.clone(),
+            at,
+            "Later",
+            "another inbox",
+        )));
+    }
+    join_all(first).await;
+    // The retry: a caller whose acknowledged answer it did not print runs the same call again,
+    // with nobody answering; it must get the answer from the store.
+    let now = elapsed_ms(&world);
+    for call in &plan.calls {
+        if waiting_answer(&world, call.caller).await {
+            let retry = plan::Call {
+                caller: call.caller,
+                start: now + 16,
+                budget: 512,
+                signal: None,
+                kill: plan::Kill::Never,
+                terminal: None,
+                record_delay: (0, 0),
+            };
+            agent::process(world.clone(), retry, true).await;
+        }
+    }
+    let mut asks = BTreeMap::new();
+    if let Ok(open) = world.store.list_open().await {
+        for rec in open {
+            asks.insert(rec.id, rec);
+        }
+    }
+    let runs = world.ledger.runs();
+    let acks = world.ledger.acks();
+    let ids = runs
+        .iter()
+        .filter_map(|r| r.ask)
+        .chain(acks.iter().map(|a| a.ask));
+    for id in ids {
+        if let Ok(rec) = world.store.get(id).await {
+            asks.insert(id, rec);
+        }
+    }
+    Report {
+        violations: ledger::check(&world.ledger, &asks),
+        acknowledged: acks.len(),
+        processes: runs.len(),
+        runs,
+        acks,
+        plan,
+    }
+}
+
+fn elapsed_ms(world: &World) -> u64 {
+    u64::try_from(world.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Whether `caller` has an answer the human was told was sent, stored as the outcome, that no
+/// run of it printed.
+async fn waiting_answer(world: &World, caller: u32) -> bool {
+    let runs = world.ledger.runs();
+    for ack in world.ledger.acks() {
+        let Ok(rec) = world.store.get(ack.ask).await else {
+            continue;
+        };
+        if rec.asker.pid != Some(caller) {
+            continue;
+        }
+        let printed = runs.iter().any(|r| {
+            r.caller == caller && r.printed == Some(ledger::Printed::Answered(ack.label.clone()))
+        });
+        if !printed {
+            return true;
+        }
+    }
+    false
+}
+
+async fn join_all(futures: Vec<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>>) {
+    let mut set = tokio::task::JoinSet::new();
+    for f in futures {
+        set.spawn(f);
+    }
+    while set.join_next().await.is_some() {}
+}
