@@ -70,7 +70,8 @@ test("the reference tool returns the human's inbox answer, byte for byte what it
     await questions.nth(3).locator("button.skip").click();
     await card.locator("button.submit").click();
     await page.locator("#flash", { hasText: "sent" }).waitFor({ timeout: DEADLINE_MS });
-    await page.waitForFunction(() => document.querySelectorAll("article.card").length === 0, null, { timeout: DEADLINE_MS });
+    // The answered card stays in place, closed, saying what was sent.
+    await card.locator("form.is-closed").waitFor({ timeout: DEADLINE_MS });
 
     // A plan review (what the harness's plan mode asks, straight through the provider) on the
     // same page: the plan as the question's detail, approve / keep planning.
@@ -80,10 +81,11 @@ test("the reference tool returns the human's inbox answer, byte for byte what it
       options: [{ label: "Approve" }, { label: "Keep planning" }],
       intent: { kind: "plan-review", approve: "Approve" },
     }] });
-    const reviewCard = page.locator("article.card").first();
+    const reviewCard = page.locator("article.card:has(form:not(.is-closed))").first();
     await reviewCard.waitFor({ timeout: DEADLINE_MS });
     assert.equal(await reviewCard.locator("legend .chip").textContent(), "Plan review");
-    assert.equal(await reviewCard.locator("legend .text").innerText(), `Approve this plan?\n\n${plan}`);
+    // A question of several lines reads as body text below a short legend.
+    assert.equal(await reviewCard.locator(".long-text").innerText(), `Approve this plan?\n\n${plan}`);
     assert.deepEqual(await reviewCard.locator("label.option .desc").allTextContents(), ["Approve the plan and start.", "Keep planning."]);
     await reviewCard.locator("label.option", { hasText: "Approve" }).click();
     await reviewCard.locator("button.submit").click();
