@@ -18,8 +18,13 @@
 //!   serving a request right now (silent, half a head, idle keep-alive, an unfinished TLS
 //!   handshake) is closed to make room. A connection is serving from the moment its request
 //!   head is read until its response body has been taken to the end or dropped, so a live
-//!   event stream is never closed for this. When every open connection is serving, the new one is refused (closed at
-//!   once).
+//!   event stream is never closed for this — unless the app lowered the request's
+//!   [`Standing`] through the [`ConnectionStanding`] in its extensions: with no idle
+//!   connection, the oldest serving an [`Standing::Anonymous`] request (no credential checked
+//!   yet: a slow body from anyone) is closed, then the oldest serving a
+//!   [`Standing::Yielding`] one (a client that reconnects, such as an agent's long-poll).
+//!   When every open connection is serving a [`Standing::Kept`] request (the default), the
+//!   new one is refused (closed at once).
 //! - **Bodies keep their length.** A response body of known size keeps it: it is written
 //!   with `Content-Length`, not chunked encoding. A response counts as serving until hyper has
 //!   taken its body's last chunk (a body of known size usually at once; a stream when it ends)
@@ -72,6 +77,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+pub use connections::{ConnectionStanding, Standing};
 pub use limits::{Limits, raise_open_files_limit};
 
 use connections::{Admitted, Busy, Connections};
@@ -200,11 +206,15 @@ async fn connection<S>(
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let busy = admitted.busy_count();
+    let standing = admitted.standing();
     let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {
         let app = app.clone();
         let busy = Busy::new(&busy);
+        standing.set(Standing::Kept);
+        let mut request = request.map(Body::new);
+        request.extensions_mut().insert(standing.clone());
         async move {
-            let response = app.oneshot(request.map(Body::new)).await?;
+            let response = app.oneshot(request).await?;
             Ok::<_, Infallible>(held::hold_until_sent(response, busy))
         }
     });
