@@ -65,6 +65,7 @@ mod interaction;
 mod outcome;
 mod render;
 mod request;
+mod secret;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};
@@ -79,6 +80,7 @@ pub use outcome::{
 };
 pub use render::render;
 pub use request::{AskUserQuestionRequest, Question, QuestionOption, RECOMMENDED_SUFFIX};
+pub use secret::Secret;
 pub use validate::{InvalidArguments, Leniency, Limits, Violation};
 
 /// Re-exported so answerers and hosts use the same token type as the seam.
