@@ -391,7 +391,11 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         err.trim_end(),
         "ask-user: refusing to serve the hub over plain HTTP on 0.0.0.0:0, which is not a loopback address: anyone on the network could read its tokens and answers; give --tls-cert and --tls-key, or put it behind a TLS reverse proxy and pass --insecure-http (with --public-url https://…)"
     );
-    let open = Hub::start_at("0.0.0.0:0", "memory", &["--insecure-http"]);
+    let open = Hub::start_at(
+        "0.0.0.0:0",
+        "memory",
+        &["--insecure-http", "--public-url", "https://hub.example.com"],
+    );
     assert!(open.url.starts_with("http://0.0.0.0:"), "{}", open.url);
 }
 
@@ -830,7 +834,7 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
-        "ask-user: --hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)"
+        "ask-user: --hub needs the agent's token: ASK_USER_HUB_TOKEN or --hub-token-file FILE (ask-user hub token add NAME prints one)"
     );
 }
 
