@@ -24,7 +24,7 @@ use hyper::body::{Frame, SizeHint};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::auth::{UNAUTHORIZED, error, hash_secret, session_cookie};
-use crate::{Hub, KIND_SESSION, KIND_TOKEN};
+use crate::{Hub, KIND_LOGIN, KIND_SESSION, KIND_TOKEN};
 
 /// The most requests one agent token holds open at once on one replica (long-polls included);
 /// beyond, 429 [`TOO_MANY_OPEN`].
@@ -128,7 +128,9 @@ pub(crate) async fn agents(
     revocable(response, watch, &hub.stopping)
 }
 
-/// The human's event streams end when their session is revoked (sign-out on any page,
+/// The human's routes' gate: a request proving a live session or sign-in link is kept by the
+/// connection loop (never closed to make room). The human's event streams end when their
+/// session is revoked (sign-out on any page,
 /// `ask-user hub revoke-sessions`): every event-stream response to a request with a session
 /// cookie is cut within [`REVOCATION_CHECK`] of the revocation.
 pub(crate) async fn sessions(
@@ -137,6 +139,26 @@ pub(crate) async fn sessions(
     next: Next,
 ) -> Response {
     let session = session_cookie(request.headers()).map(hash_secret);
+    // The human's requests are kept from the first byte they prove: a live session (the page,
+    // its assets, its answers) or a live sign-in link (the sign-in itself), so a flood that
+    // churns connections cannot close them.
+    let now = Timestamp::now();
+    let proven = match (&session, request.uri().path().strip_prefix("/login/")) {
+        (Some(hash), _) => matches!(
+            hub.store.check_secret(KIND_SESSION, hash, now).await,
+            Ok(Some(_))
+        ),
+        (None, Some(link)) => matches!(
+            hub.store
+                .check_secret(KIND_LOGIN, &hash_secret(link), now)
+                .await,
+            Ok(Some(_))
+        ),
+        (None, None) => false,
+    };
+    if proven {
+        set_standing(&request, Standing::Kept);
+    }
     let response = next.run(request).await;
     let streams = response
         .headers()
