@@ -361,16 +361,13 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .filter(|r| r.status() == 429)
         .collect();
     assert!(!limited.is_empty(), "150 requests at once meet the limit");
-    assert_eq!(
-        limited
-            .into_iter()
-            .next()
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
-        json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"})
-    );
+    // Some meet the cap of requests open at once (tests/hub_abuse.rs), the rest the rate.
+    let mut texts = Vec::new();
+    for r in limited {
+        texts.push(r.json::<Value>().await.unwrap());
+    }
+    let rate = json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"});
+    assert!(texts.contains(&rate), "{texts:?}");
     let other = token(&store, "other");
     assert_eq!(get(Some(other.clone()), id).await, (404, no_such.clone()));
     // A body over the limit.
