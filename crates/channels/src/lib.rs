@@ -71,7 +71,7 @@ mod token;
 
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
-pub use mount::{MountError, start};
+pub use mount::{MountError, Running, start, start_until};
 pub use router::{AnswerState, answer_router, refusal_status};
 pub use token::{
     ANSWERER, Choice, ChoiceKind, Given, RedeemError, Refusal, Tokens, answer_summary, closed_text,

@@ -19,6 +19,21 @@ use crate::token::Tokens;
 /// How long a replica holds the Telegram poll lease: three 30 s long polls.
 const TELEGRAM_POLL_LEASE: std::time::Duration = std::time::Duration::from_secs(90);
 
+/// The background tasks [`start_until`] runs (the dispatcher, the Telegram poller).
+#[derive(Debug, Default)]
+pub struct Running {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Waits until every task has stopped (after the `stop` given to [`start_until`] fired).
+    pub async fn join(self) {
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
 /// A channel refused its settings when it was built (a bad mail address, unusable TLS
 /// settings, an ntfy server that is not HTTP(S)…). The text never carries a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +60,27 @@ pub fn start(
     store: Store,
     public_url: &str,
 ) -> Result<Router, MountError> {
+    let (routes, _running) = start_until(config, store, public_url, &std::future::pending)?;
+    Ok(routes)
+}
+
+/// Like [`start`], but the tasks stop when the future `stop` makes resolves (a hub's shutdown
+/// signal; the task in the middle of a send is dropped there, as if the process were killed,
+/// which the store's leases make safe) and [`Running::join`] waits for them.
+///
+/// # Errors
+/// [`MountError`] when a channel refuses its settings; nothing is started then.
+pub fn start_until<F, S>(
+    config: &ChannelsConfig,
+    store: Store,
+    public_url: &str,
+    stop: &S,
+) -> Result<(Router, Running), MountError>
+where
+    S: Fn() -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut running = Running::default();
     let err = |e: &dyn std::fmt::Display| MountError(e.to_string());
     let tokens = Tokens::new(store);
     let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
@@ -68,7 +104,7 @@ pub fn start(
     }
     let mut routes = Router::new();
     if channels.is_empty() {
-        return Ok(routes);
+        return Ok((routes, running));
     }
     let public = public_url.trim_end_matches('/').to_owned();
     let delays = delays_for(&config.escalate, &channels);
@@ -80,21 +116,32 @@ pub fn start(
         Arc::new(move |id: AskId| format!("{page_base}/#ask-{id}")),
     )
     .with_delays(delays);
-    tokio::spawn(async move {
-        if let Err(e) = dispatcher.run().await {
-            tracing::error!(error = %e, "channels: the dispatcher stopped: no more notifications");
+    let stopped = stop();
+    running.tasks.push(tokio::spawn(async move {
+        tokio::select! {
+            ran = dispatcher.run() => if let Err(e) = ran {
+                tracing::error!(error = %e, "channels: the dispatcher stopped: no more notifications");
+            },
+            () = stopped => {}
         }
-    });
+    }));
     if let Some(t) = telegram {
         // One replica polls at a time (the Bot API allows one `getUpdates` consumer); the
         // lease is three long-poll timeouts, so a stopped replica is replaced within it.
         let lease = PollLease::new(TELEGRAM_POLL_LEASE);
-        tokio::spawn(t.poll_leased(tokens.clone(), lease));
+        let stopped = stop();
+        let polling = t.poll_leased(tokens.clone(), lease);
+        running.tasks.push(tokio::spawn(async move {
+            tokio::select! {
+                () = polling => {}
+                () = stopped => {}
+            }
+        }));
     }
     let answers = AnswerState { tokens };
     routes = routes.merge(answer_router(answers.clone()));
     if let Some(s) = slack {
         routes = routes.merge(interactivity_router(answers, s));
     }
-    Ok(routes)
+    Ok((routes, running))
 }

@@ -134,6 +134,29 @@ pub fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
     format!("v0={hex}")
 }
 
+/// Checks a request's signature headers before its body is read: both present, the timestamp
+/// a number within [`MAX_SKEW_SECS`] of `now` and the signature of the `v0=` form.
+///
+/// # Errors
+/// [`SignatureError::Missing`], [`SignatureError::Stale`].
+pub fn verify_headers(
+    timestamp: Option<&str>,
+    sig: Option<&str>,
+    now: i64,
+) -> Result<(), SignatureError> {
+    let (Some(ts), Some(sig)) = (timestamp, sig) else {
+        return Err(SignatureError::Missing);
+    };
+    let t: i64 = ts.parse().map_err(|_| SignatureError::Missing)?;
+    if !sig.starts_with("v0=") {
+        return Err(SignatureError::Missing);
+    }
+    if (now - t).abs() > MAX_SKEW_SECS {
+        return Err(SignatureError::Stale);
+    }
+    Ok(())
+}
+
 /// Checks a request's `X-Slack-Request-Timestamp` and `X-Slack-Signature` against `body` at
 /// `now` (seconds since the epoch), comparing in constant time.
 ///
@@ -365,20 +388,41 @@ impl Channel for Slack {
     }
 }
 
+/// The largest interactivity body read, in bytes (this channel's messages come back as a
+/// few KiB of form-encoded JSON); beyond, 413 and nothing is kept.
+pub const MAX_BODY: usize = 128 * 1024;
+
+/// How long an interactivity body may take to arrive once its headers checked; beyond, 408.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How many interactivity bodies are read at once (memory stays under this × [`MAX_BODY`]);
+/// beyond, 503 (Slack retries).
+pub const READING_AT_ONCE: usize = 16;
+
 #[derive(Clone)]
 struct Interactivity {
     answers: AnswerState,
     slack: Arc<Slack>,
+    reading: Arc<tokio::sync::Semaphore>,
 }
 
 /// The interactivity endpoint, to be merged into the hub's router:
 /// `POST /channels/slack/interactivity` (the app's Request URL). A request whose signature is
 /// refused gets 401 [`SIGNATURE_REFUSED`] and changes nothing; a signed one gets 200 at once
 /// and the clicking user an ephemeral reply (through `response_url`) saying what happened.
+///
+/// Before a byte of the body is read, the signature headers must be present and the timestamp
+/// fresh (else 401); then at most [`READING_AT_ONCE`] bodies are read at once (else 503), each
+/// at most [`MAX_BODY`] bytes (else 413) within [`BODY_DEADLINE`] (else 408), and only then is
+/// the signature checked.
 pub fn interactivity_router(answers: AnswerState, slack: Arc<Slack>) -> Router {
     Router::new()
         .route("/channels/slack/interactivity", post(interact))
-        .with_state(Interactivity { answers, slack })
+        .with_state(Interactivity {
+            answers,
+            slack,
+            reading: Arc::new(tokio::sync::Semaphore::new(READING_AT_ONCE)),
+        })
 }
 
 fn now_secs() -> i64 {
@@ -387,8 +431,35 @@ fn now_secs() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-async fn interact(State(s): State<Interactivity>, headers: HeaderMap, body: Bytes) -> Response {
+async fn interact(State(s): State<Interactivity>, request: axum::extract::Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers: HeaderMap = parts.headers;
     let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    // The headers first: nothing is read from a request that cannot be Slack's.
+    if let Err(e) = verify_headers(
+        header("x-slack-request-timestamp"),
+        header("x-slack-signature"),
+        now_secs(),
+    ) {
+        tracing::warn!(reason = %e, "slack: interactivity request refused");
+        return (StatusCode::UNAUTHORIZED, SIGNATURE_REFUSED).into_response();
+    }
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "Too large.").into_response();
+    }
+    let Ok(_reading) = s.reading.clone().try_acquire_owned() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "Busy; retry.").into_response();
+    };
+    let body: Bytes =
+        match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, MAX_BODY)).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(_)) => return (StatusCode::PAYLOAD_TOO_LARGE, "Too large.").into_response(),
+            Err(_) => return (StatusCode::REQUEST_TIMEOUT, "Too slow.").into_response(),
+        };
     if let Err(e) = verify(
         &s.slack.config.signing_secret,
         header("x-slack-request-timestamp"),

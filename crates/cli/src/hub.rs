@@ -18,7 +18,13 @@ pub(crate) struct HubArgs {
 struct StoreArg {
     /// The store: sqlite:PATH, postgres://… (any number of replicas on one Postgres) or memory.
     /// Default: the embedded SQLite store.
-    #[arg(long, value_name = "URL", env = "ASK_USER_STORE")]
+    /// (A postgres:// URL may hold a password: `--help` never prints the environment's value.)
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "ASK_USER_STORE",
+        hide_env_values = true
+    )]
     store: Option<String>,
 }
 
@@ -33,9 +39,11 @@ enum HubCommand {
         #[command(flatten)]
         store: StoreArg,
         /// The URL browsers use when the hub is behind a reverse proxy (https://hub.example.com).
+        /// Must be https unless it is a loopback address or --insecure-http is given.
         #[arg(long, value_name = "URL")]
         public_url: Option<String>,
-        /// Serve plain HTTP on a non-loopback address (only behind a TLS-terminating proxy).
+        /// Serve plain HTTP on a non-loopback address (only behind a TLS-terminating proxy,
+        /// whose address --public-url gives).
         #[arg(long)]
         insecure_http: bool,
         /// TLS certificate chain (PEM): the hub serves https itself.
@@ -117,6 +125,33 @@ async fn open(store: &StoreArg) -> Result<Store, String> {
     Store::open(&url).await.map_err(|e| e.to_string())
 }
 
+/// How long `hub serve` waits for a database that cannot be reached yet (starting, or its
+/// network not up) before giving up.
+const STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// [`open`], waiting up to [`STORE_WAIT`] for a store that cannot be reached yet (a Postgres
+/// server starting beside the hub), saying so on stderr every few seconds.
+async fn open_waiting(store: &StoreArg) -> Result<Store, String> {
+    let Some(url) = store.store.as_deref().filter(|u| u.starts_with("postgres")) else {
+        return open(store).await;
+    };
+    let start = std::time::Instant::now();
+    let mut said = None::<std::time::Instant>;
+    loop {
+        match Store::open(url).await {
+            Ok(store) => return Ok(store),
+            Err(e @ ask_user_store::Error::Unreachable { .. }) if start.elapsed() < STORE_WAIT => {
+                if said.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(5)) {
+                    eprintln!("ask-user hub: waiting for the database ({e})");
+                    said = Some(std::time::Instant::now());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
 fn printed(stdout: String) -> Ended {
     Ended::Printed { stdout, status: 0 }
 }
@@ -174,10 +209,19 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
                 },
                 _ => None,
             };
-            if let Err(e) = ask_user_hub::check_transport(listen, tls.is_some(), insecure_http) {
+            if let Err(e) = ask_user_hub::check_transport(listen, tls.is_some(), insecure_http)
+                .and_then(|()| {
+                    ask_user_hub::check_public_url(
+                        listen,
+                        public_url.as_deref(),
+                        tls.is_some(),
+                        insecure_http,
+                    )
+                })
+            {
                 return Ok(Ended::Usage(e.to_string()));
             }
-            let store = open(&store).await?;
+            let store = open_waiting(&store).await?;
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
                 .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -187,13 +231,28 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
             config.max_connections = max_connections;
             let scheme = if tls.is_some() { "https" } else { "http" };
             config.tls = tls;
+            let stop = tokio_util::sync::CancellationToken::new();
+            let mut running = None;
             if let Some(public) = &config.public_url
                 && !channels.is_empty()
             {
                 // A public URL the hub refuses must not reach a notification first.
                 let _checked = ask_user_hub::router(&config, bound).map_err(|e| e.to_string())?;
-                let routes = match ask_user_channels::start(&channels, store.clone(), public) {
-                    Ok(r) => r,
+                let on_stop = stop.clone();
+                let until = move || {
+                    let stop = on_stop.clone();
+                    async move { stop.cancelled().await }
+                };
+                let routes = match ask_user_channels::start_until(
+                    &channels,
+                    store.clone(),
+                    public,
+                    &until,
+                ) {
+                    Ok((routes, tasks)) => {
+                        running = Some(tasks);
+                        routes
+                    }
                     Err(e) => {
                         let file = config_file
                             .as_deref()
@@ -204,19 +263,30 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
                 config.extra_routes = Some(routes);
                 eprintln!("ask-user hub: channels: {}", channels.names().join(", "));
             }
-            let stop = tokio_util::sync::CancellationToken::new();
             let on_signal = stop.clone();
+            // SIGINT and SIGTERM (a service manager's stop) both drain: no new connection,
+            // current responses finished, background tasks stopped.
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
                 on_signal.cancel();
             });
             eprintln!(
                 "ask-user hub: serving on {scheme}://{bound} (store: {})",
                 store.location()
             );
-            ask_user_hub::serve(listener, config, stop)
-                .await
-                .map_err(|e| e.to_string())?;
+            let served = ask_user_hub::serve(listener, config, stop.clone()).await;
+            // The channels' tasks stop with the hub (an error ends it too).
+            stop.cancel();
+            if let Some(tasks) = running {
+                tasks.join().await;
+            }
+            served.map_err(|e| e.to_string())?;
             Ok(printed(String::new()))
         }
         HubCommand::Token(TokenCommand::Add { name, store }) => {

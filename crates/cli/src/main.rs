@@ -147,7 +147,7 @@ struct AskArgs {
     /// `--store URL` and `--key KEY` (durable asks).
     #[command(flatten)]
     store: ask_user_host::durable::StoreArgs,
-    /// `--hub URL` (env ASK_USER_HUB) and `--hub-token` (env ASK_USER_HUB_TOKEN).
+    /// `--hub URL` (env ASK_USER_HUB) and `--hub-token-file` (or env ASK_USER_HUB_TOKEN).
     #[command(flatten)]
     hub: hub::HubAskArgs,
 }

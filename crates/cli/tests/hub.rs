@@ -361,16 +361,13 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .filter(|r| r.status() == 429)
         .collect();
     assert!(!limited.is_empty(), "150 requests at once meet the limit");
-    assert_eq!(
-        limited
-            .into_iter()
-            .next()
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap(),
-        json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"})
-    );
+    // Some meet the cap of requests open at once (tests/hub_abuse.rs), the rest the rate.
+    let mut texts = Vec::new();
+    for r in limited {
+        texts.push(r.json::<Value>().await.unwrap());
+    }
+    let rate = json!({"error": "rate limited: this agent's token sent too many requests; slow down and retry"});
+    assert!(texts.contains(&rate), "{texts:?}");
     let other = token(&store, "other");
     assert_eq!(get(Some(other.clone()), id).await, (404, no_such.clone()));
     // A body over the limit.
@@ -391,7 +388,11 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         err.trim_end(),
         "ask-user: refusing to serve the hub over plain HTTP on 0.0.0.0:0, which is not a loopback address: anyone on the network could read its tokens and answers; give --tls-cert and --tls-key, or put it behind a TLS reverse proxy and pass --insecure-http (with --public-url https://…)"
     );
-    let open = Hub::start_at("0.0.0.0:0", "memory", &["--insecure-http"]);
+    let open = Hub::start_at(
+        "0.0.0.0:0",
+        "memory",
+        &["--insecure-http", "--public-url", "https://hub.example.com"],
+    );
     assert!(open.url.starts_with("http://0.0.0.0:"), "{}", open.url);
 }
 
@@ -830,7 +831,7 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
-        "ask-user: --hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)"
+        "ask-user: --hub needs the agent's token: ASK_USER_HUB_TOKEN or --hub-token-file FILE (ask-user hub token add NAME prints one)"
     );
 }
 

@@ -65,6 +65,7 @@ mod interaction;
 mod outcome;
 mod render;
 mod request;
+mod secret;
 pub mod text;
 mod validate;
 
@@ -80,6 +81,7 @@ pub use outcome::{
 };
 pub use render::render;
 pub use request::{AskUserQuestionRequest, Question, QuestionOption, RECOMMENDED_SUFFIX};
+pub use secret::Secret;
 pub use validate::{InvalidArguments, Leniency, Limits, Violation};
 
 /// Re-exported so answerers and hosts use the same token type as the seam.

@@ -18,7 +18,8 @@
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, Secret,
+    UserInteraction,
 };
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -42,8 +43,8 @@ pub struct CallerContext {
 pub struct HubClientConfig {
     /// Hub base URLs (`http://host:port`), any replica of one inbox; tried in order.
     pub urls: Vec<String>,
-    /// The agent's bearer token.
-    pub token: String,
+    /// The agent's bearer token (redacted in `Debug`).
+    pub token: Secret,
     /// Who asks.
     pub context: CallerContext,
     /// The call key (`--key`, `ASK_USER_CALL_ID`); `None`: a random key per ask, enough to
@@ -62,10 +63,10 @@ impl HubClientConfig {
     /// A configuration with the default timings (3 s connect, 25 s polls, give up after 2 min
     /// without a hub).
     #[must_use]
-    pub fn new(urls: Vec<String>, token: String) -> HubClientConfig {
+    pub fn new(urls: Vec<String>, token: impl Into<Secret>) -> HubClientConfig {
         HubClientConfig {
             urls,
-            token,
+            token: token.into(),
             context: CallerContext::default(),
             key: None,
             connect_timeout: Duration::from_secs(3),
@@ -99,16 +100,45 @@ enum Failure {
     Refused(String),
 }
 
+/// Whether `url` is plain `http://` to a host that is not this machine (`localhost` or a
+/// loopback address): a bearer token sent there crosses the network in clear.
+#[must_use]
+pub fn plain_http(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    if parsed.scheme() != "http" {
+        return false;
+    }
+    let host = parsed
+        .host_str()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    !local
+}
+
 impl HubAnswerer {
     /// An answerer for `config`.
     ///
     /// # Errors
-    /// [`AskError::Unavailable`] when no URL is given or the HTTP client cannot be built.
+    /// [`AskError::Unavailable`] when no URL is given, a URL is plain `http://` to a host
+    /// other than this machine (the token would cross the network in clear: [`plain_http`]),
+    /// or the HTTP client cannot be built.
     pub fn new(config: HubClientConfig) -> Result<HubAnswerer, AskError> {
         if config.urls.is_empty() {
             return Err(AskError::Unavailable(
                 "no hub URL given (--hub URL or ASK_USER_HUB)".to_owned(),
             ));
+        }
+        if let Some(url) = config.urls.iter().find(|u| plain_http(u)) {
+            return Err(AskError::Unavailable(format!(
+                "refusing to send the agent's token over plain http to {url}: give the hub's https:// address (plain http only to this machine: localhost, 127.0.0.1, [::1])"
+            )));
         }
         let http = http_client()
             .connect_timeout(config.connect_timeout)
@@ -128,7 +158,7 @@ impl HubAnswerer {
         timeout: Duration,
     ) -> Result<Option<View>, Failure> {
         let resp = req
-            .bearer_auth(&self.config.token)
+            .bearer_auth(self.config.token.expose())
             .timeout(timeout)
             .send()
             .await

@@ -138,7 +138,9 @@ async fn get_ask(
     let wait = w
         .wait
         .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(Duration::ZERO, |s| Duration::from_secs_f64(s).min(MAX_WAIT));
+        .map_or(Duration::ZERO, |s| {
+            Duration::from_secs_f64(s.min(MAX_WAIT.as_secs_f64()))
+        });
     if !rec.is_open() || wait.is_zero() {
         return axum::Json(AskView::of(&rec)).into_response();
     }

@@ -66,6 +66,17 @@ pub(crate) fn parse_public_url(url: &str) -> Result<(String, Option<String>, boo
     Ok((trimmed.to_ascii_lowercase(), Some(host), https))
 }
 
+/// Whether `host` (`name[:port]`, as in a URL) names this machine: `localhost` or a loopback
+/// address.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.parse::<u16>().is_ok() => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name == "localhost" || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Which `Host` headers the human's routes answer to: the public URL's host, or — without
 /// one — `localhost`, a loopback address or the bound address at the bound port. Anything else
 /// is refused, which defeats DNS rebinding.
@@ -106,10 +117,9 @@ impl HostPolicy {
 pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
+    // A route with its own policy (a channel's confirm page) keeps it.
+    h.entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -118,10 +128,8 @@ pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
     // The login link carries a secret in its path: never send it to another site.
     // (`same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
     // the page's own form posts, which the Origin check refuses.)
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
+    h.entry(header::REFERRER_POLICY)
+        .or_insert(HeaderValue::from_static("same-origin"));
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
@@ -182,26 +190,31 @@ impl FromRequestParts<Arc<Hub>> for Agent {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Agent, Response> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        let Some(token) = token else {
+        // The agent API's gate (crate::gate::agents) authenticated it already.
+        if let Some(agent) = parts.extensions.get::<Agent>() {
+            return Ok(agent.clone());
+        }
+        let Some(token) = crate::gate::bearer(&parts.headers) else {
             return Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED));
         };
-        match hub
-            .store
-            .check_secret(KIND_TOKEN, &hash_secret(token), Timestamp::now())
-            .await
-        {
-            Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
-            Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
-            Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
-            Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
-        }
+        let agent = agent_of(hub, &hash_secret(token)).await?;
+        crate::gate::raise(parts, ask_user_serve::Standing::Yielding);
+        Ok(agent)
+    }
+}
+
+/// The agent whose token hashes to `hash`, taking one request from its rate: 401 unknown or
+/// revoked, 429 over its rate, 503 the store failed.
+pub(crate) async fn agent_of(hub: &Hub, hash: &str) -> Result<Agent, Response> {
+    match hub
+        .store
+        .check_secret(KIND_TOKEN, hash, Timestamp::now())
+        .await
+    {
+        Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
+        Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
+        Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
+        Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
     }
 }
 
@@ -275,8 +288,11 @@ pub(crate) fn check_page_request(hub: &Hub, parts: &Parts) -> Result<(), HumanRe
             .and_then(|h| h.to_str().ok())
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
+        // Under https (TLS here, or an https public URL) an http:// origin is another site.
         let same = origin.as_deref().is_some_and(|o| {
-            o == hub.origin || o == format!("http://{host}") || o == format!("https://{host}")
+            o == hub.origin
+                || o == format!("https://{host}")
+                || (!hub.secure_cookies && o == format!("http://{host}"))
         });
         if !same {
             return Err(HumanRefusal::Origin);
@@ -298,7 +314,11 @@ impl FromRequestParts<Arc<Hub>> for Human {
             .check_secret(KIND_SESSION, &hash_secret(secret), Timestamp::now())
             .await
         {
-            Ok(Some(s)) => Ok(Human { session: s.name }),
+            Ok(Some(s)) => {
+                // A signed-in human's connection is never closed to make room.
+                crate::gate::raise(parts, ask_user_serve::Standing::Kept);
+                Ok(Human { session: s.name })
+            }
             Ok(None) => Err(HumanRefusal::SignedOut),
             Err(e) => Err(HumanRefusal::Store(e.to_string())),
         }

@@ -48,6 +48,7 @@
 
 mod api;
 mod auth;
+mod gate;
 mod inbox;
 
 use std::net::SocketAddr;
@@ -61,6 +62,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::{CONTENT_SECURITY_POLICY, hash_secret, new_secret};
+pub use gate::{MAX_OPEN_ASKS_PER_TOKEN, MAX_OPEN_PER_TOKEN, REVOCATION_CHECK};
 
 /// The longest a single long-poll waits before answering "still open" (the agent polls again).
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -101,6 +103,11 @@ pub struct HubConfig {
     /// signatures) and their own response headers: the hub's Host/Origin checks, security
     /// headers and body limit do not apply to them. Their paths must not overlap the hub's.
     pub extra_routes: Option<Router>,
+    /// The secrets open requests depend on ([`serve`] checks them again every
+    /// [`REVOCATION_CHECK`]); shared by the routers made from this configuration.
+    revocations: Arc<gate::Revocations>,
+    /// Fired by [`serve`] when its stop fires (see `Hub::stopping`).
+    stopping: CancellationToken,
 }
 
 impl HubConfig {
@@ -114,6 +121,8 @@ impl HubConfig {
             header_read_timeout: Duration::from_secs(10),
             max_connections: 1024,
             extra_routes: None,
+            revocations: Arc::default(),
+            stopping: CancellationToken::new(),
         }
     }
 }
@@ -126,6 +135,11 @@ pub(crate) struct Hub {
     pub(crate) origin: String,
     pub(crate) secure_cookies: bool,
     pub(crate) rate: auth::RateLimits,
+    pub(crate) open: gate::OpenRequests,
+    pub(crate) revocations: Arc<gate::Revocations>,
+    /// Fires when [`serve`]'s stop does: waiting polls answer 503 and event streams end, so
+    /// the drain is prompt.
+    pub(crate) stopping: CancellationToken,
 }
 
 /// Why the hub cannot serve.
@@ -136,6 +150,16 @@ pub enum HubError {
         "refusing to serve the hub over plain HTTP on {0}, which is not a loopback address: anyone on the network could read its tokens and answers; give --tls-cert and --tls-key, or put it behind a TLS reverse proxy and pass --insecure-http (with --public-url https://…)"
     )]
     PlainHttpNotLoopback(SocketAddr),
+    /// `--public-url http://…` for a host that is not loopback, without `--insecure-http`.
+    #[error(
+        "refusing --public-url `{0}`: over plain http the human's session cookie and sign-in links travel in clear; give the https:// address (a TLS reverse proxy), or pass --insecure-http if you really mean it"
+    )]
+    PlainPublicUrl(String),
+    /// `--insecure-http` on a non-loopback address without `--public-url`.
+    #[error(
+        "--insecure-http serves plain HTTP for a TLS reverse proxy: give --public-url https://… (the address browsers reach through the proxy)"
+    )]
+    InsecureWithoutPublicUrl,
     /// `--public-url` is not an `http(s)://host[:port]` URL.
     #[error("--public-url `{0}` is not understood: give http(s)://HOST[:PORT], without a path")]
     BadPublicUrl(String),
@@ -173,6 +197,37 @@ pub fn check_transport(addr: SocketAddr, tls: bool, insecure_http: bool) -> Resu
     }
 }
 
+/// Refuses a `--public-url` that sends the human's cookie in clear, and plain HTTP on a
+/// non-loopback address without one (docs/contract.md §9 "Operations"): `http://` is accepted
+/// only for a loopback host or with `insecure_http`; `insecure_http` on a non-loopback
+/// `addr` without TLS needs a public URL (the TLS proxy's address).
+///
+/// # Errors
+/// [`HubError::PlainPublicUrl`], [`HubError::InsecureWithoutPublicUrl`],
+/// [`HubError::BadPublicUrl`].
+pub fn check_public_url(
+    addr: SocketAddr,
+    public_url: Option<&str>,
+    tls: bool,
+    insecure_http: bool,
+) -> Result<(), HubError> {
+    match public_url {
+        None if insecure_http && !tls && !addr.ip().is_loopback() => {
+            Err(HubError::InsecureWithoutPublicUrl)
+        }
+        None => Ok(()),
+        Some(url) => {
+            let (_, host, https) = auth::parse_public_url(url)?;
+            let loopback = host.as_deref().is_some_and(auth::is_loopback_host);
+            if https || loopback || insecure_http {
+                Ok(())
+            } else {
+                Err(HubError::PlainPublicUrl(url.to_owned()))
+            }
+        }
+    }
+}
+
 /// The hub's routes for `config`, as served at `bound` (the listener's real address).
 ///
 /// # Errors
@@ -195,17 +250,32 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
         origin,
         secure_cookies: https || config.tls.is_some(),
         rate: auth::RateLimits::default(),
+        open: gate::OpenRequests::default(),
+        revocations: config.revocations.clone(),
+        stopping: config.stopping.clone(),
     });
+    let agents = api::routes().route_layer(axum::middleware::from_fn_with_state(
+        hub.clone(),
+        gate::agents,
+    ));
+    let human = inbox::routes(hub.clone()).layer(axum::middleware::from_fn_with_state(
+        hub.clone(),
+        gate::sessions,
+    ));
     let app = Router::new()
-        .merge(api::routes())
-        .merge(inbox::routes(hub.clone()))
+        .merge(agents)
+        .merge(human)
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn(auth::security_headers))
         .with_state(hub);
-    Ok(match &config.extra_routes {
+    let app = match &config.extra_routes {
         Some(extra) => app.merge(extra.clone()),
         None => app,
-    })
+    };
+    // Every response, the channels' and the 404 included, gets the security headers; every
+    // request starts anonymous for the connection loop until a credential checks.
+    Ok(app
+        .layer(axum::middleware::from_fn(auth::security_headers))
+        .layer(axum::middleware::from_fn(gate::anonymous)))
 }
 
 /// Serves the hub on `listener` until `stop` fires, over TLS when [`HubConfig::tls`] is set,
@@ -231,6 +301,17 @@ pub async fn serve(
     })?;
     let app = router(&config, bound)?;
     let sweeper = tokio::spawn(sweep_periodically(config.store.clone(), stop.clone()));
+    let (stop_seen, stopping) = (stop.clone(), config.stopping.clone());
+    tokio::spawn(async move {
+        stop_seen.cancelled().await;
+        stopping.cancel();
+    });
+    let revocations = tokio::spawn(
+        config
+            .revocations
+            .clone()
+            .run(config.store.clone(), stop.clone()),
+    );
     match &config.tls {
         Some(tls) => {
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.0.clone());
@@ -239,6 +320,7 @@ pub async fn serve(
         None => ask_user_serve::serve(listener, app, stop, limits).await,
     }
     sweeper.abort();
+    revocations.abort();
     Ok(())
 }
 
@@ -297,6 +379,7 @@ impl HubTls {
         if certs.is_empty() {
             return Err(tls_err(cert, "no certificate in it".to_owned()));
         }
+        check_key_mode(key).map_err(|detail| tls_err(key, detail))?;
         let private = PrivateKeyDer::from_pem_file(key).map_err(|e| tls_err(key, e.to_string()))?;
         let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
         let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
@@ -307,6 +390,23 @@ impl HubTls {
             .map_err(|e| tls_err(key, format!("does not go with the certificate: {e}")))?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(HubTls(Arc::new(config)))
+    }
+}
+
+/// Refuses a private key file others may read or write (`chmod 600` it), as ssh does.
+fn check_key_mode(key: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(key)
+        .map_err(|e| e.to_string())?
+        .permissions()
+        .mode();
+    if mode & 0o077 == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the private key is readable by others (mode {:o}): chmod 600 it",
+            mode & 0o777
+        ))
     }
 }
 
@@ -395,18 +495,27 @@ pub async fn list_tokens(store: &Store) -> Result<Vec<(String, Timestamp)>, Admi
         .collect())
 }
 
-/// Revokes the token(s) of agent `name`; its next request is refused.
+/// Revokes the token(s) of agent `name`: its next request is refused, its waiting requests end
+/// (401) within [`REVOCATION_CHECK`] on every replica, and its open asks are withdrawn.
 ///
 /// # Errors
 /// [`AdminError::NoSuchToken`]; the store's errors.
 pub async fn revoke_token(store: &Store, name: &str) -> Result<(), AdminError> {
-    match store
-        .revoke_secrets(KIND_TOKEN, Some(name), Timestamp::now())
-        .await?
-    {
-        0 => Err(AdminError::NoSuchToken(name.to_owned())),
-        _ => Ok(()),
+    let now = Timestamp::now();
+    if store.revoke_secrets(KIND_TOKEN, Some(name), now).await? == 0 {
+        return Err(AdminError::NoSuchToken(name.to_owned()));
     }
+    // Its open asks can no longer be answered into it: they are withdrawn (the page moves
+    // them to the history), so an answer given now goes nowhere and a token made later
+    // under the same name finds nothing of them.
+    for ask in store.list_open().await? {
+        if ask.asker.agent.as_deref() == Some(name) {
+            store
+                .record_outcome(ask.id, &Outcome::Withdrawn, now)
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 /// A new single-use sign-in link under `base_url` (the hub's public URL), valid

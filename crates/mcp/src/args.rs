@@ -86,7 +86,7 @@ pub struct McpArgs {
     #[command(flatten)]
     pub host: ask_user_host::HostArgs,
 
-    /// `--hub URL` (env ASK_USER_HUB), `--hub-token` (env ASK_USER_HUB_TOKEN) and
+    /// `--hub URL` (env ASK_USER_HUB), `--hub-token-file` (or env ASK_USER_HUB_TOKEN) and
     /// `--session-title`, as `ask-user ask` has them. `--hub` alone makes the hub the only
     /// answerer: `--via` is replaced by `hub` and the client's elicitation form is not used
     /// (every question goes to the hub's inbox); with `hub` in `--via` the hub is one of the

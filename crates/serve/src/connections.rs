@@ -1,9 +1,12 @@
 //! The table of open connections and the eviction rule: at the cap, the oldest connection
-//! that is not serving a request is closed to admit a new one; when all are serving, the new
-//! one is refused.
+//! that is not serving a request is closed to admit a new one; failing that, the oldest one
+//! serving a [`Standing::Yielding`] request (an agent: it reconnects), then the oldest serving
+//! an [`Standing::Anonymous`] one (it may be the human signing in, not proven yet); when all
+//! are serving [`Standing::Kept`] requests, the new one is refused. An address over its share
+//! of unproven connections closes its own first.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio_util::sync::CancellationToken;
@@ -17,8 +20,61 @@ pub(crate) struct Connections {
 
 #[derive(Debug, Clone)]
 struct Slot {
+    peer: Option<std::net::IpAddr>,
     busy: Arc<AtomicUsize>,
+    /// Whether a request head was read on it (an idle connection that never sent one is
+    /// *fresh*: perhaps the human's, about to send it).
+    served: Arc<std::sync::atomic::AtomicBool>,
+    standing: ConnectionStanding,
     evict: CancellationToken,
+}
+
+/// How much a connection serving a request is worth keeping when a newcomer needs its place
+/// at the cap. Idle connections always go first; then, oldest first within each class,
+/// `Yielding`, then `Anonymous`; `Kept` is never closed for a newcomer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Standing {
+    /// No credential checked yet (a request head and perhaps a slow body from anyone).
+    Anonymous = 0,
+    /// Authenticated, but its client reconnects when closed (an agent's long-poll).
+    Yielding = 1,
+    /// Never closed to make room while it serves (the default; a signed-in human's page and
+    /// event stream).
+    Kept = 2,
+}
+
+impl Standing {
+    fn from_u8(v: u8) -> Standing {
+        match v {
+            0 => Standing::Anonymous,
+            1 => Standing::Yielding,
+            _ => Standing::Kept,
+        }
+    }
+}
+
+/// The standing of the request a connection is serving, settable by the app: every request
+/// carries its connection's handle in its extensions, set to [`Standing::Kept`] when its head
+/// is read. A route lowers it (before checking credentials) and raises it (once they check).
+#[derive(Debug, Clone)]
+pub struct ConnectionStanding(Arc<AtomicU8>);
+
+impl ConnectionStanding {
+    fn new() -> ConnectionStanding {
+        ConnectionStanding(Arc::new(AtomicU8::new(Standing::Kept as u8)))
+    }
+
+    /// Sets the standing of the request being served.
+    pub fn set(&self, standing: Standing) {
+        self.0.store(standing as u8, Ordering::SeqCst);
+    }
+
+    /// The standing of the request being served.
+    #[must_use]
+    pub fn get(&self) -> Standing {
+        Standing::from_u8(self.0.load(Ordering::SeqCst))
+    }
 }
 
 /// One admitted connection; leaves the table when dropped.
@@ -38,6 +94,16 @@ impl Admitted {
     /// The count of requests this connection is serving; [`Busy`] holds one.
     pub(crate) fn busy_count(&self) -> Arc<AtomicUsize> {
         self.slot.busy.clone()
+    }
+
+    /// Marks that a request head was read on this connection (it is no longer fresh).
+    pub(crate) fn served(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.slot.served.clone()
+    }
+
+    /// The standing of the request this connection serves.
+    pub(crate) fn standing(&self) -> ConnectionStanding {
+        self.slot.standing.clone()
     }
 }
 
@@ -77,24 +143,72 @@ impl Connections {
         self.next.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Admits a new connection, closing the oldest idle one when at the cap; `None` when every
-    /// open connection is serving a request.
+    /// [`Connections::admit_from`] a new address each time (the cap's rule alone).
+    #[cfg(test)]
     pub(crate) fn admit(self: &Arc<Self>) -> Option<Admitted> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let ip = std::net::Ipv4Addr::from(NEXT.fetch_add(1, Ordering::SeqCst));
+        self.admit_from(Some(ip.into()))
+    }
+
+    /// How many unproven connections (idle, or serving an anonymous request) one address may
+    /// hold before, at the cap, its newcomers close its own: a quarter of the cap (at least 1).
+    pub(crate) fn per_peer(&self) -> usize {
+        (self.cap / 4).max(1)
+    }
+
+    /// Admits a new connection from `peer`, closing one at the cap: when `peer` already holds
+    /// [`Connections::per_peer`] unproven connections (idle, or serving an anonymous request),
+    /// its own oldest idle one, else its own oldest anonymous one (an address competes only
+    /// with itself); otherwise the oldest idle one, else the oldest serving a yielding
+    /// request, else the oldest serving an anonymous one. `None` when every open connection is
+    /// serving a kept request.
+    pub(crate) fn admit_from(self: &Arc<Self>, peer: Option<std::net::IpAddr>) -> Option<Admitted> {
         let mut guard = self.lock();
         let (next, open) = &mut *guard;
         if open.len() >= self.cap {
-            let idle = open
+            // Rank 0: idle after a lowered request; 1: yielding; 2: fresh, idle after a kept
+            // request, or anonymous; kept ones serving are never chosen.
+            let rank = |slot: &Slot| {
+                if slot.busy.load(Ordering::SeqCst) == 0 {
+                    // Idle after a request the app lowered (an agent's, an anonymous one) goes
+                    // first; fresh, or idle after a kept one (the human's keep-alive), ranks
+                    // with the anonymous requests.
+                    let lowered =
+                        slot.served.load(Ordering::SeqCst) && slot.standing.get() != Standing::Kept;
+                    Some(if lowered { 0 } else { 2 })
+                } else {
+                    match slot.standing.get() {
+                        Standing::Yielding => Some(1),
+                        Standing::Anonymous => Some(2),
+                        Standing::Kept => None,
+                    }
+                }
+            };
+            let own: Vec<(u8, u64)> = open
                 .iter()
-                .find(|(_, slot)| slot.busy.load(Ordering::SeqCst) == 0)
-                .map(|(id, _)| *id)?;
-            if let Some(slot) = open.remove(&idle) {
+                .filter(|(_, slot)| slot.peer == peer)
+                .filter_map(|(id, slot)| rank(slot).filter(|r| *r != 1).map(|r| (r, *id)))
+                .collect();
+            let victim = if own.len() >= self.per_peer() {
+                own.into_iter().min().map(|(_, id)| id)
+            } else {
+                open.iter()
+                    .filter_map(|(id, slot)| rank(slot).map(|r| (r, *id)))
+                    .min()
+                    .map(|(_, id)| id)
+            }?;
+            if let Some(slot) = open.remove(&victim) {
                 slot.evict.cancel();
             }
         }
         let id = *next;
         *next += 1;
         let slot = Slot {
+            peer,
             busy: Arc::new(AtomicUsize::new(0)),
+            served: Arc::default(),
+            standing: ConnectionStanding::new(),
             evict: CancellationToken::new(),
         };
         open.insert(id, slot.clone());
@@ -149,6 +263,102 @@ mod tests {
         let _c = table.admit().unwrap();
         assert!(a.evicted().is_cancelled());
         assert!(!b.evicted().is_cancelled());
+    }
+
+    #[test]
+    fn serving_connections_yield_by_standing_yielding_first_then_anonymous_never_kept() {
+        let table = Connections::new(4);
+        let kept = table.admit().unwrap();
+        let anonymous = table.admit().unwrap();
+        let yielding_old = table.admit().unwrap();
+        let yielding_new = table.admit().unwrap();
+        let _busy: Vec<Busy> = [&kept, &anonymous, &yielding_old, &yielding_new]
+            .iter()
+            .map(|a| Busy::new(&a.busy_count()))
+            .collect();
+        anonymous.standing().set(Standing::Anonymous);
+        yielding_old.standing().set(Standing::Yielding);
+        yielding_new.standing().set(Standing::Yielding);
+        let cancelled = |a: &Admitted| a.evicted().is_cancelled();
+        // Every one serves: the yielding ones go first, oldest first.
+        let e = table.admit().unwrap();
+        let _busy_e = Busy::new(&e.busy_count());
+        assert!(cancelled(&yielding_old) && !cancelled(&yielding_new));
+        let f = table.admit().unwrap();
+        let _busy_f = Busy::new(&f.busy_count());
+        assert!(cancelled(&yielding_new));
+        // Then the anonymous one; never the kept one.
+        let g = table.admit().unwrap();
+        let _busy_g = Busy::new(&g.busy_count());
+        assert!(cancelled(&anonymous));
+        assert!(!cancelled(&kept) && !cancelled(&e) && !cancelled(&f));
+        assert!(
+            table.admit().is_none(),
+            "every one left serves a kept request"
+        );
+        assert!(!cancelled(&kept));
+    }
+
+    #[test]
+    fn an_idle_connection_goes_before_an_anonymous_request() {
+        let table = Connections::new(2);
+        let anonymous = table.admit().unwrap();
+        let idle = table.admit().unwrap();
+        // Idle after an agent's response (a fresh one, or one after a kept request, would
+        // rank with the anonymous request).
+        idle.served().store(true, Ordering::SeqCst);
+        idle.standing().set(Standing::Yielding);
+        let _busy = Busy::new(&anonymous.busy_count());
+        anonymous.standing().set(Standing::Anonymous);
+        let _c = table.admit().unwrap();
+        assert!(idle.evicted().is_cancelled());
+        assert!(!anonymous.evicted().is_cancelled());
+    }
+
+    #[test]
+    fn at_the_cap_an_address_over_its_share_closes_its_own() {
+        let table = Connections::new(8);
+        let flood: Option<std::net::IpAddr> = Some([192, 0, 2, 1].into());
+        let human: Option<std::net::IpAddr> = Some([198, 51, 100, 7].into());
+        let h = table.admit_from(human).unwrap();
+        let _serving = Busy::new(&h.busy_count());
+        h.standing().set(Standing::Anonymous);
+        let flood_conns: Vec<Admitted> = (0..7).map(|_| table.admit_from(flood).unwrap()).collect();
+        let anonymous: Vec<Busy> = flood_conns
+            .iter()
+            .map(|a| {
+                a.standing().set(Standing::Anonymous);
+                a.served().store(true, Ordering::SeqCst);
+                Busy::new(&a.busy_count())
+            })
+            .collect();
+        // Full. The human's anonymous request is the oldest, but the flood's newcomers close
+        // the flood's own oldest.
+        let mut newer = Vec::new();
+        for gone in flood_conns.iter().take(3) {
+            let n = table.admit_from(flood).unwrap();
+            n.standing().set(Standing::Anonymous);
+            newer.push((Busy::new(&n.busy_count()), n));
+            assert!(gone.evicted().is_cancelled());
+            assert!(!h.evicted().is_cancelled());
+        }
+        drop(anonymous);
+        // Another address, under its share, takes the globally oldest idle one.
+        let other = table.admit_from(human).unwrap();
+        assert!(flood_conns[3].evicted().is_cancelled());
+        assert!(!other.evicted().is_cancelled() && !h.evicted().is_cancelled());
+    }
+
+    #[test]
+    fn a_fresh_connection_yields_only_after_agents() {
+        let table = Connections::new(2);
+        let fresh = table.admit().unwrap();
+        let agent = table.admit().unwrap();
+        let _busy = Busy::new(&agent.busy_count());
+        agent.standing().set(Standing::Yielding);
+        let _c = table.admit().unwrap();
+        assert!(agent.evicted().is_cancelled());
+        assert!(!fresh.evicted().is_cancelled());
     }
 
     #[test]

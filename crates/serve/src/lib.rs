@@ -18,8 +18,19 @@
 //!   serving a request right now (silent, half a head, idle keep-alive, an unfinished TLS
 //!   handshake) is closed to make room. A connection is serving from the moment its request
 //!   head is read until its response body has been taken to the end or dropped, so a live
-//!   event stream is never closed for this. When every open connection is serving, the new one is refused (closed at
-//!   once).
+//!   event stream is never closed for this — unless the app lowered the request's
+//!   [`Standing`] through the [`ConnectionStanding`] in its extensions: an idle connection
+//!   whose last request was lowered goes first; then the oldest serving a [`Standing::Yielding`] request (a client that
+//!   reconnects, such as an agent's long-poll) is closed, then the oldest of the fresh
+//!   connections (no request yet), those idle after a kept request, and those serving an
+//!   [`Standing::Anonymous`] one (no credential checked yet: perhaps the human signing in,
+//!   perhaps a slow body from anyone).
+//!   When every open connection is serving a [`Standing::Kept`] request (the default), the
+//!   new one is refused (closed at once).
+//! - **Per address.** One peer address holds at most a quarter of the cap in *unproven*
+//!   connections (idle, or serving an anonymous request); at the cap, a newcomer from an
+//!   address over that share closes its own address's oldest unproven one, so a flood from
+//!   one address competes only with itself. Kept and yielding requests do not count.
 //! - **Bodies keep their length.** A response body of known size keeps it: it is written
 //!   with `Content-Length`, not chunked encoding. A response counts as serving until hyper has
 //!   taken its body's last chunk (a body of known size usually at once; a stream when it ends)
@@ -72,6 +83,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+pub use connections::{ConnectionStanding, Standing};
 pub use limits::{Limits, raise_open_files_limit};
 
 use connections::{Admitted, Busy, Connections};
@@ -122,15 +134,15 @@ async fn accept_loop(
             accepted = listener.accept() => accepted,
             () = stop.cancelled() => break,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok((stream, peer)) => (stream, peer.ip()),
             Err(error) => {
                 tracing::debug!(%error, "accept failed");
                 tokio::time::sleep(ACCEPT_BACKOFF).await;
                 continue;
             }
         };
-        let Some(admitted) = table.admit() else {
+        let Some(admitted) = table.admit_from(Some(peer)) else {
             tracing::debug!("every connection is busy; refusing a new one");
             continue;
         };
@@ -200,11 +212,17 @@ async fn connection<S>(
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let busy = admitted.busy_count();
+    let standing = admitted.standing();
+    let served = admitted.served();
     let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {
         let app = app.clone();
         let busy = Busy::new(&busy);
+        served.store(true, std::sync::atomic::Ordering::SeqCst);
+        standing.set(Standing::Kept);
+        let mut request = request.map(Body::new);
+        request.extensions_mut().insert(standing.clone());
         async move {
-            let response = app.oneshot(request.map(Body::new)).await?;
+            let response = app.oneshot(request).await?;
             Ok::<_, Infallible>(held::hold_until_sent(response, busy))
         }
     });

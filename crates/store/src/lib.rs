@@ -330,6 +330,15 @@ impl Store {
         dispatch!(self, s => s.count_open().await)
     }
 
+    /// How many asks are open whose asker is agent `agent` ([`Asker::agent`]): the hub's
+    /// per-token quota of open asks.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+        dispatch!(self, s => s.count_open_of_agent(agent).await)
+    }
+
     /// One page of closed asks, newest close first (ties: higher id first).
     ///
     /// # Errors

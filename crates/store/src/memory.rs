@@ -448,6 +448,15 @@ impl MemoryStore {
     pub(crate) async fn count_open(&self) -> Result<u64> {
         Ok(self.lock().asks.values().filter(|r| r.is_open()).count() as u64)
     }
+
+    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+        Ok(self
+            .lock()
+            .asks
+            .values()
+            .filter(|r| r.is_open() && r.asker.agent.as_deref() == Some(agent))
+            .count() as u64)
+    }
 }
 
 /// Named leases (`crate::lease`).

@@ -7,9 +7,15 @@
 //! transaction (delivered at commit); a follower's listener connection reconnects with backoff
 //! and yields [`Change::Rescan`] after every reconnect, so nothing is missed.
 //!
-//! One process talks to the server over one query connection (operations queue on it) plus one
-//! listening connection, opened at the first [`crate::Store::subscribe`]. Connections are plain
-//! TCP or a Unix socket (no TLS yet).
+//! One process talks to the server over a pool of [`POOL_SIZE`] query connections (an
+//! operation takes a free one, or waits for the next), each opened on first use and again
+//! after it closed, plus one listening connection, opened at the first
+//! [`crate::Store::subscribe`]. Every connection is held to production timeouts unless the URL
+//! sets its own ([`tuned`]): [`CONNECT_TIMEOUT`] to connect, TCP keepalives and a
+//! [`TCP_USER_TIMEOUT`] (a half-open connection — a server gone without a word — fails within
+//! it instead of stalling every operation queued behind it), and a server-side
+//! `statement_timeout` of [`STATEMENT_TIMEOUT`]. Connections are plain TCP or a Unix socket
+//! (no TLS yet).
 
 use std::future::poll_fn;
 use std::str::FromStr;
@@ -42,6 +48,45 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
 
+/// How many query connections one process keeps.
+pub(crate) const POOL_SIZE: usize = 4;
+
+/// How long connecting may take (URL: `connect_timeout`).
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long sent data may stay unacknowledged before the connection is dropped (Linux
+/// `TCP_USER_TIMEOUT`; URL: `tcp_user_timeout`). Keepalives start after the same idle time.
+pub(crate) const TCP_USER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The longest one statement runs on the server (URL `options` setting `statement_timeout`
+/// replaces it).
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `url`'s connection settings with this backend's timeouts where the URL sets none.
+///
+/// # Errors
+/// The URL's parse error.
+pub(crate) fn tuned(url: &str) -> std::result::Result<Config, tokio_postgres::Error> {
+    let mut cfg = Config::from_str(url)?;
+    if cfg.get_connect_timeout().is_none() {
+        cfg.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if cfg.get_tcp_user_timeout().is_none() {
+        cfg.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    cfg.keepalives(true);
+    if cfg.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        cfg.keepalives_idle(TCP_USER_TIMEOUT);
+    }
+    let options = cfg.get_options().unwrap_or("").to_owned();
+    if !options.contains("statement_timeout") {
+        let ms = STATEMENT_TIMEOUT.as_millis();
+        let joined = format!("{options} -c statement_timeout={ms}");
+        cfg.options(joined.trim_start());
+    }
+    Ok(cfg)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct PgStore {
     inner: Arc<Inner>,
@@ -50,7 +95,8 @@ pub(crate) struct PgStore {
 struct Inner {
     url: String,
     shown: String,
-    client: Mutex<Option<Client>>,
+    clients: Vec<Mutex<Option<Client>>>,
+    next: std::sync::atomic::AtomicUsize,
     tx: broadcast::Sender<Change>,
     listener: OnceLock<()>,
     listener_init: Mutex<()>,
@@ -125,12 +171,12 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
 }
 
 async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| Error::Unreachable {
-            location: shown.to_owned(),
-            detail: detail(&e),
-        })
+    let unreachable = |e: &tokio_postgres::Error| Error::Unreachable {
+        location: shown.to_owned(),
+        detail: detail(e),
+    };
+    let cfg = tuned(url).map_err(|e| unreachable(&e))?;
+    cfg.connect(NoTls).await.map_err(|e| unreachable(&e))
 }
 
 /// A connection that has run `LISTEN`, the connection still to be driven by the caller.
@@ -235,7 +281,10 @@ impl PgStore {
             inner: Arc::new(Inner {
                 url: url.to_owned(),
                 shown,
-                client: Mutex::new(Some(client)),
+                clients: std::iter::once(Mutex::new(Some(client)))
+                    .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
+                    .collect(),
+                next: std::sync::atomic::AtomicUsize::new(0),
                 tx,
                 listener: OnceLock::new(),
                 listener_init: Mutex::new(()),
@@ -255,9 +304,29 @@ impl PgStore {
         }
     }
 
-    /// The query connection, reconnecting when the last one closed.
+    /// A query connection of the pool: a free one with a live connection, else any free one,
+    /// else the next in turn once free; (re)connecting when it has none or it closed.
     async fn client(&self) -> Result<MutexGuard<'_, Option<Client>>> {
-        let mut guard = self.inner.client.lock().await;
+        let clients = &self.inner.clients;
+        let mut free = None;
+        for slot in clients {
+            if let Ok(guard) = slot.try_lock() {
+                if guard.as_ref().is_some_and(|c| !c.is_closed()) {
+                    return Ok(guard);
+                }
+                free.get_or_insert(guard);
+            }
+        }
+        let mut guard = match free {
+            Some(guard) => guard,
+            None => {
+                let turn = self
+                    .inner
+                    .next
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                clients[turn % clients.len()].lock().await
+            }
+        };
         if guard.as_ref().is_none_or(Client::is_closed) {
             let (client, conn) = connect(&self.inner.url, &self.inner.shown).await?;
             tokio::spawn(conn);
@@ -794,6 +863,23 @@ impl PgStore {
             .query_one(
                 "SELECT count(*) FROM ask_user_asks WHERE state = 'open'",
                 &[],
+            )
+            .await
+            .map_err(|e| self.err(&e))?;
+        let n: i64 = row.try_get(0).map_err(|e| self.err(&e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+        let guard = self.client().await?;
+        let Some(client) = guard.as_ref() else {
+            return Ok(0);
+        };
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM ask_user_asks WHERE state = 'open' \
+                 AND (asker::jsonb ->> 'agent') = $1",
+                &[&agent],
             )
             .await
             .map_err(|e| self.err(&e))?;

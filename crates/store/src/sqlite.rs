@@ -1070,6 +1070,22 @@ impl SqliteStore {
         })
         .await
     }
+
+    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+        let agent = agent.to_owned();
+        self.with_conn(move |conn, shown| {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM asks WHERE state = 'open' \
+                     AND json_extract(asker, '$.agent') = ?1",
+                    [&agent],
+                    |r| r.get(0),
+                )
+                .map_err(|e| map_err(shown, e))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+        .await
+    }
 }
 
 /// Announces other processes' changes each time the sidecar is touched; ends with the store.

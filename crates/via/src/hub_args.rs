@@ -1,4 +1,4 @@
-//! `--hub URL`, `--hub-token TOKEN`, `--session-title TITLE` (docs/contract.md §9 "Agents"):
+//! `--hub URL`, `--hub-token-file FILE`, `--session-title TITLE` (docs/contract.md §9 "Agents"):
 //! the flags both hosts (`ask-user ask` and `ask-user mcp`) use to ask through an ask-user hub,
 //! spelled, documented and checked the same, and the settings of the hub answerer
 //! (`ask-user-hub-client`) they give ([`crate::Options::hub`]).
@@ -9,9 +9,17 @@ use ask_user_hub_client::{CallerContext, HubClientConfig};
 pub const HUB_VIA: &str = "hub";
 
 /// The refusal of `--hub` without a token (a usage error, exit 2).
-pub const HUB_NEEDS_TOKEN: &str = "--hub needs the agent's token: --hub-token TOKEN or ASK_USER_HUB_TOKEN (ask-user hub token add NAME prints one)";
+pub const HUB_NEEDS_TOKEN: &str = "--hub needs the agent's token: ASK_USER_HUB_TOKEN or --hub-token-file FILE (ask-user hub token add NAME prints one)";
 
-/// `--hub URL[,URL…]` (env `ASK_USER_HUB`), `--hub-token` (env `ASK_USER_HUB_TOKEN`) and
+/// The refusal of a token on the command line, where every user of the machine reads it
+/// (`ps`; a usage error, exit 2).
+pub const HUB_TOKEN_IN_ARGV: &str = "--hub-token puts the token where every user of this machine can read it (ps): pass it in ASK_USER_HUB_TOKEN or a file (--hub-token-file FILE)";
+
+/// The environment variable holding the agent's hub token.
+pub const HUB_TOKEN_ENV: &str = "ASK_USER_HUB_TOKEN";
+
+/// `--hub URL[,URL…]` (env `ASK_USER_HUB`), the token (env `ASK_USER_HUB_TOKEN`, or
+/// `--hub-token-file FILE`, env `ASK_USER_HUB_TOKEN_FILE`; never on the command line) and
 /// `--session-title` (env `ASK_USER_SESSION_TITLE`).
 #[derive(Debug, Clone, Default)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
@@ -28,16 +36,20 @@ pub struct HubAskArgs {
         )
     )]
     pub hub: Vec<String>,
-    /// The agent's hub token (`ask-user hub token add NAME` prints one).
+    /// A file holding the agent's hub token (`ask-user hub token add NAME` prints one), read
+    /// at start; the token may also come in ASK_USER_HUB_TOKEN, never on the command line.
     #[cfg_attr(
         feature = "clap",
         arg(
             long,
-            value_name = "TOKEN",
-            env = "ASK_USER_HUB_TOKEN",
+            value_name = "FILE",
+            env = "ASK_USER_HUB_TOKEN_FILE",
             hide_env_values = true
         )
     )]
+    pub hub_token_file: Option<std::path::PathBuf>,
+    /// Refused: a token on the command line is readable by every user (`ps`).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "TOKEN", hide = true))]
     pub hub_token: Option<String>,
     /// The session title shown to the human beside the question.
     #[cfg_attr(
@@ -59,9 +71,15 @@ impl HubAskArgs {
     /// store: a retry with the same key and request re-attaches to the same hub ask); `None`
     /// gives every ask a random key (the MCP server, whose calls carry no key).
     ///
+    /// The token is the first line of `--hub-token-file`, else `ASK_USER_HUB_TOKEN`.
+    ///
     /// # Errors
-    /// [`HUB_NEEDS_TOKEN`] when a URL is given without a token.
+    /// [`HUB_TOKEN_IN_ARGV`] when `--hub-token` is given; [`HUB_NEEDS_TOKEN`] when a URL is
+    /// given without a token; an unreadable token file, named.
     pub fn client_config(&self, key: Option<&str>) -> Result<Option<HubClientConfig>, String> {
+        if self.hub_token.is_some() {
+            return Err(HUB_TOKEN_IN_ARGV.to_owned());
+        }
         let urls: Vec<String> = self
             .hub
             .iter()
@@ -71,9 +89,19 @@ impl HubAskArgs {
         if urls.is_empty() {
             return Ok(None);
         }
-        let Some(token) = self.hub_token.clone().filter(|t| !t.is_empty()) else {
-            return Err(HUB_NEEDS_TOKEN.to_owned());
+        let token = match &self.hub_token_file {
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|e| format!("--hub-token-file {}: {e}", file.display()))?
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned(),
+            None => std::env::var(HUB_TOKEN_ENV).unwrap_or_default(),
         };
+        if token.is_empty() {
+            return Err(HUB_NEEDS_TOKEN.to_owned());
+        }
         let mut config = HubClientConfig::new(urls, token);
         config.key = key.filter(|k| !k.is_empty()).map(str::to_owned);
         config.context = CallerContext {

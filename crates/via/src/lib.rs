@@ -12,8 +12,8 @@
 //!   binds a port.
 //! - [`help`] and [`long_help`]: the `--via` help both hosts show, built from [`ANSWERERS`].
 //! - [`answers_file`]: `--answers FILE` (the scripted answerer), read the same way by both hosts.
-//! - [`hub_args`]: the `--hub URL`, `--hub-token`, `--session-title` flags (clap definitions
-//!   with the `clap` feature) both hosts
+//! - [`hub_args`]: the `--hub URL`, `--hub-token-file`, `--session-title` flags (clap
+//!   definitions with the `clap` feature) both hosts
 //!   flatten, and the [`Options::hub`] settings they give (docs/contract.md §9).
 //!
 //! ## Adding an answerer
@@ -92,7 +92,7 @@ pub const ANSWERERS: &[Answerer] = &[
     },
     Answerer {
         name: "hub",
-        help: "an ask-user hub's inbox (--hub URL, --hub-token): one inbox for every agent",
+        help: "an ask-user hub's inbox (--hub URL, ASK_USER_HUB_TOKEN): one inbox for every agent",
         build: hub,
     },
     Answerer {
@@ -122,7 +122,7 @@ pub struct Options<'a> {
     /// The host's time budget (`--timeout`), for answerers that show it (the terminal's
     /// and the web page's countdowns); the budget itself is kept by the core, not by the answerers.
     pub timeout: Option<Duration>,
-    /// Where `hub` asks (`--hub URL`, `--hub-token`); `None`: `hub` cannot start.
+    /// Where `hub` asks (`--hub URL`, the token); `None`: `hub` cannot start.
     pub hub: Option<ask_user_hub_client::HubClientConfig>,
 }
 
@@ -217,7 +217,7 @@ impl ask_user_core::UserInteraction for InboxWait {
 
 fn hub(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
     let config = options.hub.clone().ok_or_else(|| {
-        "needs the hub's URL and this agent's token: --hub URL --hub-token TOKEN (or ASK_USER_HUB, ASK_USER_HUB_TOKEN)".to_owned()
+        "needs the hub's URL and this agent's token: --hub URL and ASK_USER_HUB_TOKEN or --hub-token-file FILE".to_owned()
     })?;
     let answerer = ask_user_hub_client::HubAnswerer::new(config).map_err(|e| e.to_string())?;
     Ok(Some(Arc::new(answerer)))

@@ -151,7 +151,7 @@ fn help_is_built_from_the_registry() {
     );
     assert_eq!(
         long_help("Who asks"),
-        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  hub       an ask-user hub's inbox (--hub URL, --hub-token): one inbox for every agent\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
+        "Who asks:\n  terminal  the terminal this process runs in (/dev/tty); unavailable when there is none\n  web       a local web page (--web-addr), answered from a browser or a phone\n  inbox     nobody here: the question waits in the store for `ask-user inbox` in another terminal (headless agents)\n  hub       an ask-user hub's inbox (--hub URL, ASK_USER_HUB_TOKEN): one inbox for every agent\n  none      nobody: every ask ends with the no-answerer outcome (alone only)"
     );
 }
 
@@ -204,6 +204,6 @@ fn hub_without_its_url_and_token_cannot_start() {
     let options = Options::new("127.0.0.1:0".parse().unwrap());
     assert_eq!(
         err(build(&list(&["hub"]), &options)).to_string(),
-        "--via hub: needs the hub's URL and this agent's token: --hub URL --hub-token TOKEN (or ASK_USER_HUB, ASK_USER_HUB_TOKEN)"
+        "--via hub: needs the hub's URL and this agent's token: --hub URL and ASK_USER_HUB_TOKEN or --hub-token-file FILE"
     );
 }

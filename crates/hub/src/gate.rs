@@ -1,0 +1,338 @@
+//! Who holds what open (docs/contract.md §9 "Abuse"): every request starts anonymous for the
+//! connection loop (closed first when a newcomer needs room), an agent's requests yield to the
+//! human's, one token holds at most [`MAX_OPEN_PER_TOKEN`] requests and
+//! [`MAX_OPEN_ASKS_PER_TOKEN`] asks open at once, and a
+//! revoked token's or signed-out session's waiting requests and event streams end within
+//! [`REVOCATION_CHECK`] of the revocation, whichever replica or process revoked it.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ask_user_serve::{ConnectionStanding, Standing};
+use ask_user_store::{Store, Timestamp};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderMap};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use hyper::body::{Frame, SizeHint};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::auth::{UNAUTHORIZED, error, hash_secret, session_cookie};
+use crate::{Hub, KIND_LOGIN, KIND_SESSION, KIND_TOKEN};
+
+/// The most requests one agent token holds open at once on one replica (long-polls included);
+/// beyond, 429 [`TOO_MANY_OPEN`].
+pub const MAX_OPEN_PER_TOKEN: usize = 32;
+
+/// The most asks one agent token may have open at once (all replicas: counted in the store);
+/// beyond, a new ask is refused with 429 [`QUOTA`].
+pub const MAX_OPEN_ASKS_PER_TOKEN: u64 = 64;
+
+/// The text of an ask beyond [`MAX_OPEN_ASKS_PER_TOKEN`].
+pub(crate) const QUOTA: &str = "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again";
+
+/// How often the secrets behind open long-polls and event streams are checked again: a
+/// revocation ends them within this (plus one store round trip).
+pub const REVOCATION_CHECK: Duration = Duration::from_millis(400);
+
+/// The text of a request beyond [`MAX_OPEN_PER_TOKEN`].
+pub(crate) const TOO_MANY_OPEN: &str = "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry";
+
+/// The text of a waiting request whose token was revoked while it waited.
+pub(crate) const REVOKED: &str = "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)";
+
+/// The text of a waiting request when the hub stops (SIGINT, SIGTERM).
+pub(crate) const STOPPING: &str =
+    "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)";
+
+/// The text of a request body over [`crate::BODY_LIMIT`].
+pub(crate) const TOO_LARGE: &str = "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry";
+
+/// Lowers every request to [`Standing::Anonymous`] before any route sees it: until a
+/// credential checks, the connection is the first the loop closes when the cap is reached.
+pub(crate) async fn anonymous(request: Request, next: Next) -> Response {
+    set_standing(&request, Standing::Anonymous);
+    next.run(request).await
+}
+
+fn set_standing(request: &Request, standing: Standing) {
+    if let Some(s) = request.extensions().get::<ConnectionStanding>() {
+        s.set(standing);
+    }
+}
+
+/// Raises a request's connection to `standing` (an extractor, once its credential checked).
+pub(crate) fn raise(parts: &axum::http::request::Parts, standing: Standing) {
+    if let Some(s) = parts.extensions.get::<ConnectionStanding>() {
+        s.set(standing);
+    }
+}
+
+/// The agent API's gate: authenticates the bearer token (401, 429 over its rate) before any
+/// byte of the body is read, holds one of the token's [`MAX_OPEN_PER_TOKEN`] slots while the
+/// request is served, marks the connection [`Standing::Yielding`] (an agent reconnects), ends
+/// the request with 401 [`REVOKED`] when the token is revoked meanwhile, and gives a body over
+/// the limit a text a model can act on (413 [`TOO_LARGE`]).
+pub(crate) async fn agents(
+    State(hub): State<Arc<Hub>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = bearer(request.headers()).map(hash_secret) else {
+        return error(StatusCode::UNAUTHORIZED, UNAUTHORIZED);
+    };
+    let agent = match crate::auth::agent_of(&hub, &token).await {
+        Ok(agent) => agent,
+        Err(refusal) => return refusal,
+    };
+    let Some(_slot) = hub.open.take(&token) else {
+        return error(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_OPEN);
+    };
+    set_standing(&request, Standing::Yielding);
+    if request.method() == axum::http::Method::POST && request.uri().path() == "/v1/asks" {
+        match hub.store.count_open_of_agent(&agent.0).await {
+            Ok(n) if n >= MAX_OPEN_ASKS_PER_TOKEN => {
+                return error(StatusCode::TOO_MANY_REQUESTS, QUOTA);
+            }
+            Ok(_) => {}
+            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+    let watch = hub.revocations.watch(KIND_TOKEN, &token);
+    let waits = request.uri().query().is_some_and(|q| q.contains("wait="));
+    request.extensions_mut().insert(agent);
+    let response = tokio::select! {
+        response = next.run(request) => response,
+        () = watch.token.cancelled() => return error(StatusCode::UNAUTHORIZED, REVOKED),
+        () = hub.stopping.cancelled() => return error(StatusCode::SERVICE_UNAVAILABLE, STOPPING),
+    };
+    // A long-poll that ended meanwhile (revoking also withdraws the agent's asks, which wakes
+    // it before the next check) tells a token revoked during its wait so, not the outcome.
+    if waits
+        && let Ok(None) = hub
+            .store
+            .check_secret(KIND_TOKEN, &token, Timestamp::now())
+            .await
+    {
+        return error(StatusCode::UNAUTHORIZED, REVOKED);
+    }
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE);
+    }
+    revocable(response, watch, &hub.stopping)
+}
+
+/// The human's routes' gate: a request proving a live session or sign-in link is kept by the
+/// connection loop (never closed to make room). The human's event streams end when their
+/// session is revoked (sign-out on any page,
+/// `ask-user hub revoke-sessions`): every event-stream response to a request with a session
+/// cookie is cut within [`REVOCATION_CHECK`] of the revocation.
+pub(crate) async fn sessions(
+    State(hub): State<Arc<Hub>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let session = session_cookie(request.headers()).map(hash_secret);
+    // The human's requests are kept from the first byte they prove: a live session (the page,
+    // its assets, its answers) or a live sign-in link (the sign-in itself), so a flood that
+    // churns connections cannot close them.
+    let now = Timestamp::now();
+    let proven = match (&session, request.uri().path().strip_prefix("/login/")) {
+        (Some(hash), _) => matches!(
+            hub.store.check_secret(KIND_SESSION, hash, now).await,
+            Ok(Some(_))
+        ),
+        (None, Some(link)) => matches!(
+            hub.store
+                .check_secret(KIND_LOGIN, &hash_secret(link), now)
+                .await,
+            Ok(Some(_))
+        ),
+        (None, None) => false,
+    };
+    if proven {
+        set_standing(&request, Standing::Kept);
+    }
+    let response = next.run(request).await;
+    let streams = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    match session {
+        Some(hash) if streams && response.status().is_success() => {
+            let watch = hub.revocations.watch(KIND_SESSION, &hash);
+            revocable(response, watch, &hub.stopping)
+        }
+        _ => response,
+    }
+}
+
+/// The bearer token of a request, if any.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// `response` with a body that ends (cleanly, as if complete) when `watch` or `stopping`
+/// fires, and holds the watch until then.
+fn revocable(response: Response, watch: Watched, stopping: &CancellationToken) -> Response {
+    let (mut parts, body) = response.into_parts();
+    if body.is_end_stream() {
+        return Response::from_parts(parts, body);
+    }
+    parts
+        .headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    let ended = Box::pin(watch.token.clone().cancelled_owned());
+    let stopped = Box::pin(stopping.clone().cancelled_owned());
+    Response::from_parts(
+        parts,
+        Body::new(Revocable {
+            body,
+            ended,
+            stopped,
+            _watch: watch,
+        }),
+    )
+}
+
+struct Revocable {
+    body: Body,
+    ended: Pin<Box<WaitForCancellationFutureOwned>>,
+    stopped: Pin<Box<WaitForCancellationFutureOwned>>,
+    _watch: Watched,
+}
+
+impl HttpBody for Revocable {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if self.ended.as_mut().poll(cx).is_ready() || self.stopped.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Per-token counts of open requests (this replica).
+#[derive(Debug, Default)]
+pub(crate) struct OpenRequests {
+    counts: Mutex<HashMap<String, Arc<AtomicUsize>>>,
+}
+
+/// One open request of a token; gives its slot back when dropped.
+pub(crate) struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl OpenRequests {
+    /// One of `token`'s slots, or `None` when it holds [`MAX_OPEN_PER_TOKEN`].
+    pub(crate) fn take(&self, token: &str) -> Option<Slot> {
+        let count = self
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(token.to_owned())
+            .or_default()
+            .clone();
+        let taken = count.fetch_add(1, Ordering::SeqCst);
+        let slot = Slot(count);
+        (taken < MAX_OPEN_PER_TOKEN).then_some(slot)
+    }
+}
+
+/// Per watched secret (kind, hash): the token fired when it is revoked, and how many
+/// requests watch it.
+type Watches = HashMap<(&'static str, String), (CancellationToken, usize)>;
+
+/// The secrets (kind and hash) open requests depend on, checked again every
+/// [`REVOCATION_CHECK`] by [`Revocations::run`]; each fires its token when revoked.
+#[derive(Debug, Default)]
+pub(crate) struct Revocations {
+    watched: Mutex<Watches>,
+}
+
+/// One request's watch on a secret; unwatches it when dropped.
+pub(crate) struct Watched {
+    revocations: Arc<Revocations>,
+    key: (&'static str, String),
+    pub(crate) token: CancellationToken,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let mut watched = self.revocations.lock();
+        if let Some((_, n)) = watched.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                watched.remove(&self.key);
+            }
+        }
+    }
+}
+
+impl Revocations {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Watches> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Watches the secret of `kind` with `hash` until the returned guard is dropped.
+    pub(crate) fn watch(self: &Arc<Self>, kind: &'static str, hash: &str) -> Watched {
+        let key = (kind, hash.to_owned());
+        let mut watched = self.lock();
+        let entry = watched
+            .entry(key.clone())
+            .or_insert_with(|| (CancellationToken::new(), 0));
+        entry.1 += 1;
+        let token = entry.0.clone();
+        drop(watched);
+        Watched {
+            revocations: self.clone(),
+            key,
+            token,
+        }
+    }
+
+    /// Checks every watched secret in `store` each [`REVOCATION_CHECK`] until `stop`, and
+    /// fires the token of each one no longer live (revoked, expired). A store error leaves
+    /// them watched (checked again next time).
+    pub(crate) async fn run(self: Arc<Self>, store: Store, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(REVOCATION_CHECK) => {}
+                () = stop.cancelled() => return,
+            }
+            let keys: Vec<(&'static str, String)> = self.lock().keys().cloned().collect();
+            for (kind, hash) in keys {
+                if let Ok(None) = store.check_secret(kind, &hash, Timestamp::now()).await
+                    && let Some((token, _)) = self.lock().get(&(kind, hash))
+                {
+                    token.cancel();
+                }
+            }
+        }
+    }
+}
