@@ -1,6 +1,7 @@
 //! The SQLite backend: the embedded default (docs/contract.md §8 "Store", "Crash safety").
 //!
-//! One file in WAL mode with `synchronous=FULL`, created with mode 0600 in a 0700 directory.
+//! One file in WAL mode with `synchronous=FULL`, created with mode 0600 in a 0700 directory; the
+//! WAL and its index (`PATH-wal`, `PATH-shm`, same mode) stay beside it across runs.
 //! Every write is one `BEGIN IMMEDIATE` transaction, so writers queue on SQLite's write lock
 //! (busy timeout [`BUSY_TIMEOUT`]) instead of failing with "database is locked" on a lock
 //! upgrade. Each write bumps a counter (`meta.seq`) and stamps the ask with it, then touches the
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use notify::Watcher;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{Notify, broadcast};
 
@@ -204,7 +206,7 @@ fn map_io(shown: &str, e: &std::io::Error) -> Error {
     }
 }
 
-/// Opens the connection, sets WAL and full sync, and migrates.
+/// Opens the connection, sets WAL (kept at close) and full sync, and migrates.
 fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
@@ -246,6 +248,11 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
         .map_err(|e| map_err(shown, e))?;
     set_wal(&conn, shown)?;
     conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| map_err(shown, e))?;
+    // Keep the WAL (and its index) when the last connection closes: deleting it at every exit
+    // made every start re-create it and sync it and the directory before the first commit. The
+    // WAL is still checkpointed, by the commits that fill it (the automatic checkpoint).
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .map_err(|e| map_err(shown, e))?;
     migrate(&mut conn, shown)?;
     Ok(conn)

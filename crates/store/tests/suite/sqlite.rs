@@ -379,3 +379,39 @@ async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
         (true, true, None)
     );
 }
+
+#[tokio::test]
+async fn wal_is_kept_across_runs_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let url = format!("sqlite:{}", path.display());
+    let store = Store::open(&url).await.unwrap();
+    let ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("kept".into()),
+        "{\"q\":1}".into(),
+        ask_user_store::Asker::default(),
+    );
+    let id = store.open_ask(&ask).await.unwrap().record().id;
+    let answer = Outcome::Answered {
+        answer: serde_json::json!({ "a": 1 }),
+        by: ask_user_store::Responder::default(),
+    };
+    store
+        .record_outcome(id, &answer, ask_user_store::Timestamp::now())
+        .await
+        .unwrap();
+    // The last connection closes: the WAL and its index stay, private like the file.
+    drop(store);
+    for side in ["wal", "shm"] {
+        let p = std::path::PathBuf::from(format!("{}-{side}", path.display()));
+        assert!(p.exists(), "{side} was deleted at close");
+        assert_eq!(mode(&p), 0o600, "{side}");
+    }
+    let store = Store::open(&url).await.unwrap();
+    match store.get(id).await.unwrap().closed.map(|c| c.outcome) {
+        Some(Outcome::Answered { answer, .. }) => {
+            assert_eq!(answer, serde_json::json!({ "a": 1 }))
+        }
+        other => panic!("the answer kept in the WAL was not read back: {other:?}"),
+    }
+}
