@@ -388,7 +388,7 @@ async fn wal_is_kept_across_runs_and_read_back() {
     let store = Store::open(&url).await.unwrap();
     let ask = ask_user_store::NewAsk::new(
         &ask_user_store::Scope::HostKey("kept".into()),
-        "{\"q\":1}".into(),
+        "{\"q\":1}",
         ask_user_store::Asker::default(),
     );
     let id = store.open_ask(&ask).await.unwrap().record().id;
