@@ -3,11 +3,20 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Outcome, Timestamp};
+use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Namespace, Outcome, Timestamp};
 
 /// The column list every SQL read selects, in [`RawAsk`]'s order.
 pub(crate) const COLUMNS: &str = "id, scope, request_hash, host_keyed, request, asker, created_at, \
-     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until";
+     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until, namespace";
+
+/// The SQL form of [`crate::model::candidate`], for a statement whose parameter `?4` / `$4`
+/// is "now": an ask a keyed call may re-attach to, or one no live caller holds.
+pub(crate) const CANDIDATE_SQLITE: &str = "(host_keyed = 1 OR attached = 0 \
+     OR (lease_until IS NOT NULL AND lease_until <= ?4))";
+
+/// [`CANDIDATE_SQLITE`] for Postgres.
+pub(crate) const CANDIDATE_POSTGRES: &str = "(host_keyed OR NOT attached \
+     OR (lease_until IS NOT NULL AND lease_until <= $4))";
 
 /// An ask's columns, as read.
 pub(crate) struct RawAsk {
@@ -25,6 +34,7 @@ pub(crate) struct RawAsk {
     pub(crate) closed_at: Option<i64>,
     pub(crate) delivered_at: Option<i64>,
     pub(crate) lease_until: Option<i64>,
+    pub(crate) namespace: String,
 }
 
 impl RawAsk {
@@ -47,7 +57,7 @@ impl RawAsk {
         };
         Ok(AskRecord {
             id,
-            key: CallKey::from_parts(self.scope, self.request_hash, self.host_keyed),
+            key: CallKey::from_parts(Namespace::from_stored(self.namespace), self.scope, self.request_hash, self.host_keyed),
             request: self.request,
             asker,
             created_at: Timestamp(self.created_at),

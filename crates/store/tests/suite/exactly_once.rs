@@ -1,0 +1,196 @@
+//! Exactly once, made precise (docs/contract.md §8), on every backend like the conformance
+//! suite: `delivered` is a compare-and-set on the exact outcome, every ask belongs to a
+//! namespace, and an unkeyed call never merges two live callers.
+
+use std::time::Duration;
+
+use ask_user_store::{
+    Asker, Namespace, NewAsk, Opened, Outcome, Responder, Scope, Store, Timestamp, lease,
+};
+use pretty_assertions::assert_eq;
+
+use super::common::Fixture;
+
+const T0: Timestamp = Timestamp(1_800_000_000_000);
+const REQUEST: &str = r#"{"questions":[{"question":"Deploy?"}]}"#;
+
+fn ask(scope: Scope, namespace: &Namespace, at: Timestamp) -> NewAsk {
+    let mut ask = NewAsk::new(&scope, REQUEST, Asker::default()).in_namespace(namespace);
+    ask.created_at = at;
+    ask
+}
+
+fn keyed(key: &str, namespace: &Namespace, at: Timestamp) -> NewAsk {
+    ask(Scope::HostKey(key.into()), namespace, at)
+}
+
+fn unkeyed(namespace: &Namespace, at: Timestamp) -> NewAsk {
+    ask(Scope::Caller("cwd=/src/app".into()), namespace, at)
+}
+
+fn answered(v: &str, answerer: &str) -> Outcome {
+    Outcome::Answered {
+        answer: serde_json::json!({ "go": v }),
+        by: Responder {
+            answerer: answerer.into(),
+            ..Responder::default()
+        },
+    }
+}
+
+fn alice() -> Namespace {
+    Namespace::hub_token("tok-1")
+}
+
+fn bob() -> Namespace {
+    Namespace::hub_token("tok-2")
+}
+
+async fn open(store: &Store, ask: &NewAsk) -> Opened {
+    store.open_ask(ask).await.unwrap()
+}
+
+macro_rules! every_backend {
+    ($($case:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::memory().await).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::postgres().await).await })*
+        }
+    };
+}
+
+every_backend!(
+    delivered_is_a_compare_and_set_on_the_exact_outcome,
+    the_same_key_in_two_namespaces_is_two_asks,
+    a_keyed_call_reattaches_within_its_namespace_even_while_attached,
+    an_unkeyed_call_never_merges_two_live_callers,
+    an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away,
+);
+
+async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
+    let Opened::Created(rec) = open(&f.store, &keyed("k", &alice(), T0)).await else {
+        panic!("expected a new ask")
+    };
+    let yes = answered("yes", "inbox");
+    assert!(
+        !f.store.mark_delivered(rec.id, &yes, T0).await.unwrap(),
+        "open: nothing to deliver"
+    );
+    f.store.record_outcome(rec.id, &yes, T0).await.unwrap();
+    // A call that printed its timeout, or another answer, never marks the stored answer.
+    for other in [
+        Outcome::TimedOut,
+        Outcome::Withdrawn,
+        answered("no", "inbox"),
+        answered("yes", "the web page"),
+    ] {
+        assert!(!f.store.mark_delivered(rec.id, &other, T0).await.unwrap());
+        assert_eq!(f.second().await.get(rec.id).await.unwrap().delivered_at, None);
+    }
+    assert!(
+        matches!(open(&f.store, &keyed("k", &alice(), T0)).await, Opened::Undelivered(r) if r.id == rec.id),
+        "the retry still gets it"
+    );
+    assert!(f.store.mark_delivered(rec.id, &yes, T0).await.unwrap());
+    assert_eq!(
+        f.second().await.get(rec.id).await.unwrap().delivered_at,
+        Some(T0)
+    );
+}
+
+async fn the_same_key_in_two_namespaces_is_two_asks(f: Fixture) {
+    let Opened::Created(a) = open(&f.store, &keyed("k", &alice(), T0)).await else {
+        panic!("expected a new ask for alice")
+    };
+    let Opened::Created(b) = open(&f.second().await, &keyed("k", &bob(), T0)).await else {
+        panic!("bob's ask must not re-attach to alice's")
+    };
+    assert_ne!(a.id, b.id);
+    assert_eq!(
+        f.store.get(b.id).await.unwrap().key.namespace(),
+        &bob(),
+        "stored with its namespace"
+    );
+    f.store
+        .record_outcome(a.id, &answered("alice's", "hub"), T0)
+        .await
+        .unwrap();
+    // Bob's retry re-attaches to bob's open ask, never to alice's answer; alice's gets hers.
+    assert!(
+        matches!(open(&f.store, &keyed("k", &bob(), T0)).await, Opened::Reattached(r) if r.id == b.id)
+    );
+    assert!(
+        matches!(open(&f.store, &keyed("k", &alice(), T0)).await, Opened::Undelivered(r) if r.id == a.id)
+    );
+    // The unnamed namespace (asks of older binaries) is one more namespace.
+    assert!(matches!(
+        open(&f.store, &keyed("k", &Namespace::default(), T0)).await,
+        Opened::Created(r) if r.id != a.id && r.id != b.id
+    ));
+}
+
+async fn a_keyed_call_reattaches_within_its_namespace_even_while_attached(f: Fixture) {
+    let Opened::Created(a) = open(&f.store, &keyed("k", &alice(), T0)).await else {
+        panic!("expected a new ask")
+    };
+    // The same key is the same call (a retry whose predecessor still holds its lease).
+    assert!(
+        matches!(open(&f.second().await, &keyed("k", &alice(), T0.plus(Duration::from_millis(5)))).await, Opened::Reattached(r) if r.id == a.id)
+    );
+}
+
+async fn an_unkeyed_call_never_merges_two_live_callers(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let Opened::Created(first) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    // A second terminal in the same directory, same question, while the first still waits.
+    let soon = T0.plus(Duration::from_millis(10));
+    let Opened::Created(second) = open(&f.second().await, &unkeyed(&me, soon)).await else {
+        panic!("a live caller's ask must not be shared")
+    };
+    assert_ne!(first.id, second.id);
+    assert_eq!(f.store.list_open().await.unwrap().len(), 2);
+    // The first goes away: a retry re-attaches to a detached one, not to the live second.
+    f.store.set_attached(first.id, false, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Reattached(r) if r.id == first.id)
+    );
+    // A caller killed without detaching is live until its lease runs out.
+    let after_lease = second.lease_until.unwrap().plus(Duration::from_millis(1));
+    assert!(second.lease_until.unwrap() <= soon.plus(lease()));
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, after_lease)).await, Opened::Reattached(r) if r.id == second.id)
+    );
+}
+
+async fn an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let Opened::Created(rec) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(rec.id, &yes, T0).await.unwrap();
+    // Its caller is alive (printing it now): another terminal's same question is its own.
+    let soon = T0.plus(Duration::from_millis(10));
+    let Opened::Created(other) = open(&f.store, &unkeyed(&me, soon)).await else {
+        panic!("a live caller's answer must not be handed to another caller")
+    };
+    f.store
+        .record_outcome(other.id, &Outcome::Withdrawn, soon)
+        .await
+        .unwrap();
+    // The first caller was killed by a signal before printing: it detached; the retry gets it.
+    f.store.set_attached(rec.id, false, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Undelivered(r) if r.id == rec.id)
+    );
+}
