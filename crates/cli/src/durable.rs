@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 
 use ask_user_core::CancellationToken;
-use ask_user_host::durable::{Durable, StoreArgs, local_asker};
+use ask_user_host::durable::{Durable, StoreArgs, local_asker, local_namespace};
 use ask_user_store::{Store, StoreKind};
 
 /// What stderr says (once) when `--via inbox` asks and no `ask-user inbox` is open on the store.
@@ -31,7 +31,12 @@ pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, St
             eprintln!("{NO_INBOX_TEXT}");
         }
     }
-    Ok(Durable::new(store, args.scope(), local_asker(None)))
+    Ok(Durable::new(
+        store,
+        local_namespace(),
+        args.scope(),
+        local_asker(None),
+    ))
 }
 
 /// The presence lock of `ask-user inbox` beside a SQLite store (`PATH.inbox`): every open inbox

@@ -331,10 +331,7 @@ async fn decide(race: Arc<Race>, proposed: Settled, human: bool) -> Step {
         None => Step::Won(proposed),
     };
     if let Step::Won(s) | Step::Already(s) = &outcome {
-        *race
-            .settled
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(s.clone());
+        *race.settled.lock().unwrap_or_else(PoisonError::into_inner) = Some(s.clone());
     }
     outcome
 }

@@ -10,7 +10,13 @@
 //!   [`Durable::recorder`] is the core's [`RecordOutcome`] hook: the outcome is stored inside the
 //!   decision, before the human is told "taken" and before the model reads it; an aborted call
 //!   (signal, host cancel) only **detaches** the ask, which stays open for the human.
-//!   [`Durable::mark_delivered`] once the model can have read the outcome.
+//!   [`Durable::mark_delivered`] once the model can have read the outcome: a compare-and-set
+//!   on the exact outcome this call stored or was handed, skipped when the call was aborted
+//!   (the process is going away: the outcome stays for the retry).
+//! - **Namespaces** (docs/contract.md §8 "Exactly once, made precise"): every ask is opened in
+//!   its caller's [`Namespace`] ([`local_namespace`] for the CLI); a store that already holds
+//!   another outcome settles the call's race with it ([`RecordError::Settled`]), so a budget or
+//!   a signal losing to a stored answer yields the answer.
 //! - **Liveness** (docs/contract.md §8 "Liveness"): while a call waits, [`Store::keep_lease`] renews
 //!   its ask's lease every third of [`ask_user_store::lease`], so an asker that dies without
 //!   detaching (`kill -9`, power loss) leaves an ask the next sweep marks detached.
@@ -20,10 +26,11 @@ use std::time::Duration;
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision,
-    Offer, RecordOutcome, Settled, UserInteraction,
+    Offer, RecordError, RecordOutcome, Settled, UserInteraction,
 };
 use ask_user_store::{
-    AskId, Asker, Closed, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp,
+    AskId, Asker, Closed, Namespace, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store,
+    Timestamp,
 };
 
 /// The environment variable `--store` reads.
@@ -129,6 +136,11 @@ pub async fn sweep(store: &Store) {
     }
 }
 
+/// The local user's namespace: the user by uid (names are never identity).
+pub fn local_namespace() -> Namespace {
+    Namespace::local_user(rustix::process::getuid().as_raw())
+}
+
 /// The CLI caller's identity: `ASK_USER_SESSION` (when set), the working directory and the user.
 pub fn caller_identity() -> String {
     let session = std::env::var(SESSION_ENV).unwrap_or_default();
@@ -200,32 +212,86 @@ fn same_decision(a: &Outcome, b: &Outcome) -> bool {
     }
 }
 
+/// The race's outcome for an outcome stored elsewhere (the inverse of [`outcome_of`]; a
+/// stored timeout reads as a zero budget: the budget was another call's).
+///
+/// # Errors
+/// A stored answer this binary cannot read.
+pub fn settled_of(closed: &Closed) -> Result<Settled, String> {
+    Ok(match &closed.outcome {
+        Outcome::Answered { answer, by } => Settled::Answered {
+            answers: serde_json::from_value(answer.clone())
+                .map_err(|e| format!("the stored answer cannot be read ({e})"))?,
+            by: Some(by.answerer.clone()),
+        },
+        Outcome::Dismissed { by } => Settled::Dismissed {
+            by: Some(by.answerer.clone()),
+        },
+        Outcome::TimedOut => Settled::TimedOut(Duration::ZERO),
+        Outcome::Withdrawn => Settled::Withdrawn,
+    })
+}
+
 /// Records `settled` for ask `id` in `store`, first outcome wins: `Ok` when it was stored or
-/// the same decision was already stored; otherwise the text telling the human why it was not
-/// taken. An aborted call detaches the ask.
+/// the same decision was already stored; [`RecordError::Settled`] with the outcome that
+/// counted when another was stored first (the text [`describe_closed`] gives tells a human
+/// why theirs was not taken). An aborted call detaches the ask; when the ask was already
+/// answered or dismissed, that outcome is the call's.
 ///
 /// # Errors
 /// Another outcome counted, or the store failed.
-pub async fn record(store: &Store, id: AskId, settled: &Settled) -> Result<(), String> {
+pub async fn record(store: &Store, id: AskId, settled: &Settled) -> Result<(), RecordError> {
+    record_kept(store, id, settled).await.0
+}
+
+/// [`record`], and the exact outcome the store holds for the call afterwards (what a delivery
+/// compare-and-sets on), when it holds one.
+async fn record_kept(
+    store: &Store,
+    id: AskId,
+    settled: &Settled,
+) -> (Result<(), RecordError>, Option<Outcome>) {
+    let lost = |closed: Closed| {
+        let counted = settled_of(&closed).map_err(RecordError::Failed);
+        let error = match counted {
+            Ok(counted) => RecordError::Settled(counted),
+            Err(e) => e,
+        };
+        (Err(error), Some(closed.outcome))
+    };
     let Some(outcome) = outcome_of(settled) else {
-        return store
-            .set_attached(id, false, Timestamp::now())
-            .await
-            .map_err(|e| e.to_string());
+        if let Err(e) = store.set_attached(id, false, Timestamp::now()).await {
+            return (Err(RecordError::Failed(e.to_string())), None);
+        }
+        return match store.get(id).await {
+            Ok(rec) => match rec.closed {
+                Some(closed) if closed.outcome.is_human_decision() => lost(closed),
+                _ => (Ok(()), None),
+            },
+            Err(e) => (Err(RecordError::Failed(e.to_string())), None),
+        };
     };
     match store.record_outcome(id, &outcome, Timestamp::now()).await {
-        Ok(Recorded::Won) => Ok(()),
-        Ok(Recorded::Lost(closed)) if same_decision(&closed.outcome, &outcome) => Ok(()),
-        Ok(Recorded::Lost(closed)) => Err(describe_closed(&closed)),
-        Err(e) => Err(e.to_string()),
+        Ok(Recorded::Won) => (Ok(()), Some(outcome)),
+        Ok(Recorded::Lost(closed)) if same_decision(&closed.outcome, &outcome) => {
+            (Ok(()), Some(closed.outcome))
+        }
+        Ok(Recorded::Lost(closed)) => lost(closed),
+        Err(e) => (Err(RecordError::Failed(e.to_string())), None),
     }
 }
 
 struct Shared {
     store: Store,
+    namespace: Namespace,
     scope: Scope,
     asker: Asker,
     id: OnceLock<AskId>,
+    /// The exact outcome the store holds for this call, once its race settled (see
+    /// [`Durable::mark_delivered`]).
+    kept: Mutex<Option<Outcome>>,
+    /// The call was aborted (its caller is going away): nothing is marked delivered.
+    aborted: std::sync::atomic::AtomicBool,
     /// How `open_ask` found the key (for logs and tests).
     opened: Mutex<Option<&'static str>>,
 }
@@ -246,14 +312,17 @@ impl std::fmt::Debug for Durable {
 }
 
 impl Durable {
-    /// A link for one call asked in `scope` by `asker`.
-    pub fn new(store: Store, scope: Scope, asker: Asker) -> Self {
+    /// A link for one call asked in `namespace` and `scope` by `asker`.
+    pub fn new(store: Store, namespace: Namespace, scope: Scope, asker: Asker) -> Self {
         Self {
             shared: Arc::new(Shared {
                 store,
+                namespace,
                 scope,
                 asker,
                 id: OnceLock::new(),
+                kept: Mutex::new(None),
+                aborted: std::sync::atomic::AtomicBool::new(false),
                 opened: Mutex::new(None),
             }),
         }
@@ -291,12 +360,46 @@ impl Durable {
         })
     }
 
-    /// Marks the outcome delivered (the model can have read it); errors are logged.
-    pub async fn mark_delivered(&self) {
-        if let Some(id) = self.ask_id()
-            && let Err(e) = self.shared.store.mark_delivered(id, Timestamp::now()).await
+    /// What a delivery of this call marks: the ask and the exact outcome its race stored or
+    /// was handed; `None` while the race is open or never reached the store, and for a call
+    /// that was aborted (its caller is going away: the outcome stays for the retry).
+    pub fn delivery(&self) -> Option<(AskId, Outcome)> {
+        if self
+            .shared
+            .aborted
+            .load(std::sync::atomic::Ordering::SeqCst)
         {
-            tracing::warn!("cannot mark ask {id} delivered: {e}");
+            return None;
+        }
+        let kept = self
+            .shared
+            .kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Some((self.ask_id()?, kept?))
+    }
+
+    /// Marks the outcome delivered (the model can have read it): a compare-and-set on the
+    /// exact outcome this call's race stored or was handed, never on whatever the store holds
+    /// now. Nothing is marked for a call that was aborted (its caller is going away; the
+    /// outcome stays for the retry) or whose race never reached the store. Errors are logged.
+    pub async fn mark_delivered(&self) {
+        let Some((id, outcome)) = self.delivery() else {
+            tracing::debug!("nothing to mark delivered (aborted, or never stored)");
+            return;
+        };
+        match self
+            .shared
+            .store
+            .mark_delivered(id, &outcome, Timestamp::now())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("ask {id}: the stored outcome changed; not marked delivered")
+            }
+            Err(e) => tracing::warn!("cannot mark ask {id} delivered: {e}"),
         }
     }
 
@@ -319,7 +422,8 @@ impl Durable {
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
-        );
+        )
+        .in_namespace(&shared.namespace);
         let opened = shared.store.open_ask(&ask).await.map_err(|e| {
             AskError::Failed(format!(
                 "the question could not be stored in {} ({e}), so it was not shown",
@@ -341,18 +445,32 @@ impl RecordOutcome for Durable {
         &'a self,
         _request: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
         Box::pin(async move {
+            if matches!(settled, Settled::Aborted) {
+                self.shared
+                    .aborted
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             let Some(id) = self.ask_id() else {
                 // Closed before it was stored (e.g. aborted at once): nothing to keep.
                 return Ok(());
             };
-            let result = record(&self.shared.store, id, settled).await;
-            if let (Err(why), None) = (&result, outcome_of(settled)) {
-                tracing::warn!("cannot mark ask {id} detached: {why}");
-                return Ok(());
+            let (result, kept) = record_kept(&self.shared.store, id, settled).await;
+            if kept.is_some() {
+                *self
+                    .shared
+                    .kept
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = kept;
             }
-            result
+            match result {
+                Err(RecordError::Failed(why)) if outcome_of(settled).is_none() => {
+                    tracing::warn!("cannot mark ask {id} detached: {why}");
+                    Ok(())
+                }
+                other => other,
+            }
         })
     }
 }

@@ -174,9 +174,10 @@ impl RateLimits {
     }
 }
 
-/// An agent authenticated by its bearer token: its name.
+/// An agent authenticated by its bearer token: its name (shown to the human) and the token's
+/// id (the stored hash of the token: its asks' namespace; names are never identity).
 #[derive(Debug, Clone)]
-pub(crate) struct Agent(pub(crate) String);
+pub(crate) struct Agent(pub(crate) String, pub(crate) String);
 
 impl FromRequestParts<Arc<Hub>> for Agent {
     type Rejection = Response;
@@ -192,15 +193,22 @@ impl FromRequestParts<Arc<Hub>> for Agent {
         let Some(token) = token else {
             return Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED));
         };
+        let id = hash_secret(token);
         match hub
             .store
-            .check_secret(KIND_TOKEN, &hash_secret(token), Timestamp::now())
+            .check_secret(KIND_TOKEN, &id, Timestamp::now())
             .await
         {
-            Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
+            Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name, id)),
             Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
             Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
-            Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+            Err(e) => {
+                tracing::warn!("agent API: cannot check a token: {e}");
+                Err(error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    crate::api::NOT_TAKEN,
+                ))
+            }
         }
     }
 }

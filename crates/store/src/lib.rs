@@ -66,8 +66,9 @@ pub use error::{Error, Result};
 pub use feed::Feed;
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
-    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened, Outcome, Recorded,
-    Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
+    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened,
+    Outcome, Recorded, Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+    lease,
 };
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::WATCH_TEST_ENV;
@@ -289,7 +290,12 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
-    pub async fn mark_delivered(&self, id: AskId, outcome: &Outcome, at: Timestamp) -> Result<bool> {
+    pub async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
         dispatch!(self, s => s.mark_delivered(id, outcome, at).await)
     }
 

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
     AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
-    Reuse, Swept, Timestamp, duration_ms, lease, reuse_of, candidate,
+    Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::secrets::{NewSecret, SecretRecord};
 

@@ -57,7 +57,12 @@ impl RawAsk {
         };
         Ok(AskRecord {
             id,
-            key: CallKey::from_parts(Namespace::from_stored(self.namespace), self.scope, self.request_hash, self.host_keyed),
+            key: CallKey::from_parts(
+                Namespace::from_stored(self.namespace),
+                self.scope,
+                self.request_hash,
+                self.host_keyed,
+            ),
             request: self.request,
             asker,
             created_at: Timestamp(self.created_at),

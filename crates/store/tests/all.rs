@@ -19,10 +19,10 @@ mod common;
 mod conformance;
 #[path = "suite/deleted.rs"]
 mod deleted;
-#[path = "suite/exactly_once.rs"]
-mod exactly_once;
 #[path = "suite/errors.rs"]
 mod errors;
+#[path = "suite/exactly_once.rs"]
+mod exactly_once;
 #[path = "suite/postgres.rs"]
 mod postgres;
 #[path = "suite/processes.rs"]

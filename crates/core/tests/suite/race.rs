@@ -70,14 +70,6 @@ impl Page {
 }
 
 impl UserInteraction for Page {
-    fn ask<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.ask_decided(request, cancel, Decide::new(request))
-    }
-
     fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
@@ -106,10 +98,11 @@ impl UserInteraction for Page {
 struct Silent;
 
 impl UserInteraction for Silent {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         cancel: CancellationToken,
+        _: Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             cancel.cancelled().await;
@@ -122,10 +115,11 @@ impl UserInteraction for Silent {
 struct Terminal(u64);
 
 impl UserInteraction for Terminal {
-    fn ask<'a>(
+    fn ask_decided<'a>(
         &'a self,
         _: &'a AskUserQuestionRequest,
         _: CancellationToken,
+        _: Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(self.0)).await;

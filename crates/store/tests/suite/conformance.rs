@@ -431,7 +431,11 @@ async fn detach_then_reattach(f: Fixture) {
         .set_attached(rec.id, true, T0.plus(HOUR * 5))
         .await
         .unwrap();
-    assert_eq!(f.store.get(rec.id).await.unwrap(), closed, "never re-attached");
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap(),
+        closed,
+        "never re-attached"
+    );
 }
 
 async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixture) {
@@ -615,7 +619,9 @@ async fn missing_ask_is_not_found(f: Fixture) {
         Err(ask_user_store::Error::NotFound(_))
     ));
     assert!(matches!(
-        f.store.mark_delivered(missing, &Outcome::TimedOut, T0).await,
+        f.store
+            .mark_delivered(missing, &Outcome::TimedOut, T0)
+            .await,
         Err(ask_user_store::Error::NotFound(_))
     ));
 }

@@ -93,7 +93,10 @@ async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
         answered("yes", "the web page"),
     ] {
         assert!(!f.store.mark_delivered(rec.id, &other, T0).await.unwrap());
-        assert_eq!(f.second().await.get(rec.id).await.unwrap().delivered_at, None);
+        assert_eq!(
+            f.second().await.get(rec.id).await.unwrap().delivered_at,
+            None
+        );
     }
     assert!(
         matches!(open(&f.store, &keyed("k", &alice(), T0)).await, Opened::Undelivered(r) if r.id == rec.id),

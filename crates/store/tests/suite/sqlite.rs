@@ -205,7 +205,11 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     let store = Store::open(&url).await.unwrap();
     let kept = store.get(id).await.unwrap();
     assert!(kept.is_open());
-    assert_eq!(kept.key.namespace().as_str(), "", "an older ask is in the unnamed namespace");
+    assert_eq!(
+        kept.key.namespace().as_str(),
+        "",
+        "an older ask is in the unnamed namespace"
+    );
     assert!(matches!(
         store.open_ask(&ask).await.unwrap(),
         ask_user_store::Opened::Reattached(r) if r.id == id
