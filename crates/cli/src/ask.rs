@@ -28,6 +28,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     };
     // The hub is told "delivered" last: after the outcome is stored locally and written out.
     let mut upstream = None;
+    let mut namespace = ask_user_host::durable::local_namespace();
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
         Some(path) => match ask_user_via::answers_file(path) {
             Ok(scripted) => scripted,
@@ -44,6 +45,9 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             options.durable = true;
             options.timeout = args.host.timeout;
             upstream = hub.as_ref().map(|h| h.upstream.clone());
+            if let Some(hub) = &hub {
+                namespace = ask_user_store::Namespace::of_hub_token(&hub.token);
+            }
             options.hub = hub;
             match ask_user_via::build(&via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
@@ -61,7 +65,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     // Scripted answers (`--answers`) involve no human and keep nothing: no store.
     let durable = match &args.answers {
         Some(_) => None,
-        None => match runtime.block_on(durable::open(&args.store, &args.via)) {
+        None => match runtime.block_on(durable::open(&args.store, &args.via, namespace)) {
             Ok(durable) => Some(durable),
             Err(message) => return Ended::Usage(message),
         },

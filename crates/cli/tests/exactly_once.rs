@@ -28,8 +28,9 @@ fn agent(
         .env("HOME", home)
         .env("XDG_STATE_HOME", home.join("state"))
         .env("ASK_USER_STORE", "memory")
+        .envs(env.iter().copied().filter(|(k, _)| *k == "ASK_USER_STORE"))
         .env("ASK_USER_HUB_TOKEN", token)
-        .envs(env.iter().copied())
+        .envs(env.iter().copied().filter(|(k, _)| *k != "ASK_USER_STORE"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -136,5 +137,40 @@ async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for
     assert_eq!(
         (status, out.trim()),
         (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
+    let alice = token(&store, "alice");
+    let bob = token(&store, "bob");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let run = |tok: String| {
+        let (hub_url, home, local) = (hub.url.clone(), dir.path().to_owned(), local.clone());
+        tokio::task::spawn_blocking(move || {
+            agent(&hub_url, &tok, "same", &home, &[("ASK_USER_STORE", &local)])
+        })
+    };
+    let alice_run = run(alice);
+    let first = wait_open(&hub.url, &cookie, 1).await[0];
+    let bob_run = run(bob);
+    let both = wait_open(&hub.url, &cookie, 2).await;
+    let second = *both.iter().find(|id| **id != first).unwrap();
+    assert_eq!(human_answer(&hub.url, &cookie, first, "Yes").await.0, 200);
+    let (status, out) = alice_run.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
+    );
+    assert_eq!(human_answer(&hub.url, &cookie, second, "No").await.0, 200);
+    let (status, out) = bob_run.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        "bob prints bob's answer, never alice's"
     );
 }

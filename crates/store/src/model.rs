@@ -117,6 +117,17 @@ impl Namespace {
         Namespace(format!("token:{id}"))
     }
 
+    /// The namespace of the hub token `secret`, computed where the token is held (an agent's
+    /// own store): the token's id is the SHA-256 of the secret, as the hub stores it, so an
+    /// agent's local asks and its hub asks share one namespace. The secret itself is never
+    /// stored.
+    #[must_use]
+    pub fn of_hub_token(secret: &str) -> Namespace {
+        let digest = Sha256::digest(secret.as_bytes());
+        let id: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Namespace::hub_token(&id)
+    }
+
     /// The namespace as stored; empty for asks written before namespaces (schema 7) and for
     /// callers that name none (tests, embedders with one caller).
     #[must_use]
