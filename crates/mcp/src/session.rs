@@ -13,11 +13,10 @@
 //!   calls to withdraw their questions before it answers, so a late answer on the page gets
 //!   409, never "200 ok".
 //!
-//! - **Deliveries see every message first.** Every incoming message is reported to the
-//!   session's deliveries (the `delivery` module) before rmcp reads it, and before the
-//!   session's next message is read: a cancellation that crossed a result already sent takes
-//!   that result's delivery back, and a result held for a client that may have dropped its
-//!   request is settled, before a retry on the same session looks.
+//! - **Cancellations are seen first here.** Every incoming `notifications/cancelled` is
+//!   reported to the session's deliveries (the `delivery` module) before rmcp reads it, and
+//!   before the session's next message is read, so a cancellation that crossed a result
+//!   already sent takes that result's delivery back before a retry on the same session looks.
 //!
 //! With a store (§8) the calls only *detach* their asks when `gone` fires (see the crate's
 //! `durable` module): the page keeps the question, so a late answer there is taken and kept
@@ -31,8 +30,8 @@ use std::time::Duration;
 use futures::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, NumberOrString, RequestId,
-    ServerJsonRpcMessage, ServerNotification,
+    ClientJsonRpcMessage, ClientNotification, GetExtensions, JsonRpcMessage, NumberOrString,
+    RequestId, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -137,6 +136,19 @@ fn shift_in(message: &mut ClientJsonRpcMessage, link: &SessionLink) {
     }
 }
 
+/// The request a `notifications/cancelled` names.
+fn cancelled_request(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Notification(notification) => match &notification.notification {
+            ClientNotification::CancelledNotification(cancelled) => {
+                cancelled.params.request_id.as_ref()
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
     type Error = T::Error;
 
@@ -153,14 +165,14 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
             Some(mut message) => {
                 shift_in(&mut message, &self.link);
                 // Applied before the session's next message is read: a retry sent after the
-                // cancellation (or after dropping its request silently) finds the delivery
-                // taken back, or held for it.
-                self.link.deliveries.heard(&message).await;
+                // cancellation finds the delivery taken back.
+                if let Some(request) = cancelled_request(&message) {
+                    self.link.deliveries.cancelled(request).await;
+                }
                 Some(message)
             }
             None => {
                 self.link.gone.cancel();
-                self.link.deliveries.ended().await;
                 None
             }
         }
