@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::model::{
     AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
-    Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    Reuse, Swept, Timestamp, duration_ms, lease, reuse_of,
 };
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -62,7 +62,7 @@ impl MemoryStore {
                 .asks
                 .values()
                 .rev()
-                .find(|r| r.key == ask.key && candidate(r, ask.created_at))
+                .find(|r| r.key == ask.key)
                 .cloned();
             match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                 (Reuse::Reattach, Some(mut rec)) => {

@@ -415,22 +415,8 @@ pub(crate) enum Reuse {
     Undelivered,
 }
 
-/// Whether a caller may still be waiting on `rec`: attached with a lease that has not run out
-/// at `now` (an ask attached by a binary older than schema 6 has no lease: trusted as live).
-pub(crate) fn has_live_caller(rec: &AskRecord, now: Timestamp) -> bool {
-    rec.attached && rec.lease_until.is_none_or(|until| until > now)
-}
-
-/// Whether a call with a key like `rec`'s may re-attach to `rec` at `now` (docs/contract.md §8
-/// "Exactly once, made precise"): a keyed call to any ask of its key (same namespace: the key
-/// includes it); an unkeyed call only to an ask no live caller holds, so two live callers are
-/// never merged. Every backend picks the newest ask of the key that passes this.
-pub(crate) fn candidate(rec: &AskRecord, now: Timestamp) -> bool {
-    rec.key.is_host_keyed() || !has_live_caller(rec, now)
-}
-
-/// The re-attach rule of docs/contract.md §8 applied to the newest candidate ask with the key
-/// ([`candidate`]), at `now`.
+/// The re-attach rule of docs/contract.md §8 applied to the newest ask with the key (in its
+/// namespace), at `now`.
 pub(crate) fn reuse_of(latest: Option<&AskRecord>, now: Timestamp) -> Reuse {
     let Some(rec) = latest else { return Reuse::New };
     let Some(closed) = &rec.closed else {

@@ -27,7 +27,7 @@ use crate::model::{
     AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
     Swept, Timestamp, duration_ms, lease, reuse_of,
 };
-use crate::row::{CANDIDATE_POSTGRES, COLUMNS, RawAsk, encode_asker, encode_outcome};
+use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -309,13 +309,12 @@ impl PgStore {
                     .query_opt(
                         &format!(
                             "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
-                             AND request_hash = $3 AND {CANDIDATE_POSTGRES} ORDER BY id DESC LIMIT 1"
+                             AND request_hash = $3 ORDER BY id DESC LIMIT 1"
                         ),
                         &[
                             &ask.key.namespace().as_str(),
                             &ask.key.scope(),
                             &ask.key.request_hash(),
-                            &ask.created_at.0,
                         ],
                     )
                     .await

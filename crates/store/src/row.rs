@@ -9,15 +9,6 @@ use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Namespace, Outcome,
 pub(crate) const COLUMNS: &str = "id, scope, request_hash, host_keyed, request, asker, created_at, \
      grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until, namespace";
 
-/// The SQL form of [`crate::model::candidate`], for a statement whose parameter `?4` / `$4`
-/// is "now": an ask a keyed call may re-attach to, or one no live caller holds.
-pub(crate) const CANDIDATE_SQLITE: &str = "(host_keyed = 1 OR attached = 0 \
-     OR (lease_until IS NOT NULL AND lease_until <= ?4))";
-
-/// [`CANDIDATE_SQLITE`] for Postgres.
-pub(crate) const CANDIDATE_POSTGRES: &str = "(host_keyed OR NOT attached \
-     OR (lease_until IS NOT NULL AND lease_until <= $4))";
-
 /// An ask's columns, as read.
 pub(crate) struct RawAsk {
     pub(crate) id: i64,

@@ -26,7 +26,7 @@ use crate::model::{
     AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
     Swept, Timestamp, duration_ms, lease, reuse_of,
 };
-use crate::row::{CANDIDATE_SQLITE, COLUMNS, RawAsk, encode_asker, encode_outcome};
+use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -490,13 +490,12 @@ impl SqliteStore {
                     .query_row(
                         &format!(
                             "SELECT {COLUMNS} FROM asks WHERE namespace = ?1 AND scope = ?2 \
-                             AND request_hash = ?3 AND {CANDIDATE_SQLITE} ORDER BY id DESC LIMIT 1"
+                             AND request_hash = ?3 ORDER BY id DESC LIMIT 1"
                         ),
                         params![
                             ask.key.namespace().as_str(),
                             ask.key.scope(),
-                            ask.key.request_hash(),
-                            ask.created_at.0
+                            ask.key.request_hash()
                         ],
                         read_row,
                     )
