@@ -26,6 +26,9 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
     };
+    // The hub is told "delivered" last: after the outcome is stored locally and written out.
+    let mut upstream = None;
+    let mut namespace = ask_user_host::durable::local_namespace();
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
         Some(path) => match ask_user_via::answers_file(path) {
             Ok(scripted) => scripted,
@@ -41,6 +44,10 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
             options.durable = true;
             options.timeout = args.host.timeout;
+            upstream = hub.as_ref().map(|h| h.upstream.clone());
+            if let Some(hub) = &hub {
+                namespace = ask_user_store::Namespace::of_hub_token(hub.token.expose());
+            }
             options.hub = hub;
             match ask_user_via::build(&via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
@@ -58,17 +65,20 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     // Scripted answers (`--answers`) involve no human and keep nothing: no store.
     let durable = match &args.answers {
         Some(_) => None,
-        None => match runtime.block_on(durable::open(&args.store, &args.via)) {
+        None => match runtime.block_on(durable::open(&args.store, &args.via, namespace)) {
             Ok(durable) => Some(durable),
             Err(message) => return Ended::Usage(message),
         },
     };
-    let call = HostCall::builder(interaction)
+    let mut call = HostCall::builder(interaction)
         .notify(args.host.notify.clone())
         .journal(journal)
         .durable(durable)
-        .timeout(args.host.timeout)
-        .build();
+        .timeout(args.host.timeout);
+    if let Some(upstream) = upstream {
+        call = call.acknowledge(Arc::new(HubDelivered(upstream)));
+    }
+    let call = call.build();
     let watch_stdout = call.durable().is_some();
     runtime.block_on(async move {
         let cancel = CancellationToken::new();
@@ -102,6 +112,18 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         let _ = asked.deliver(&mut stdout).await;
         Ended::Written { status }
     })
+}
+
+/// Tells the hub the outcome the model read was delivered (the hub answerer leaves it there).
+struct HubDelivered(ask_user_hub_client::Upstream);
+
+impl ask_user_host::Acknowledge for HubDelivered {
+    fn acknowledge<'a>(
+        &'a self,
+        outcome: &'a ask_user_core::Outcome,
+    ) -> ask_user_core::BoxFuture<'a, ()> {
+        Box::pin(self.0.delivered(outcome))
+    }
 }
 
 /// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime. The

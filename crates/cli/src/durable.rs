@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use ask_user_core::CancellationToken;
 use ask_user_host::durable::{Durable, StoreArgs, local_asker};
+use ask_user_store::Namespace;
 use ask_user_store::{Store, StoreKind};
 
 /// What stderr says (once) when `--via inbox` asks and no `ask-user inbox` is open on the store.
@@ -21,7 +22,13 @@ pub(crate) const FAILPOINT_ENV: &str = "ASK_USER_TEST_FAILPOINT";
 
 /// Opens the store for one `ask` and links the call to it; `via` is the `--via` list (for the
 /// inbox checks). The error is a usage error (exit 2), before any question is shown.
-pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, String> {
+/// `namespace` is the call's: the local user's, or — asking through a hub — the hub token's, so
+/// two tokens on one machine never share a local ask (docs/contract.md §8).
+pub(crate) async fn open(
+    args: &StoreArgs,
+    via: &[String],
+    namespace: Namespace,
+) -> Result<Durable, String> {
     let store = args.open().await?;
     if via.iter().any(|v| v.trim() == "inbox") {
         if store.kind() == StoreKind::Memory {
@@ -31,7 +38,12 @@ pub(crate) async fn open(args: &StoreArgs, via: &[String]) -> Result<Durable, St
             eprintln!("{NO_INBOX_TEXT}");
         }
     }
-    Ok(Durable::new(store, args.scope(), local_asker(None)))
+    Ok(Durable::new(
+        store,
+        namespace,
+        args.scope(),
+        local_asker(None),
+    ))
 }
 
 /// The presence lock of `ask-user inbox` beside a SQLite store (`PATH.inbox`): every open inbox

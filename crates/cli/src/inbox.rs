@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use ask_user_core::{
     AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision, Limits,
-    Offer, RecordOutcome, Settled, UserInteraction, decode,
+    Offer, RecordError, RecordOutcome, Settled, UserInteraction, decode,
 };
 use ask_user_host::durable::{STORE_ENV, StoreArgs, describe_closed, record};
 use ask_user_store::{AskId, AskRecord, Store, Timestamp};
@@ -248,7 +248,7 @@ impl RecordOutcome for StoreRecorder {
         &'a self,
         _request: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
         Box::pin(async move {
             if !settled.is_human() {
                 // The inbox closing its own screen never closes the ask.

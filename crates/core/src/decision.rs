@@ -14,6 +14,13 @@
 //! - [`Decision::NotRecorded`]: the outcome could not be recorded (see [`RecordOutcome`]); the
 //!   race stays open and the human may try again.
 //!
+//! When the recorder reports that its store was settled another way first (an answer given in
+//! another process won the store's compare-and-set, [`RecordError::Settled`]), that outcome
+//! becomes the race's: the offer is refused saying so, and the tool's own closing (budget,
+//! signal) yields it instead of its ending. Every decision runs to its end on its own task,
+//! even when the future that asked for it is dropped, so none waits on a lock held by a
+//! future nobody polls.
+//!
 //! The first outcome wins: offers and the tool's own closing (budget ran out, turn aborted,
 //! every answerer failed) are serialised, and whichever settles the race first is final. What
 //! the model reads is taken from the settled race, never from a future that happened to
@@ -107,17 +114,42 @@ pub enum Decision {
 
 /// Persists an outcome inside the decision, before it is accepted (a durable store's hook,
 /// docs/contract.md §8). Called once per race, with the race's lock held, for the outcome
-/// that settles it: a human's answer or dismissal (an error refuses the offer with
-/// [`Decision::NotRecorded`] and keeps the race open) and also the tool's own closing
-/// (timed out, aborted, withdrawn: an error there cannot reopen the ask; the implementation
-/// logs it).
+/// that settles it: a human's answer or dismissal and also the tool's own closing (timed out,
+/// aborted, withdrawn).
+///
+/// - `Ok(())`: `settled` is recorded; it is the race's outcome.
+/// - [`RecordError::Settled`]: the store had already settled the ask another way (an answer
+///   given in another process won its compare-and-set): that outcome becomes the race's, for
+///   an offer (refused, saying why) and for the tool's closing alike — a budget or a signal
+///   that loses to a stored answer yields the answer.
+/// - [`RecordError::Failed`]: nothing was recorded. An offer is refused with
+///   [`Decision::NotRecorded`] and the race stays open; the tool's closing cannot reopen the
+///   ask, so it settles the race anyway (the implementation logs the failure).
 pub trait RecordOutcome: Send + Sync {
-    /// Records `settled` as the outcome of `request`. Return an error to refuse the outcome.
+    /// Records `settled` as the outcome of `request`; see the trait doc for what an error
+    /// means.
     fn record<'a>(
         &'a self,
         request: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), RecordError>>;
+}
+
+/// Why a [`RecordOutcome`] did not record an outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The ask was already settled as this (first outcome wins in the store too): it is the
+    /// race's outcome.
+    Settled(Settled),
+    /// The outcome could not be recorded; the text says why (shown to the human).
+    Failed(String),
+}
+
+impl From<String> for RecordError {
+    fn from(why: String) -> Self {
+        Self::Failed(why)
+    }
 }
 
 struct Race {
@@ -212,43 +244,49 @@ impl Decide {
     /// Offers a human's answer or dismissal as the outcome; see [`Decision`]. Answers are
     /// normalised first (an invalid one leaves the race open); the recorder, if any, runs
     /// before the race is settled.
+    ///
+    /// The decision runs to its end even when this future is dropped (a `select!` that
+    /// stopped polling the answerer): it runs on its own task when a Tokio runtime is there,
+    /// so no other decision ever waits on a lock held by a future nobody polls.
     pub async fn offer(&self, offer: Offer) -> Decision {
-        let _deciding = self.race.deciding.lock().await;
-        if let Some(settled) = self.settled() {
-            return Decision::Refused(settled);
-        }
         let by = self.by.as_deref().map(str::to_owned);
-        let settled = match offer {
+        let proposed = match offer {
             Offer::Answers(answers) => match normalise(&self.race.request, answers) {
                 Ok(answers) => Settled::Answered { answers, by },
                 Err(invalid) => return Decision::Invalid(invalid),
             },
             Offer::Dismiss => Settled::Dismissed { by },
         };
-        if let Some(recorder) = &self.race.recorder
-            && let Err(why) = recorder.record(&self.race.request, &settled).await
-        {
-            return Decision::NotRecorded(why);
+        match self.decide(proposed, true).await {
+            Step::Won(_) => Decision::Accepted,
+            Step::Already(settled) => Decision::Refused(settled),
+            Step::Failed(why) => Decision::NotRecorded(why),
         }
-        *self.lock() = Some(settled);
-        Decision::Accepted
     }
 
     /// Settles the race with `ending` (timed out, aborted, withdrawn) unless it is settled
-    /// already, and returns how it ended: `ending`, or the outcome that came first (for
-    /// instance an answer accepted just before the budget ran out — that answer stands).
-    /// Waits for a decision in flight. The recorder's error is ignored here (see
+    /// already, and returns how it ended: `ending`, or the outcome that came first — an answer
+    /// accepted just before the budget ran out, or one the recorder reports was stored first
+    /// ([`RecordError::Settled`]) — which then stands. Waits for a decision in flight (which
+    /// runs on its own, see [`Decide::offer`]); a recorder failure is ignored here (see
     /// [`RecordOutcome`]).
     pub async fn close(&self, ending: Settled) -> Settled {
-        let _deciding = self.race.deciding.lock().await;
-        if let Some(settled) = self.settled() {
-            return settled;
+        match self.decide(ending.clone(), false).await {
+            Step::Won(settled) | Step::Already(settled) => settled,
+            // Only a crashed decision task gets here: settle as asked unless settled since.
+            Step::Failed(_) => self.lock().get_or_insert(ending).clone(),
         }
-        if let Some(recorder) = &self.race.recorder {
-            let _ = recorder.record(&self.race.request, &ending).await;
+    }
+
+    /// Runs one decision on its own task (see [`Decide::offer`]), inline without a runtime.
+    async fn decide(&self, proposed: Settled, human: bool) -> Step {
+        let deciding = decide(self.race.clone(), proposed, human);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => runtime.spawn(deciding).await.unwrap_or_else(|crashed| {
+                Step::Failed(format!("the decision did not finish ({crashed})"))
+            }),
+            Err(_) => deciding.await,
         }
-        *self.lock() = Some(ending.clone());
-        ending
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Settled>> {
@@ -257,6 +295,45 @@ impl Decide {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// What one decision did.
+enum Step {
+    /// The proposal settled the race.
+    Won(Settled),
+    /// The race was settled already (in memory, or in the store as the recorder said).
+    Already(Settled),
+    /// The recorder failed on a human's offer; the race stays open.
+    Failed(String),
+}
+
+/// One decision, serialised with every other of the race: an open race takes `proposed` once
+/// the recorder kept it (see [`RecordOutcome`] for its answers; `human` says whether a failure
+/// refuses the proposal or is ignored).
+async fn decide(race: Arc<Race>, proposed: Settled, human: bool) -> Step {
+    let _deciding = race.deciding.lock().await;
+    let settled = |race: &Race| {
+        race.settled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    };
+    if let Some(settled) = settled(&race) {
+        return Step::Already(settled);
+    }
+    let outcome = match &race.recorder {
+        Some(recorder) => match recorder.record(&race.request, &proposed).await {
+            Ok(()) => Step::Won(proposed),
+            Err(RecordError::Settled(first)) => Step::Already(first),
+            Err(RecordError::Failed(why)) if human => return Step::Failed(why),
+            Err(RecordError::Failed(_)) => Step::Won(proposed),
+        },
+        None => Step::Won(proposed),
+    };
+    if let Step::Won(s) | Step::Already(s) = &outcome {
+        *race.settled.lock().unwrap_or_else(PoisonError::into_inner) = Some(s.clone());
+    }
+    outcome
 }
 
 #[cfg(test)]

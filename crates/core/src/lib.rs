@@ -70,7 +70,7 @@ pub mod text;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};
-pub use decision::{Decide, Decision, Offer, RecordOutcome, Settled};
+pub use decision::{Decide, Decision, Offer, RecordError, RecordOutcome, Settled};
 pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;

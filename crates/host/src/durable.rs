@@ -10,7 +10,13 @@
 //!   [`Durable::recorder`] is the core's [`RecordOutcome`] hook: the outcome is stored inside the
 //!   decision, before the human is told "taken" and before the model reads it; an aborted call
 //!   (signal, host cancel) only **detaches** the ask, which stays open for the human.
-//!   [`Durable::mark_delivered`] once the model can have read the outcome.
+//!   [`Durable::mark_delivered`] once the model can have read the outcome: a compare-and-set
+//!   on the exact outcome this call stored or was handed, skipped when the call was aborted
+//!   (the process is going away: the outcome stays for the retry).
+//! - **Namespaces** (docs/contract.md §8 "Exactly once, made precise"): every ask is opened in
+//!   its caller's [`Namespace`] ([`local_namespace`] for the CLI); a store that already holds
+//!   another outcome settles the call's race with it ([`RecordError::Settled`]), so a budget or
+//!   a signal losing to a stored answer yields the answer.
 //! - **Liveness** (docs/contract.md §8 "Liveness"): while a call waits, [`Store::keep_lease`] renews
 //!   its ask's lease every third of [`ask_user_store::lease`], so an asker that dies without
 //!   detaching (`kill -9`, power loss) leaves an ask the next sweep marks detached.
@@ -20,11 +26,16 @@ use std::time::Duration;
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision,
-    Offer, RecordOutcome, Settled, UserInteraction,
+    Offer, RecordError, RecordOutcome, Settled, UserInteraction,
 };
 use ask_user_store::{
-    AskId, Asker, Closed, NewAsk, Opened, Outcome, Recorded, Responder, Scope, Store, Timestamp,
+    AskId, Asker, Closed, Namespace, NewAsk, Opened, Outcome, Scope, Store, Timestamp,
 };
+
+mod outcomes;
+
+use outcomes::record_kept;
+pub use outcomes::{describe_closed, outcome_of, record, settled_of};
 
 /// The environment variable `--store` reads.
 pub const STORE_ENV: &str = "ASK_USER_STORE";
@@ -129,6 +140,11 @@ pub async fn sweep(store: &Store) {
     }
 }
 
+/// The local user's namespace: the user by uid (names are never identity).
+pub fn local_namespace() -> Namespace {
+    Namespace::local_user(rustix::process::getuid().as_raw())
+}
+
 /// The CLI caller's identity: `ASK_USER_SESSION` (when set), the working directory and the user.
 pub fn caller_identity() -> String {
     let session = std::env::var(SESSION_ENV).unwrap_or_default();
@@ -160,72 +176,17 @@ pub fn local_asker(agent: Option<String>) -> Asker {
     }
 }
 
-/// How a stored outcome is shown to a human who lost the race: "another answer counted: …".
-pub fn describe_closed(closed: &Closed) -> String {
-    match &closed.outcome {
-        Outcome::Answered { by, .. } => format!("an answer given in {} counted", by.answerer),
-        Outcome::Dismissed { by } => format!("the question was dismissed in {}", by.answerer),
-        Outcome::TimedOut => "the question timed out".to_owned(),
-        Outcome::Withdrawn => "the question was withdrawn".to_owned(),
-    }
-}
-
-/// The store outcome for a settled race; `None` for an aborted call (it detaches instead).
-pub fn outcome_of(settled: &Settled) -> Option<Outcome> {
-    let by = |b: Option<&str>| Responder {
-        answerer: b.unwrap_or("another window").to_owned(),
-        ..Responder::default()
-    };
-    match settled {
-        Settled::Answered { answers, by: b } => Some(Outcome::Answered {
-            answer: serde_json::to_value(answers).unwrap_or_default(),
-            by: by(b.as_deref()),
-        }),
-        Settled::Dismissed { by: b } => Some(Outcome::Dismissed {
-            by: by(b.as_deref()),
-        }),
-        Settled::TimedOut(_) => Some(Outcome::TimedOut),
-        Settled::Aborted => None,
-        _ => Some(Outcome::Withdrawn),
-    }
-}
-
-/// Whether two outcomes are the same decision (the same answer, or both dismissals), whoever
-/// gave them: adopting an outcome recorded elsewhere re-offers it to this call's race.
-fn same_decision(a: &Outcome, b: &Outcome) -> bool {
-    match (a, b) {
-        (Outcome::Answered { answer: x, .. }, Outcome::Answered { answer: y, .. }) => x == y,
-        (Outcome::Dismissed { .. }, Outcome::Dismissed { .. }) => true,
-        _ => a == b,
-    }
-}
-
-/// Records `settled` for ask `id` in `store`, first outcome wins: `Ok` when it was stored or
-/// the same decision was already stored; otherwise the text telling the human why it was not
-/// taken. An aborted call detaches the ask.
-///
-/// # Errors
-/// Another outcome counted, or the store failed.
-pub async fn record(store: &Store, id: AskId, settled: &Settled) -> Result<(), String> {
-    let Some(outcome) = outcome_of(settled) else {
-        return store
-            .set_attached(id, false, Timestamp::now())
-            .await
-            .map_err(|e| e.to_string());
-    };
-    match store.record_outcome(id, &outcome, Timestamp::now()).await {
-        Ok(Recorded::Won) => Ok(()),
-        Ok(Recorded::Lost(closed)) if same_decision(&closed.outcome, &outcome) => Ok(()),
-        Ok(Recorded::Lost(closed)) => Err(describe_closed(&closed)),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 struct Shared {
     store: Store,
+    namespace: Namespace,
     scope: Scope,
     asker: Asker,
     id: OnceLock<AskId>,
+    /// The exact outcome the store holds for this call, once its race settled (see
+    /// [`Durable::mark_delivered`]).
+    kept: Mutex<Option<Outcome>>,
+    /// The call was aborted (its caller is going away): nothing is marked delivered.
+    aborted: std::sync::atomic::AtomicBool,
     /// How `open_ask` found the key (for logs and tests).
     opened: Mutex<Option<&'static str>>,
 }
@@ -246,14 +207,17 @@ impl std::fmt::Debug for Durable {
 }
 
 impl Durable {
-    /// A link for one call asked in `scope` by `asker`.
-    pub fn new(store: Store, scope: Scope, asker: Asker) -> Self {
+    /// A link for one call asked in `namespace` and `scope` by `asker`.
+    pub fn new(store: Store, namespace: Namespace, scope: Scope, asker: Asker) -> Self {
         Self {
             shared: Arc::new(Shared {
                 store,
+                namespace,
                 scope,
                 asker,
                 id: OnceLock::new(),
+                kept: Mutex::new(None),
+                aborted: std::sync::atomic::AtomicBool::new(false),
                 opened: Mutex::new(None),
             }),
         }
@@ -291,12 +255,46 @@ impl Durable {
         })
     }
 
-    /// Marks the outcome delivered (the model can have read it); errors are logged.
-    pub async fn mark_delivered(&self) {
-        if let Some(id) = self.ask_id()
-            && let Err(e) = self.shared.store.mark_delivered(id, Timestamp::now()).await
+    /// What a delivery of this call marks: the ask and the exact outcome its race stored or
+    /// was handed; `None` while the race is open or never reached the store, and for a call
+    /// that was aborted (its caller is going away: the outcome stays for the retry).
+    pub fn delivery(&self) -> Option<(AskId, Outcome)> {
+        if self
+            .shared
+            .aborted
+            .load(std::sync::atomic::Ordering::SeqCst)
         {
-            tracing::warn!("cannot mark ask {id} delivered: {e}");
+            return None;
+        }
+        let kept = self
+            .shared
+            .kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Some((self.ask_id()?, kept?))
+    }
+
+    /// Marks the outcome delivered (the model can have read it): a compare-and-set on the
+    /// exact outcome this call's race stored or was handed, never on whatever the store holds
+    /// now. Nothing is marked for a call that was aborted (its caller is going away; the
+    /// outcome stays for the retry) or whose race never reached the store. Errors are logged.
+    pub async fn mark_delivered(&self) {
+        let Some((id, outcome)) = self.delivery() else {
+            tracing::debug!("nothing to mark delivered (aborted, or never stored)");
+            return;
+        };
+        match self
+            .shared
+            .store
+            .mark_delivered(id, &outcome, Timestamp::now())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("ask {id}: the stored outcome changed; not marked delivered")
+            }
+            Err(e) => tracing::warn!("cannot mark ask {id} delivered: {e}"),
         }
     }
 
@@ -319,7 +317,8 @@ impl Durable {
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
-        );
+        )
+        .in_namespace(&shared.namespace);
         let opened = shared.store.open_ask(&ask).await.map_err(|e| {
             AskError::Failed(format!(
                 "the question could not be stored in {} ({e}), so it was not shown",
@@ -341,18 +340,32 @@ impl RecordOutcome for Durable {
         &'a self,
         _request: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
         Box::pin(async move {
+            if matches!(settled, Settled::Aborted) {
+                self.shared
+                    .aborted
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             let Some(id) = self.ask_id() else {
                 // Closed before it was stored (e.g. aborted at once): nothing to keep.
                 return Ok(());
             };
-            let result = record(&self.shared.store, id, settled).await;
-            if let (Err(why), None) = (&result, outcome_of(settled)) {
-                tracing::warn!("cannot mark ask {id} detached: {why}");
-                return Ok(());
+            let (result, kept) = record_kept(&self.shared.store, id, settled).await;
+            if kept.is_some() {
+                *self
+                    .shared
+                    .kept
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = kept;
             }
-            result
+            match result {
+                Err(RecordError::Failed(why)) if outcome_of(settled).is_none() => {
+                    tracing::warn!("cannot mark ask {id} detached: {why}");
+                    Ok(())
+                }
+                other => other,
+            }
         })
     }
 }
@@ -398,71 +411,80 @@ impl UserInteraction for Wrapped {
         decide: Decide,
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
-            let id = match self.durable.open(request).await? {
-                Opened::Undelivered(rec) => {
-                    let Some(closed) = rec.closed else {
-                        return Err(AskError::Failed("the stored ask has no outcome".to_owned()));
-                    };
-                    return adopt(&closed, &decide).await;
-                }
-                opened => opened.record().id,
-            };
-            let store = self.durable.store().clone();
-            let asking = cancel.child_token();
-            let shown = self
-                .inner
-                .ask_decided(request, asking.clone(), decide.clone());
-            tokio::pin!(shown);
-            let followed = async {
-                loop {
-                    match store.wait_outcome(id).await {
-                        Ok(rec) => match rec.closed {
-                            Some(closed) => return closed,
-                            None => continue,
-                        },
-                        Err(e) => {
-                            tracing::warn!("cannot follow ask {id} in the store: {e}");
-                            std::future::pending::<()>().await;
-                        }
-                    }
-                }
-            };
-            // While this call waits, its lease is renewed; it stops with the wait.
-            let elsewhere = async {
-                tokio::select! {
-                    closed = followed => closed,
-                    () = store.keep_lease(id) => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                result = &mut shown => {
-                    // Offer what this process's answerer got: when another process's outcome
-                    // was stored first (the inbox won the race), that outcome is the call's.
-                    let offer = match &result {
-                        Ok(answers) => Some(Offer::Answers(answers.clone())),
-                        Err(AskError::Dismissed) if !cancel.is_cancelled() => Some(Offer::Dismiss),
-                        Err(_) => None,
-                    };
-                    let named = match self.inner.name() {
-                        Some(name) => decide.named(name),
-                        None => decide.clone(),
-                    };
-                    if let Some(offer) = offer
-                        && let Decision::NotRecorded(_) = named.offer(offer).await
-                        && let Ok(rec) = store.get(id).await
-                        && let Some(closed) = rec.closed
-                    {
+            let result = async {
+                let id = match self.durable.open(request).await? {
+                    Opened::Undelivered(rec) => {
+                        let Some(closed) = rec.closed else {
+                            return Err(AskError::Failed("the stored ask has no outcome".to_owned()));
+                        };
                         return adopt(&closed, &decide).await;
                     }
-                    result
-                }
-                closed = elsewhere => {
-                    let result = adopt(&closed, &decide).await;
-                    asking.cancel();
-                    let _ = tokio::time::timeout(WITHDRAW_GRACE, shown).await;
-                    result
+                    opened => opened.record().id,
+                };
+                let store = self.durable.store().clone();
+                let asking = cancel.child_token();
+                let shown = self
+                    .inner
+                    .ask_decided(request, asking.clone(), decide.clone());
+                tokio::pin!(shown);
+                let followed = async {
+                    loop {
+                        match store.wait_outcome(id).await {
+                            Ok(rec) => match rec.closed {
+                                Some(closed) => return closed,
+                                None => continue,
+                            },
+                            Err(e) => {
+                                tracing::warn!("cannot follow ask {id} in the store: {e}");
+                                std::future::pending::<()>().await;
+                            }
+                        }
+                    }
+                };
+                // While this call waits, its lease is renewed; it stops with the wait.
+                let elsewhere = async {
+                    tokio::select! {
+                        closed = followed => closed,
+                        () = store.keep_lease(id) => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    result = &mut shown => {
+                        // Offer what this process's answerer got: when another process's outcome
+                        // was stored first (the inbox won the race), that outcome is the call's.
+                        let offer = match &result {
+                            Ok(answers) => Some(Offer::Answers(answers.clone())),
+                            Err(AskError::Dismissed) if !cancel.is_cancelled() => Some(Offer::Dismiss),
+                            Err(_) => None,
+                        };
+                        let named = match self.inner.name() {
+                            Some(name) => decide.named(name),
+                            None => decide.clone(),
+                        };
+                        if let Some(offer) = offer
+                            && let Decision::NotRecorded(_) = named.offer(offer).await
+                            && let Ok(rec) = store.get(id).await
+                            && let Some(closed) = rec.closed
+                        {
+                            return adopt(&closed, &decide).await;
+                        }
+                        result
+                    }
+                    closed = elsewhere => {
+                        let result = adopt(&closed, &decide).await;
+                        asking.cancel();
+                        let _ = tokio::time::timeout(WITHDRAW_GRACE, shown).await;
+                        result
+                    }
                 }
             }
+            .await;
+            // The caller went away: detach, also when the signal came before the ask was stored
+            // (the recorder had no id to detach then).
+            if cancel.is_cancelled() && matches!(decide.settled(), None | Some(Settled::Aborted)) {
+                self.durable.detach().await;
+            }
+            result
         })
     }
 

@@ -10,19 +10,34 @@
 //! - no hub answers the first post within [`HubClientConfig::connect_timeout`] (each URL tried
 //!   once) → [`AskError::Unavailable`] at once, so `--via` moves on to the next answerer;
 //! - a hub refuses the token → [`AskError::Unavailable`] naming the hub's words;
-//! - once the ask is posted, no hub answers for [`HubClientConfig::give_up_after`] →
-//!   [`AskError::Failed`] (the ask stays in the inbox for its grace; a retry re-attaches).
+//! - once the ask is posted, **transient is transient** (docs/contract.md §8 "Exactly once,
+//!   made precise"): refused connections, resets, 5xx and 429 (honouring `Retry-After`) never
+//!   end the call; it keeps its key and re-attaches until the call's own budget (or its
+//!   caller) ends it. After [`HubClientConfig::give_up_after`] without a hub it says so once
+//!   in the log and keeps trying. Only a refusal (the token revoked: 401/403) ends it.
 //!
-//! When `cancel` fires the ask is withdrawn (`DELETE`, best effort, bounded).
+//! **Delivery order**: the answerer never tells the hub "delivered" itself. It leaves the
+//! outcome it read with the config's [`Upstream`]; the host, once it stored the outcome and
+//! wrote the model's bytes, calls [`Upstream::delivered`]. Dying in between means the retry
+//! (same key) gets the answer again, never that it is lost.
+//!
+//! When `cancel` fires because the call itself ended — its own budget ran out, or the race
+//! was settled elsewhere — the ask is withdrawn (`DELETE`, best effort, bounded). When its
+//! caller went away (a signal, closed stdout, a host cancel: the race is aborted) nothing is
+//! withdrawn: the dropped long-poll detaches the ask on the hub, which keeps it for the retry.
+
+mod upstream;
 
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, Secret,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, Secret, Settled,
     UserInteraction,
 };
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+
+pub use upstream::Upstream;
 
 /// Who asks, as shown to the human beside the agent's name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,8 +70,12 @@ pub struct HubClientConfig {
     /// How long one long-poll waits on the hub (the request's own timeout is this plus a
     /// margin).
     pub poll: Duration,
-    /// Once posted, how long without any hub answering before giving up.
+    /// Once posted, how long without any hub answering before the log says so (the call keeps
+    /// trying: see the crate doc).
     pub give_up_after: Duration,
+    /// Where the outcome read from the hub waits until the host delivered it (see the crate
+    /// doc); clones share it.
+    pub upstream: Upstream,
 }
 
 impl HubClientConfig {
@@ -72,6 +91,7 @@ impl HubClientConfig {
             connect_timeout: Duration::from_secs(3),
             poll: Duration::from_secs(25),
             give_up_after: Duration::from_secs(120),
+            upstream: Upstream::default(),
         }
     }
 }
@@ -94,8 +114,12 @@ struct View {
 
 /// One attempt's failure.
 enum Failure {
-    /// The hub could not be reached or broke mid-request: try again (another URL).
-    Transient(String),
+    /// The hub could not be reached, broke mid-request, was unavailable (5xx) or asked to slow
+    /// down (429, with its `Retry-After` when given): try again (another URL).
+    Transient(String, Option<Duration>),
+    /// The hub does not know the ask (404: purged, or a replica's store lost it): post it
+    /// again with its key.
+    Unknown(String),
     /// The hub refused: give up with this text.
     Refused(String),
 }
@@ -121,6 +145,9 @@ pub fn plain_http(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback());
     !local
 }
+
+/// The longest `Retry-After` honoured (a hub asking for more is retried after this).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 impl HubAnswerer {
     /// An answerer for `config`.
@@ -162,26 +189,34 @@ impl HubAnswerer {
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| Failure::Transient(describe(&e)))?;
+            .map_err(|e| Failure::Transient(describe(&e), None))?;
         let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
         let body = resp
             .bytes()
             .await
-            .map_err(|e| Failure::Transient(describe(&e)))?;
+            .map_err(|e| Failure::Transient(describe(&e), None))?;
         if status.is_success() {
             if body.is_empty() {
                 return Ok(None);
             }
             return serde_json::from_slice(&body)
                 .map(Some)
-                .map_err(|e| Failure::Transient(format!("unreadable answer: {e}")));
+                .map_err(|e| Failure::Transient(format!("unreadable answer: {e}"), None));
         }
         let text = serde_json::from_slice::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
             .unwrap_or_else(|| format!("HTTP {status}"));
-        if status.is_server_error() {
-            Err(Failure::Transient(text))
+        if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            Err(Failure::Transient(text, retry_after))
+        } else if status == reqwest::StatusCode::NOT_FOUND {
+            Err(Failure::Unknown(text))
         } else {
             Err(Failure::Refused(text))
         }
@@ -195,7 +230,7 @@ impl HubAnswerer {
             .body(body.to_string());
         self.send(req, self.config.connect_timeout + Duration::from_secs(10))
             .await?
-            .ok_or_else(|| Failure::Transient("empty answer".to_owned()))
+            .ok_or_else(|| Failure::Transient("empty answer".to_owned(), None))
     }
 
     async fn poll(&self, i: usize, id: i64) -> Result<View, Failure> {
@@ -206,7 +241,7 @@ impl HubAnswerer {
         let req = self.http.get(url);
         self.send(req, self.config.poll + Duration::from_secs(10))
             .await?
-            .ok_or_else(|| Failure::Transient("empty answer".to_owned()))
+            .ok_or_else(|| Failure::Transient("empty answer".to_owned(), None))
     }
 
     async fn withdraw(&self, i: usize, id: i64) {
@@ -214,11 +249,15 @@ impl HubAnswerer {
         let _ = self.send(req, Duration::from_secs(3)).await;
     }
 
-    async fn delivered(&self, i: usize, id: i64) {
-        let req = self
-            .http
-            .post(self.url(i, &format!("/v1/asks/{id}/delivered")));
-        let _ = self.send(req, Duration::from_secs(3)).await;
+    /// On `cancel`: withdraws the ask when the call itself ended (see the crate doc), never
+    /// when its caller went away.
+    async fn cancelled(&self, at: usize, id: i64, decide: &Decide) {
+        match decide.settled() {
+            None | Some(Settled::Aborted) => {
+                tracing::info!("the caller went away: the hub ask {id} stays for its retry");
+            }
+            Some(_) => self.withdraw(at, id).await,
+        }
     }
 
     async fn run(
@@ -254,7 +293,9 @@ impl HubAnswerer {
                     tracing::warn!("{reason}");
                     return Err(AskError::Unavailable(reason));
                 }
-                Err(Failure::Transient(t)) => errors.push(format!("{}: {t}", self.config.urls[i])),
+                Err(Failure::Transient(t, _) | Failure::Unknown(t)) => {
+                    errors.push(format!("{}: {t}", self.config.urls[i]));
+                }
             }
         }
         let Some((mut at, mut view)) = posted else {
@@ -266,6 +307,7 @@ impl HubAnswerer {
         let mut backoff = Duration::from_millis(100);
         let mut last_ok = tokio::time::Instant::now();
         let mut need_post = false;
+        let mut said_lost = false;
         loop {
             if view.state != "open" {
                 return self.finish(at, view, decide).await;
@@ -280,7 +322,7 @@ impl HubAnswerer {
             let step = tokio::select! {
                 s = step => s,
                 () = cancel.cancelled() => {
-                    self.withdraw(at, view.id).await;
+                    self.cancelled(at, view.id, decide).await;
                     return Err(AskError::Cancelled);
                 }
             };
@@ -297,19 +339,33 @@ impl HubAnswerer {
                         self.config.urls[at % n]
                     )));
                 }
-                Err(Failure::Transient(t)) => {
-                    if last_ok.elapsed() >= self.config.give_up_after {
-                        return Err(AskError::Failed(format!(
-                            "lost the hub for {}s (last: {}: {t}); the question stays in the inbox and a retry re-attaches",
+                Err(Failure::Transient(t, _) | Failure::Unknown(t)) if cancel.is_cancelled() => {
+                    tracing::debug!(error = %t, "cancelled while the hub was away");
+                    self.cancelled(at, view.id, decide).await;
+                    return Err(AskError::Cancelled);
+                }
+                Err(failure) => {
+                    let (t, wait) = match failure {
+                        Failure::Transient(t, retry_after) => (t, retry_after),
+                        Failure::Unknown(t) | Failure::Refused(t) => (t, None),
+                    };
+                    if !said_lost && last_ok.elapsed() >= self.config.give_up_after {
+                        said_lost = true;
+                        tracing::warn!(
+                            "no hub answered for {}s (last: {}: {t}); still trying: the question stays in the inbox",
                             self.config.give_up_after.as_secs(),
                             self.config.urls[at % n]
-                        )));
+                        );
                     }
                     tracing::debug!(hub = %self.config.urls[at % n], error = %t, "hub lost; reconnecting");
-                    at = (at + 1) % n;
+                    // A hub that asked to slow down is asked again (the same one) when it said.
+                    if wait.is_none() {
+                        at = (at + 1) % n;
+                    }
                     need_post = true;
+                    let pause = wait.unwrap_or(backoff);
                     tokio::select! {
-                        () = tokio::time::sleep(backoff) => {}
+                        () = tokio::time::sleep(pause) => {}
                         () = cancel.cancelled() => {}
                     }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -318,8 +374,9 @@ impl HubAnswerer {
         }
     }
 
-    /// Offers the hub's outcome into the ask's race and tells the hub it was delivered only
-    /// once the race accepted it (decided before acknowledged, docs/contract.md §4).
+    /// Offers the hub's outcome into the ask's race; once the race accepted it, leaves it with
+    /// the [`Upstream`] for the host to confirm (decided before acknowledged, docs/contract.md
+    /// §4; delivered last, §8).
     async fn finish(&self, at: usize, view: View, decide: &Decide) -> Result<Answers, AskError> {
         let (offer, result) = match view.state.as_str() {
             "answered" => {
@@ -336,9 +393,11 @@ impl HubAnswerer {
                 )));
             }
         };
+        let answers = result.as_ref().ok().cloned();
         match decide.offer(offer).await {
             Decision::Accepted => {
-                self.delivered(at, view.id).await;
+                // Told "delivered" by the host once stored and written (see the crate doc).
+                self.leave_upstream(at, view.id, answers.as_ref());
                 result
             }
             // Another answer settled the race first: the hub's is not the outcome, so it is
@@ -352,6 +411,18 @@ impl HubAnswerer {
             ))),
             _ => Err(AskError::Cancelled),
         }
+    }
+}
+
+impl HubAnswerer {
+    /// Leaves the outcome read from the hub for the host to confirm once delivered.
+    fn leave_upstream(&self, at: usize, id: i64, answers: Option<&Answers>) {
+        self.config.upstream.leave(upstream::Pending {
+            http: self.http.clone(),
+            url: self.url(at, &format!("/v1/asks/{id}/delivered")),
+            token: self.config.token.clone(),
+            answers: answers.cloned(),
+        });
     }
 }
 

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{Limits, decode};
-use ask_user_store::{AskId, AskRecord, Asker, NewAsk, Outcome, Recorded, Scope, Store, Timestamp};
+use ask_user_store::{
+    AskId, AskRecord, Asker, Namespace, NewAsk, Outcome, Recorded, Scope, Store, Timestamp,
+};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -50,16 +52,28 @@ fn cap(s: Option<String>) -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
+/// The 503 body when the store cannot be used: the request was not taken, the agent retries.
+/// The store's own error goes to the hub's log, never to the agent.
+pub(crate) const NOT_TAKEN: &str = "the hub's store is unavailable; not taken, try again";
+
 fn store_error(e: &ask_user_store::Error) -> Response {
     match e {
         ask_user_store::Error::NotFound(_) => error(StatusCode::NOT_FOUND, NO_SUCH_ASK),
-        other => error(StatusCode::SERVICE_UNAVAILABLE, &other.to_string()),
+        other => {
+            tracing::warn!("agent API: store unavailable: {other}");
+            error(StatusCode::SERVICE_UNAVAILABLE, NOT_TAKEN)
+        }
     }
+}
+
+/// The namespace of an agent's asks: its token, by id.
+fn namespace(token_id: &str) -> Namespace {
+    Namespace::hub_token(token_id)
 }
 
 async fn post_ask(
     State(hub): State<Arc<Hub>>,
-    Agent(agent): Agent,
+    Agent(agent, token): Agent,
     body: Result<axum::Json<PostAsk>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let axum::Json(body) = match body {
@@ -70,10 +84,10 @@ async fn post_ask(
         Ok(d) => d,
         Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
     };
-    // Each agent its own namespace: the scope always starts with the agent's name.
+    // Each token its own namespace (by id: two tokens of one name never share an ask).
     let scope = match body.key.filter(|k| !k.is_empty()) {
-        Some(key) => Scope::HostKey(format!("{agent}\n{key}")),
-        None => Scope::Caller(agent.clone()),
+        Some(key) => Scope::HostKey(key),
+        None => Scope::Caller(String::new()),
     };
     let asker = Asker {
         agent: Some(agent),
@@ -82,17 +96,24 @@ async fn post_ask(
         session: cap(body.context.session),
         pid: None,
     };
-    let ask = NewAsk::new(&scope, decoded.request.to_canonical_json(), asker);
+    let ask = NewAsk::new(&scope, decoded.request.to_canonical_json(), asker)
+        .in_namespace(&namespace(&token));
     match hub.store.open_ask(&ask).await {
         Ok(opened) => axum::Json(AskView::of(opened.record())).into_response(),
         Err(e) => store_error(&e),
     }
 }
 
-/// The ask if it is this agent's; otherwise the same 404 as a missing one.
-async fn own(store: &Store, agent: &str, id: i64) -> Result<AskRecord, Response> {
+/// The ask if it is this token's (its namespace; an ask stored before namespaces, in the
+/// unnamed one, by the agent's name as then); otherwise the same 404 as a missing one.
+async fn own(store: &Store, agent: &Agent, id: i64) -> Result<AskRecord, Response> {
+    let Agent(name, token) = agent;
+    let mine = |rec: &AskRecord| match rec.key.namespace().as_str() {
+        "" => rec.asker.agent.as_deref() == Some(name.as_str()),
+        _ => *rec.key.namespace() == namespace(token),
+    };
     match store.get(AskId(id)).await {
-        Ok(rec) if rec.asker.agent.as_deref() == Some(agent) => Ok(rec),
+        Ok(rec) if mine(&rec) => Ok(rec),
         Ok(_) => Err(error(StatusCode::NOT_FOUND, NO_SUCH_ASK)),
         Err(e) => Err(store_error(&e)),
     }
@@ -127,7 +148,7 @@ impl Drop for DetachOnDrop {
 
 async fn get_ask(
     State(hub): State<Arc<Hub>>,
-    Agent(agent): Agent,
+    agent: Agent,
     Path(id): Path<i64>,
     Query(w): Query<Wait>,
 ) -> Response {
@@ -184,26 +205,67 @@ async fn get_ask(
     axum::Json(AskView::of(&out)).into_response()
 }
 
+/// `POST /v1/asks/{id}/delivered`: the agent printed the outcome it read. The body may name
+/// that outcome (`{"state": …, "answers": …}` as the ask's view gave it); the mark is a
+/// compare-and-set on it (409 when the ask holds another outcome). Without a body, the outcome
+/// the ask holds now is the one marked, as older clients expect.
 async fn delivered(
     State(hub): State<Arc<Hub>>,
-    Agent(agent): Agent,
+    agent: Agent,
     Path(id): Path<i64>,
+    body: Option<axum::Json<Delivered>>,
 ) -> Response {
     let rec = match own(&hub.store, &agent, id).await {
         Ok(r) => r,
         Err(resp) => return resp,
     };
-    match hub.store.mark_delivered(rec.id, Timestamp::now()).await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+    let Some(closed) = &rec.closed else {
+        return error(
+            StatusCode::CONFLICT,
+            "the ask is still open; nothing to deliver",
+        );
+    };
+    if let Some(axum::Json(printed)) = body
+        && !printed.matches(&closed.outcome)
+    {
+        return error(
+            StatusCode::CONFLICT,
+            "the ask holds another outcome than the one delivered",
+        );
+    }
+    match hub
+        .store
+        .mark_delivered(rec.id, &closed.outcome, Timestamp::now())
+        .await
+    {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => error(
+            StatusCode::CONFLICT,
+            "the ask holds another outcome than the one delivered",
+        ),
         Err(e) => store_error(&e),
     }
 }
 
-async fn delete_ask(
-    State(hub): State<Arc<Hub>>,
-    Agent(agent): Agent,
-    Path(id): Path<i64>,
-) -> Response {
+/// The outcome an agent says it delivered: its state and, for an answer, the answer JSON.
+#[derive(Debug, Deserialize)]
+struct Delivered {
+    state: String,
+    #[serde(default)]
+    answers: Option<serde_json::Value>,
+}
+
+impl Delivered {
+    fn matches(&self, outcome: &Outcome) -> bool {
+        self.state == outcome.state_name()
+            && match outcome {
+                Outcome::Answered { answer, .. } => self.answers.as_ref() == Some(answer),
+                _ => true,
+            }
+    }
+}
+
+async fn delete_ask(State(hub): State<Arc<Hub>>, agent: Agent, Path(id): Path<i64>) -> Response {
     let rec = match own(&hub.store, &agent, id).await {
         Ok(r) => r,
         Err(resp) => return resp,

@@ -182,9 +182,10 @@ impl RateLimits {
     }
 }
 
-/// An agent authenticated by its bearer token: its name.
+/// An agent authenticated by its bearer token: its name (shown to the human) and the token's
+/// id (the stored hash of the token: its asks' namespace; names are never identity).
 #[derive(Debug, Clone)]
-pub(crate) struct Agent(pub(crate) String);
+pub(crate) struct Agent(pub(crate) String, pub(crate) String);
 
 impl FromRequestParts<Arc<Hub>> for Agent {
     type Rejection = Response;
@@ -203,18 +204,21 @@ impl FromRequestParts<Arc<Hub>> for Agent {
     }
 }
 
-/// The agent whose token hashes to `hash`, taking one request from its rate: 401 unknown or
-/// revoked, 429 over its rate, 503 the store failed.
+/// The agent whose token hashes to `hash` (its namespace is that hash), taking one request from
+/// its rate: 401 unknown or revoked, 429 over its rate, 503 the store failed.
 pub(crate) async fn agent_of(hub: &Hub, hash: &str) -> Result<Agent, Response> {
     match hub
         .store
         .check_secret(KIND_TOKEN, hash, Timestamp::now())
         .await
     {
-        Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name)),
+        Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name, hash.to_owned())),
         Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
         Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
-        Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+        Err(e) => {
+            tracing::warn!("agent API: cannot check a token: {e}");
+            Err(error(StatusCode::SERVICE_UNAVAILABLE, crate::api::NOT_TAKEN))
+        }
     }
 }
 

@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use ask_user_store::{AskId, Store, Timestamp};
+use ask_user_store::{AskId, Outcome, Store, Timestamp};
 use rmcp::model::RequestId;
 
 /// How many requests of a session are remembered (the latest ones).
@@ -31,7 +31,7 @@ enum State {
     Cancelled,
     /// The result's delivery is being marked.
     Marking,
-    /// The result was marked delivered at this time.
+    /// The result (this exact outcome of that ask) was marked delivered at this time.
     Marked(Store, AskId, Timestamp),
 }
 
@@ -74,7 +74,12 @@ impl Deliveries {
 
     /// Marks the outcome of ask `id` delivered for `request`, unless the client cancelled the
     /// request; a cancellation that arrives meanwhile or later takes it back.
-    pub(crate) async fn deliver(&self, request: &RequestId, store: &Store, id: AskId) {
+    pub(crate) async fn deliver(
+        &self,
+        request: &RequestId,
+        store: &Store,
+        (id, outcome): (AskId, Outcome),
+    ) {
         {
             let mut recent = self.lock();
             if recent
@@ -86,9 +91,16 @@ impl Deliveries {
             Self::remember(&mut recent, request.clone(), State::Marking);
         }
         let at = Timestamp::now();
-        if let Err(e) = store.mark_delivered(id, at).await {
-            tracing::warn!("cannot mark ask {id} delivered: {e}");
-            return;
+        match store.mark_delivered(id, &outcome, at).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("ask {id}: the stored outcome changed; not marked delivered");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!("cannot mark ask {id} delivered: {e}");
+                return;
+            }
         }
         let kept = {
             let mut recent = self.lock();
@@ -115,15 +127,19 @@ async fn unmark(store: Store, id: AskId, at: Timestamp) {
     if let Err(e) = store.unmark_delivered(id, at).await {
         tracing::warn!("cannot take back the delivery of ask {id}: {e}");
     }
+    // Its caller is gone: an unkeyed retry may collect it (docs/contract.md §8).
+    if let Err(e) = store.set_attached(id, false, Timestamp::now()).await {
+        tracing::warn!("cannot mark ask {id} detached: {e}");
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use ask_user_store::{Asker, NewAsk, Opened, Outcome, Responder, Scope};
+    use ask_user_store::{Asker, NewAsk, Opened, Responder, Scope};
 
     use super::*;
 
-    async fn answered(store: &Store) -> (AskId, NewAsk) {
+    async fn answered(store: &Store) -> ((AskId, Outcome), NewAsk) {
         let ask = NewAsk::new(
             &Scope::Caller("test".into()),
             r#"{"q":1}"#,
@@ -140,7 +156,7 @@ mod tests {
             .record_outcome(rec.id, &outcome, Timestamp::now())
             .await
             .unwrap();
-        (rec.id, ask)
+        ((rec.id, outcome), ask)
     }
 
     #[tokio::test]
@@ -148,9 +164,10 @@ mod tests {
         let store = Store::memory();
         let deliveries = Deliveries::default();
         // After: the mark is taken back.
-        let (id, ask) = answered(&store).await;
+        let (delivery, ask) = answered(&store).await;
+        let id = delivery.0;
         let request = RequestId::Number(3);
-        deliveries.deliver(&request, &store, id).await;
+        deliveries.deliver(&request, &store, delivery).await;
         assert!(store.get(id).await.unwrap().delivered_at.is_some());
         deliveries.cancelled(&request).await;
         assert_eq!(store.get(id).await.unwrap().delivered_at, None);
@@ -160,16 +177,20 @@ mod tests {
 
         // Before: never marked.
         let store = Store::memory();
-        let (id, _) = answered(&store).await;
+        let (delivery, _) = answered(&store).await;
+        let id = delivery.0;
         let request = RequestId::String("a".into());
         deliveries.cancelled(&request).await;
-        deliveries.deliver(&request, &store, id).await;
+        deliveries.deliver(&request, &store, delivery).await;
         assert_eq!(store.get(id).await.unwrap().delivered_at, None);
 
         // Another request's cancel changes nothing.
         let store = Store::memory();
-        let (id, _) = answered(&store).await;
-        deliveries.deliver(&RequestId::Number(4), &store, id).await;
+        let (delivery, _) = answered(&store).await;
+        let id = delivery.0;
+        deliveries
+            .deliver(&RequestId::Number(4), &store, delivery)
+            .await;
         deliveries.cancelled(&RequestId::Number(5)).await;
         assert!(store.get(id).await.unwrap().delivered_at.is_some());
     }

@@ -173,6 +173,7 @@ impl AskUserServer {
             .unwrap_or_default();
         Some(Durable::new(
             store,
+            ask_user_host::durable::local_namespace(),
             caller_scope(&name),
             local_asker(Some(name)),
         ))
@@ -381,10 +382,10 @@ impl Delivery for ToRequest<'_> {
 
     fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            match (self.link, durable.ask_id()) {
-                (Some(link), Some(id)) => {
+            match (self.link, durable.delivery()) {
+                (Some(link), Some(delivery)) => {
                     link.deliveries()
-                        .deliver(self.id, durable.store(), id)
+                        .deliver(self.id, durable.store(), delivery)
                         .await;
                 }
                 _ => durable.mark_delivered().await,

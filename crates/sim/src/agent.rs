@@ -85,7 +85,7 @@ impl RecordOutcome for Slow {
         &'a self,
         request: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), ask_user_core::RecordError>> {
         Box::pin(async move {
             if self.delay.0 > 0 {
                 sleep(Duration::from_millis(self.delay.0)).await;
@@ -171,6 +171,7 @@ pub async fn process(world: World, call: Call, retry: bool) {
     sleep_until(world.at(call.start)).await;
     let durable = Durable::new(
         world.store.clone(),
+        ask_user_store::Namespace::local_user(1000),
         world.scope(),
         Asker {
             agent: Some(format!("caller {}", call.caller)),

@@ -66,8 +66,9 @@ pub use error::{Error, Result};
 pub use feed::Feed;
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
-    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, NewAsk, OpenPage, Opened, Outcome, Recorded,
-    Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
+    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened,
+    Outcome, Recorded, Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
+    lease,
 };
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::WATCH_TEST_ENV;
@@ -231,7 +232,11 @@ impl Store {
     }
 
     /// Opens an ask, before any answerer shows it (docs/contract.md §8 "Call key and
-    /// re-attach"). Atomically, for the newest ask with the same key:
+    /// re-attach"). The key includes the ask's [`Namespace`]: asks of other namespaces are
+    /// never found. A host-keyed call considers every ask of its key; an unkeyed call only
+    /// those no live caller holds (detached, or whose lease ran out by `ask.created_at`), so
+    /// two live callers asking the same question are never merged. Atomically, for the newest
+    /// such ask:
     /// - none, or its outcome was delivered, or it timed out / was withdrawn, or its undelivered
     ///   outcome is older than the redelivery window → a new open, attached ask
     ///   ([`Opened::Created`]);
@@ -267,7 +272,9 @@ impl Store {
 
     /// Marks an open ask attached (a caller waits for it; it holds a lease until `at +`
     /// [`lease()`]) or detached at `at` (the caller went away: it stays open for the human for
-    /// its grace period; no lease). No effect on a closed ask.
+    /// its grace period; no lease). Attaching has no effect on a closed ask; detaching one
+    /// says its caller went away without the outcome (no lease), so an unkeyed retry may
+    /// collect it ([`Store::open_ask`]).
     ///
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
@@ -275,13 +282,21 @@ impl Store {
         dispatch!(self, s => s.set_attached(id, attached, at).await)
     }
 
-    /// Marks a closed ask's outcome delivered at `at` (the model can have read it); the first
-    /// delivery time is kept. No effect on an open ask.
+    /// Marks the ask's outcome delivered at `at` (the model can have read it) — only if the
+    /// outcome stored is exactly `outcome`, the one the caller wrote or was handed (a
+    /// compare-and-set: never "whatever is stored now"). `Ok(true)` when the stored outcome is
+    /// `outcome` (now delivered; the first delivery time is kept); `Ok(false)` when the ask is
+    /// open or holds another outcome (nothing changes).
     ///
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
-    pub async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
-        dispatch!(self, s => s.mark_delivered(id, at).await)
+    pub async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
+        dispatch!(self, s => s.mark_delivered(id, outcome, at).await)
     }
 
     /// Takes back a delivery marked at `at` ([`Store::mark_delivered`]): the model did not

@@ -131,6 +131,14 @@ impl MemoryStore {
             let mut inner = self.lock();
             let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
             if !rec.is_open() {
+                // A closed ask only loses its caller (an unkeyed retry may then collect it).
+                if attached || !rec.attached {
+                    return Ok(());
+                }
+                rec.attached = false;
+                rec.lease_until = None;
+                drop(inner);
+                self.announce(id);
                 return Ok(());
             }
             rec.attached = attached;
@@ -141,17 +149,25 @@ impl MemoryStore {
         Ok(())
     }
 
-    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+    pub(crate) async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
         {
             let mut inner = self.lock();
             let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
-            if rec.is_open() || rec.delivered_at.is_some() {
-                return Ok(());
+            if rec.closed.as_ref().is_none_or(|c| c.outcome != *outcome) {
+                return Ok(false);
+            }
+            if rec.delivered_at.is_some() {
+                return Ok(true);
             }
             rec.delivered_at = Some(at);
         }
         self.announce(id);
-        Ok(())
+        Ok(true)
     }
 
     pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {

@@ -90,10 +90,62 @@ pub enum Scope {
     Caller(String),
 }
 
-/// The call key: scope + the hash of the canonical request. A key given with a different
-/// request is a different ask.
+/// Whose asks these are, by id (docs/contract.md §8 "Exactly once, made precise"): the local
+/// user (by uid), one MCP client, one hub token (by the token's id, never its name). Part of
+/// every ask's identity: a call re-attaches only to an ask of its own namespace, so two users,
+/// clients or tokens asking the same question with the same key never share an answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The local user with this uid (`user:UID`).
+    #[must_use]
+    pub fn local_user(uid: u32) -> Namespace {
+        Namespace(format!("user:{uid}"))
+    }
+
+    /// One MCP client, by the id its host gives it (`mcp:ID`).
+    #[must_use]
+    pub fn mcp_client(id: &str) -> Namespace {
+        Namespace(format!("mcp:{id}"))
+    }
+
+    /// One hub agent token, by the token's id (`token:ID`): a renamed token keeps its asks, two
+    /// tokens of one name never share them.
+    #[must_use]
+    pub fn hub_token(id: &str) -> Namespace {
+        Namespace(format!("token:{id}"))
+    }
+
+    /// The namespace of the hub token `secret`, computed where the token is held (an agent's
+    /// own store): the token's id is the SHA-256 of the secret, as the hub stores it, so an
+    /// agent's local asks and its hub asks share one namespace. The secret itself is never
+    /// stored.
+    #[must_use]
+    pub fn of_hub_token(secret: &str) -> Namespace {
+        let digest = Sha256::digest(secret.as_bytes());
+        let id: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Namespace::hub_token(&id)
+    }
+
+    /// The namespace as stored; empty for asks written before namespaces (schema 7) and for
+    /// callers that name none (tests, embedders with one caller).
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A namespace from its stored text.
+    pub(crate) fn from_stored(s: String) -> Namespace {
+        Namespace(s)
+    }
+}
+
+/// The call key: namespace + scope + the hash of the canonical request. A key given with a
+/// different request, or in another namespace, is a different ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallKey {
+    namespace: Namespace,
     scope: String,
     request_hash: String,
     host_keyed: bool,
@@ -101,7 +153,8 @@ pub struct CallKey {
 
 impl CallKey {
     /// The key of `request` (the canonical request JSON, hashed byte for byte as given: the
-    /// caller canonicalises) asked in `scope`.
+    /// caller canonicalises) asked in `scope`, in the unnamed namespace (see
+    /// [`CallKey::in_namespace`]).
     #[must_use]
     pub fn new(scope: &Scope, request: &str) -> CallKey {
         let (scope, host_keyed) = match scope {
@@ -111,19 +164,39 @@ impl CallKey {
         let digest = Sha256::digest(request.as_bytes());
         let request_hash = digest.iter().map(|b| format!("{b:02x}")).collect();
         CallKey {
+            namespace: Namespace::default(),
             scope,
             request_hash,
             host_keyed,
         }
     }
 
+    /// The same key in `namespace`.
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: &Namespace) -> CallKey {
+        self.namespace = namespace.clone();
+        self
+    }
+
     /// Rebuilds a key from its stored parts.
-    pub(crate) fn from_parts(scope: String, request_hash: String, host_keyed: bool) -> CallKey {
+    pub(crate) fn from_parts(
+        namespace: Namespace,
+        scope: String,
+        request_hash: String,
+        host_keyed: bool,
+    ) -> CallKey {
         CallKey {
+            namespace,
             scope,
             request_hash,
             host_keyed,
         }
+    }
+
+    /// The namespace the ask belongs to.
+    #[must_use]
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
     }
 
     /// The scope as stored: `key:…` for a host key, `caller:…` for a caller identity.
@@ -195,6 +268,13 @@ impl NewAsk {
             created_at: Timestamp::now(),
             grace: DEFAULT_GRACE,
         }
+    }
+
+    /// The same ask in `namespace` (see [`Namespace`]).
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: &Namespace) -> NewAsk {
+        self.key = self.key.in_namespace(namespace);
+        self
     }
 }
 
@@ -335,7 +415,8 @@ pub(crate) enum Reuse {
     Undelivered,
 }
 
-/// The re-attach rule of docs/contract.md §8 applied to the newest ask with the key, at `now`.
+/// The re-attach rule of docs/contract.md §8 applied to the newest ask with the key (in its
+/// namespace), at `now`.
 pub(crate) fn reuse_of(latest: Option<&AskRecord>, now: Timestamp) -> Reuse {
     let Some(rec) = latest else { return Reuse::New };
     let Some(closed) = &rec.closed else {

@@ -167,6 +167,7 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
         closed_at: r.try_get(11)?,
         delivered_at: r.try_get(12)?,
         lease_until: r.try_get(13)?,
+        namespace: r.try_get(14)?,
     })
 }
 
@@ -364,17 +365,26 @@ impl PgStore {
         let opened = self
             .in_tx(async |tx| {
                 let e = |e: tokio_postgres::Error| self.err(&e);
-                let lock_key = format!("{}\n{}", ask.key.scope(), ask.key.request_hash());
+                let lock_key = format!(
+                    "{}\n{}\n{}",
+                    ask.key.namespace().as_str(),
+                    ask.key.scope(),
+                    ask.key.request_hash()
+                );
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
                     .await
                     .map_err(e)?;
                 let latest = match tx
                     .query_opt(
                         &format!(
-                            "SELECT {COLUMNS} FROM ask_user_asks WHERE scope = $1 AND request_hash = $2 \
-                             ORDER BY id DESC LIMIT 1"
+                            "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
+                             AND request_hash = $3 ORDER BY id DESC LIMIT 1"
                         ),
-                        &[&ask.key.scope(), &ask.key.request_hash()],
+                        &[
+                            &ask.key.namespace().as_str(),
+                            &ask.key.scope(),
+                            &ask.key.request_hash(),
+                        ],
                     )
                     .await
                     .map_err(e)?
@@ -403,8 +413,8 @@ impl PgStore {
                         let row = tx
                             .query_one(
                                 "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
-                                 created_at, grace_ms, attached, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8) \
-                                 RETURNING id",
+                                 created_at, grace_ms, attached, lease_until, namespace) \
+                                 VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $9) RETURNING id",
                                 &[
                                     &ask.key.scope(),
                                     &ask.key.request_hash(),
@@ -414,6 +424,7 @@ impl PgStore {
                                     &ask.created_at.0,
                                     &duration_ms(ask.grace),
                                     &ask.created_at.plus(lease()).0,
+                                    &ask.key.namespace().as_str(),
                                 ],
                             )
                             .await
@@ -520,22 +531,54 @@ impl PgStore {
         } else {
             self.guarded_update(
                 id,
-                "UPDATE ask_user_asks SET attached = FALSE, detached_at = $2, lease_until = NULL \
-                 WHERE id = $1 AND state = 'open'",
+                "UPDATE ask_user_asks SET attached = FALSE, lease_until = NULL, \
+                 detached_at = CASE WHEN state = 'open' THEN $2 ELSE detached_at END \
+                 WHERE id = $1 AND (state = 'open' OR attached)",
                 Some(at.0),
             )
             .await
         }
     }
 
-    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
-        self.guarded_update(
-            id,
-            "UPDATE ask_user_asks SET delivered_at = $2 \
-             WHERE id = $1 AND state <> 'open' AND delivered_at IS NULL",
-            Some(at.0),
-        )
-        .await
+    pub(crate) async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
+        let shown = self.inner.shown.clone();
+        let (matches, changed) = self
+            .in_tx(async |tx| {
+                let e = |e: tokio_postgres::Error| self.err(&e);
+                let row = tx
+                    .query_opt(
+                        &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1 FOR UPDATE"),
+                        &[&id.0],
+                    )
+                    .await
+                    .map_err(e)?
+                    .ok_or(Error::NotFound(id))?;
+                let rec = read_row(&row).map_err(e)?.into_record(&shown)?;
+                if rec.closed.is_none_or(|c| c.outcome != *outcome) {
+                    return Ok((false, false));
+                }
+                if rec.delivered_at.is_some() {
+                    return Ok((true, false));
+                }
+                tx.execute(
+                    "UPDATE ask_user_asks SET delivered_at = $2 WHERE id = $1",
+                    &[&id.0, &at.0],
+                )
+                .await
+                .map_err(e)?;
+                notify_ids(tx, &[id]).await.map_err(e)?;
+                Ok((true, true))
+            })
+            .await?;
+        if changed {
+            self.announce(&[id]);
+        }
+        Ok(matches)
     }
 
     pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {

@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Outcome, Timestamp};
+use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Namespace, Outcome, Timestamp};
 
 /// The column list every SQL read selects, in [`RawAsk`]'s order.
 pub(crate) const COLUMNS: &str = "id, scope, request_hash, host_keyed, request, asker, created_at, \
-     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until";
+     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until, namespace";
 
 /// An ask's columns, as read.
 pub(crate) struct RawAsk {
@@ -25,6 +25,7 @@ pub(crate) struct RawAsk {
     pub(crate) closed_at: Option<i64>,
     pub(crate) delivered_at: Option<i64>,
     pub(crate) lease_until: Option<i64>,
+    pub(crate) namespace: String,
 }
 
 impl RawAsk {
@@ -47,7 +48,12 @@ impl RawAsk {
         };
         Ok(AskRecord {
             id,
-            key: CallKey::from_parts(self.scope, self.request_hash, self.host_keyed),
+            key: CallKey::from_parts(
+                Namespace::from_stored(self.namespace),
+                self.scope,
+                self.request_hash,
+                self.host_keyed,
+            ),
             request: self.request,
             asker,
             created_at: Timestamp(self.created_at),

@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -28,6 +28,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     MIGRATION_3,
     MIGRATION_5,
     MIGRATION_6,
+    MIGRATION_7,
 ];
 
 /// The asks (docs/contract.md §8).
@@ -196,6 +197,32 @@ const MIGRATION_6: Migration = Migration {
         ALTER TABLE ask_user_asks ADD COLUMN lease_until BIGINT;
         CREATE INDEX ask_user_asks_leased ON ask_user_asks (lease_until)
             WHERE state = 'open' AND attached AND lease_until IS NOT NULL;
+    ",
+};
+
+/// Namespaces (docs/contract.md §8 "Exactly once, made precise"), additive: every ask belongs
+/// to a namespace by id (the local user, an MCP client, a hub token), part of its key. Asks of
+/// older binaries are in the empty namespace. One open ask per key is now enforced per
+/// namespace, and for host keys only: two live unkeyed callers asking the same question hold an
+/// ask each. An older binary keeps working beside (it ignores the column and finds keys
+/// across namespaces, as it did).
+const MIGRATION_7: Migration = Migration {
+    version: 7,
+    compatible_from: 1,
+    sqlite: "
+        ALTER TABLE asks ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+        DROP INDEX asks_one_open_per_key;
+        CREATE UNIQUE INDEX asks_one_open_per_host_key ON asks (namespace, scope, request_hash)
+            WHERE state = 'open' AND host_keyed = 1;
+        CREATE INDEX asks_by_namespace_key ON asks (namespace, scope, request_hash, id);
+    ",
+    postgres: "
+        ALTER TABLE ask_user_asks ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+        DROP INDEX ask_user_asks_one_open_per_key;
+        CREATE UNIQUE INDEX ask_user_asks_one_open_per_host_key
+            ON ask_user_asks (namespace, scope, request_hash) WHERE state = 'open' AND host_keyed;
+        CREATE INDEX ask_user_asks_by_namespace_key
+            ON ask_user_asks (namespace, scope, request_hash, id);
     ",
 };
 

@@ -359,6 +359,7 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
         closed_at: r.get(11)?,
         delivered_at: r.get(12)?,
         lease_until: r.get(13)?,
+        namespace: r.get(14)?,
     })
 }
 
@@ -495,10 +496,14 @@ impl SqliteStore {
                 let latest = tx
                     .query_row(
                         &format!(
-                            "SELECT {COLUMNS} FROM asks WHERE scope = ?1 AND request_hash = ?2 \
-                             ORDER BY id DESC LIMIT 1"
+                            "SELECT {COLUMNS} FROM asks WHERE namespace = ?1 AND scope = ?2 \
+                             AND request_hash = ?3 ORDER BY id DESC LIMIT 1"
                         ),
-                        params![ask.key.scope(), ask.key.request_hash()],
+                        params![
+                            ask.key.namespace().as_str(),
+                            ask.key.scope(),
+                            ask.key.request_hash()
+                        ],
                         read_row,
                     )
                     .optional()
@@ -525,7 +530,8 @@ impl SqliteStore {
                         let seq = next_seq(&tx).map_err(err)?;
                         tx.execute(
                             "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
-                             grace_ms, attached, seq, lease_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9)",
+                             grace_ms, attached, seq, lease_until, namespace) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10)",
                             params![
                                 ask.key.scope(),
                                 ask.key.request_hash(),
@@ -535,7 +541,8 @@ impl SqliteStore {
                                 ask.created_at.0,
                                 duration_ms(ask.grace),
                                 seq,
-                                ask.created_at.plus(lease()).0
+                                ask.created_at.plus(lease()).0,
+                                ask.key.namespace().as_str()
                             ],
                         )
                         .map_err(err)?;
@@ -663,8 +670,9 @@ impl SqliteStore {
         } else {
             self.guarded_update(
                 id,
-                "UPDATE asks SET detached_at = ?2, attached = 0, lease_until = NULL, seq = ?3 \
-                 WHERE id = ?1 AND state = 'open'",
+                "UPDATE asks SET detached_at = CASE WHEN state = 'open' THEN ?2 ELSE detached_at END, \
+                 attached = 0, lease_until = NULL, seq = ?3 \
+                 WHERE id = ?1 AND (state = 'open' OR attached = 1)",
                 Some(at.0),
             )
             .await
@@ -672,15 +680,45 @@ impl SqliteStore {
         }
     }
 
-    pub(crate) async fn mark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
-        self.guarded_update(
-            id,
-            "UPDATE asks SET delivered_at = ?2, seq = ?3 \
-             WHERE id = ?1 AND state <> 'open' AND delivered_at IS NULL",
-            Some(at.0),
-        )
-        .await
-        .map(drop)
+    pub(crate) async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
+        let expected = outcome.clone();
+        let (matches, changed) = self
+            .with_conn(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let tx = conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(err)?;
+                let rec = get_raw(&tx, id)
+                    .map_err(err)?
+                    .ok_or(Error::NotFound(id))?
+                    .into_record(shown)?;
+                if rec.closed.is_none_or(|c| c.outcome != expected) {
+                    tx.rollback().map_err(err)?;
+                    return Ok((false, false));
+                }
+                if rec.delivered_at.is_some() {
+                    tx.rollback().map_err(err)?;
+                    return Ok((true, false));
+                }
+                let seq = next_seq(&tx).map_err(err)?;
+                tx.execute(
+                    "UPDATE asks SET delivered_at = ?2, seq = ?3 WHERE id = ?1",
+                    params![id.0, at.0, seq],
+                )
+                .map_err(err)?;
+                tx.commit().map_err(err)?;
+                Ok((true, true))
+            })
+            .await?;
+        if changed {
+            self.announce(&[id]);
+        }
+        Ok(matches)
     }
 
     pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {

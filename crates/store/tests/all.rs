@@ -1,5 +1,7 @@
 //! All integration tests of ask-user-store, in one binary:
 //! - `conformance`: the one suite every backend (memory, SQLite, Postgres) must pass;
+//! - `exactly_once`: the exactly-once rules (delivery compare-and-set, namespaces, scopes) on
+//!   every backend;
 //! - `sqlite`: the SQLite file itself — permissions, faults and their messages, crash recovery,
 //!   schema versions;
 //! - `processes`: many processes on one store (races, lock contention, cross-process waiting);
@@ -19,6 +21,8 @@ mod conformance;
 mod deleted;
 #[path = "suite/errors.rs"]
 mod errors;
+#[path = "suite/exactly_once.rs"]
+mod exactly_once;
 #[path = "suite/postgres.rs"]
 mod postgres;
 #[path = "suite/processes.rs"]

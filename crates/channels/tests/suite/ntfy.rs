@@ -497,10 +497,13 @@ async fn each_ask_is_sent_once_through_reattach_detach_and_delivery() {
         .await;
     let yes = action_url(&for_ask(&got, ask)[0], "Yes");
     assert_eq!(tap(&yes).await.0, 200);
-    hub.store
-        .mark_delivered(ask, Timestamp::now())
-        .await
-        .unwrap();
+    let answered = hub.store.get(ask).await.unwrap().closed.unwrap().outcome;
+    assert!(
+        hub.store
+            .mark_delivered(ask, &answered, Timestamp::now())
+            .await
+            .unwrap()
+    );
     // A later ask is a barrier: once its notification is out, every change before was seen.
     let later = hub
         .ask("later", &single_select("Later?", "L", &["a"]))

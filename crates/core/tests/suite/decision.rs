@@ -8,7 +8,7 @@ use std::time::Duration;
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Limits, Offer, Outcome,
-    RecordOutcome, Settled, UserInteraction, decode,
+    RecordError, RecordOutcome, Settled, UserInteraction, decode,
 };
 use pretty_assertions::assert_eq;
 
@@ -273,13 +273,13 @@ impl RecordOutcome for Store {
         &'a self,
         _: &'a AskUserQuestionRequest,
         settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
         Box::pin(async move {
             tokio::task::yield_now().await;
             let mut fail = self.fail.lock().unwrap();
             if *fail > 0 {
                 *fail -= 1;
-                return Err("disk full".to_owned());
+                return Err("disk full".to_owned().into());
             }
             self.kept.lock().unwrap().push(settled.clone());
             Ok(())

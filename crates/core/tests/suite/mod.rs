@@ -5,6 +5,7 @@ mod fan_out;
 mod normalise;
 mod outcome;
 mod properties;
+mod race;
 mod seam;
 mod strict;
 mod support;

@@ -70,7 +70,12 @@ impl Acknowledge for Upstream {
 }
 
 fn assemble(store: &Store, journal: &Arc<Journal>, steps: &Steps) -> HostCall {
-    let durable = Durable::new(store.clone(), Scope::HostKey("k".into()), Asker::default());
+    let durable = Durable::new(
+        store.clone(),
+        ask_user_store::Namespace::local_user(1000),
+        Scope::HostKey("k".into()),
+        Asker::default(),
+    );
     HostCall::builder(yes_sayer(steps.clone()))
         .journal(Some(journal.clone()))
         .durable(Some(durable))

@@ -9,7 +9,7 @@ use ask_user_core::{
     CancellationToken, ExecutionContext, UserInteraction,
 };
 use ask_user_host::durable::{Durable, record};
-use ask_user_store::{Asker, Outcome, Responder, Scope, Store, Timestamp};
+use ask_user_store::{Asker, Namespace, Outcome, Responder, Scope, Store, Timestamp};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -45,7 +45,12 @@ impl UserInteraction for Counting {
 }
 
 fn link(store: &Store) -> Durable {
-    Durable::new(store.clone(), Scope::HostKey("k".into()), Asker::default())
+    Durable::new(
+        store.clone(),
+        Namespace::local_user(1000),
+        Scope::HostKey("k".into()),
+        Asker::default(),
+    )
 }
 
 async fn call(
@@ -156,7 +161,14 @@ async fn a_later_answer_is_told_which_answer_counted() {
     };
     assert_eq!(
         record(&store, id, &late).await,
-        Err("an answer given in the terminal counted".to_owned())
+        Err(ask_user_core::RecordError::Settled(
+            ask_user_core::Settled::Answered {
+                answers: Answers {
+                    answers: vec![AnswerItem::selected("go", ["Yes"])],
+                },
+                by: Some("the terminal".into()),
+            }
+        ))
     );
 }
 

@@ -115,7 +115,13 @@ async fn a_delivery_taken_back_is_handed_to_the_retry(f: Fixture) {
         .record_outcome(rec.id, &answered(serde_json::json!(7)), T0)
         .await
         .unwrap();
-    f.store.mark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
+    let seven = answered(serde_json::json!(7));
+    assert!(
+        f.store
+            .mark_delivered(rec.id, &seven, T0.plus(HOUR))
+            .await
+            .unwrap()
+    );
     // Another time than the one marked: the delivery stands.
     f.store
         .unmark_delivered(rec.id, T0.plus(HOUR * 2))
@@ -346,12 +352,20 @@ async fn delivered_or_non_human_outcomes_are_asked_anew(f: Fixture) {
         .record_outcome(rec.id, &answered(serde_json::json!(1)), T0)
         .await
         .unwrap();
-    f.store.mark_delivered(rec.id, T0.plus(HOUR)).await.unwrap();
+    let one = answered(serde_json::json!(1));
+    assert!(
+        f.store
+            .mark_delivered(rec.id, &one, T0.plus(HOUR))
+            .await
+            .unwrap()
+    );
     // A second delivery keeps the first time.
-    f.store
-        .mark_delivered(rec.id, T0.plus(HOUR * 2))
-        .await
-        .unwrap();
+    assert!(
+        f.store
+            .mark_delivered(rec.id, &one, T0.plus(HOUR * 2))
+            .await
+            .unwrap()
+    );
     assert_eq!(
         f.store.get(rec.id).await.unwrap().delivered_at,
         Some(T0.plus(HOUR))
@@ -392,20 +406,36 @@ async fn detach_then_reattach(f: Fixture) {
     };
     assert_eq!((r.attached, r.detached_at), (true, None));
     assert_eq!(f.store.get(rec.id).await.unwrap(), r);
-    // Marking a closed ask detached or delivering an open one changes nothing.
+    // Delivering an open ask changes nothing; detaching a closed one only says its caller
+    // went away (no lease).
     let open = f.store.get(rec.id).await.unwrap();
-    f.store.mark_delivered(rec.id, T0).await.unwrap();
+    assert!(
+        !f.store
+            .mark_delivered(rec.id, &Outcome::TimedOut, T0)
+            .await
+            .unwrap()
+    );
     assert_eq!(f.store.get(rec.id).await.unwrap(), open);
     f.store
         .record_outcome(rec.id, &Outcome::TimedOut, T0.plus(HOUR * 3))
         .await
         .unwrap();
-    let closed = f.store.get(rec.id).await.unwrap();
+    let mut closed = f.store.get(rec.id).await.unwrap();
     f.store
         .set_attached(rec.id, false, T0.plus(HOUR * 4))
         .await
         .unwrap();
+    (closed.attached, closed.lease_until) = (false, None);
     assert_eq!(f.store.get(rec.id).await.unwrap(), closed);
+    f.store
+        .set_attached(rec.id, true, T0.plus(HOUR * 5))
+        .await
+        .unwrap();
+    assert_eq!(
+        f.store.get(rec.id).await.unwrap(),
+        closed,
+        "never re-attached"
+    );
 }
 
 async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixture) {
@@ -589,7 +619,9 @@ async fn missing_ask_is_not_found(f: Fixture) {
         Err(ask_user_store::Error::NotFound(_))
     ));
     assert!(matches!(
-        f.store.mark_delivered(missing, T0).await,
+        f.store
+            .mark_delivered(missing, &Outcome::TimedOut, T0)
+            .await,
         Err(ask_user_store::Error::NotFound(_))
     ));
 }

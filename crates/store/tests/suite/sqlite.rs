@@ -195,12 +195,25 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     conn.execute_batch(
         "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; DROP TABLE leases; \
          DROP INDEX asks_leased; ALTER TABLE asks DROP COLUMN lease_until; \
+         DROP INDEX asks_one_open_per_host_key; DROP INDEX asks_by_namespace_key; \
+         ALTER TABLE asks DROP COLUMN namespace; \
+         CREATE UNIQUE INDEX asks_one_open_per_key ON asks (scope, request_hash) WHERE state = 'open'; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
     let store = Store::open(&url).await.unwrap();
-    assert!(store.get(id).await.unwrap().is_open());
+    let kept = store.get(id).await.unwrap();
+    assert!(kept.is_open());
+    assert_eq!(
+        kept.key.namespace().as_str(),
+        "",
+        "an older ask is in the unnamed namespace"
+    );
+    assert!(matches!(
+        store.open_ask(&ask).await.unwrap(),
+        ask_user_store::Opened::Reattached(r) if r.id == id
+    ));
     assert!(store.claim_channel_send(id, "ntfy").await.unwrap());
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();

@@ -1,0 +1,176 @@
+//! Exactly once through the hub, with real processes (docs/contract.md §8 "Exactly once, made
+//! precise"): `ask-user hub serve` on a throwaway SQLite store, agents as `ask-user ask --hub`
+//! with cleared environments, the human over the hub's signed-in HTTP API.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
+
+mod hub_common;
+
+use std::process::{Command, Stdio};
+
+use hub_common::*;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// An agent run to completion with a cleared environment: its own memory store and state
+/// directory, the hub's URL and token, `--key key`; `env` adds variables. (status, stdout).
+fn agent(
+    hub: &str,
+    token: &str,
+    key: &str,
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (i32, String) {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(["ask", "--hub", hub, "--key", key, "--timeout", "60s"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("ASK_USER_STORE", "memory")
+        .envs(env.iter().copied().filter(|(k, _)| *k == "ASK_USER_STORE"))
+        .env("ASK_USER_HUB_TOKEN", token)
+        .envs(env.iter().copied().filter(|(k, _)| *k != "ASK_USER_STORE"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+async fn post_ask(hub: &str, token: &str, key: &str) -> Value {
+    let resp = http()
+        .post(format!("{hub}/v1/asks"))
+        .bearer_auth(token)
+        .header("Content-Type", "application/json")
+        .body(
+            json!({"arguments": serde_json::from_str::<Value>(QUESTION).unwrap(), "key": key})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tokens_with_the_same_key_and_question_hold_two_asks_and_never_share_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let alice = token(&store, "alice");
+    let bob = token(&store, "bob");
+    let hub = Hub::start(&store, &[]);
+    let a = post_ask(&hub.url, &alice, "deploy").await;
+    let b = post_ask(&hub.url, &bob, "deploy").await;
+    assert_ne!(a["id"], b["id"], "bob's ask must not be alice's");
+    let cookie = session(&store, &hub.url).await;
+    let (status, _) = human_answer(&hub.url, &cookie, a["id"].as_i64().unwrap(), "Yes").await;
+    assert_eq!(status, 200);
+    // Bob's retry is bob's own, still open ask; alice's gets her answer.
+    let b_again = post_ask(&hub.url, &bob, "deploy").await;
+    assert_eq!(
+        (b_again["id"].clone(), b_again["state"].clone()),
+        (b["id"].clone(), json!("open"))
+    );
+    let a_again = post_ask(&hub.url, &alice, "deploy").await;
+    assert_eq!(a_again["state"], "answered");
+    // Bob's token cannot read alice's ask.
+    let resp = http()
+        .get(format!("{}/v1/asks/{}", hub.url, a["id"]))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for_its_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let url = hub.url.clone();
+    let human = tokio::spawn(async move {
+        let id = wait_open(&url, &cookie, 1).await[0];
+        human_answer(&url, &cookie, id, "No").await
+    });
+    // The agent dies (abort) after the answer is stored locally, before stdout is written.
+    let (hub_url, tok, home) = (hub.url.clone(), agent_token.clone(), dir.path().to_owned());
+    let (status, out) = tokio::task::spawn_blocking(move || {
+        agent(
+            &hub_url,
+            &tok,
+            "k-1",
+            &home,
+            &[("ASK_USER_TEST_FAILPOINT", "before-stdout")],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        human.await.unwrap().0,
+        200,
+        "the human was told it was sent"
+    );
+    assert_ne!(status, 0);
+    assert_eq!(out, "", "nothing printed");
+    // The retry (same key) gets that answer at once: the hub was never told "delivered".
+    let (hub_url, home) = (hub.url.clone(), dir.path().to_owned());
+    let (status, out) =
+        tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-1", &home, &[]))
+            .await
+            .unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
+    let alice = token(&store, "alice");
+    let bob = token(&store, "bob");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let run = |tok: String| {
+        let (hub_url, home, local) = (hub.url.clone(), dir.path().to_owned(), local.clone());
+        tokio::task::spawn_blocking(move || {
+            agent(&hub_url, &tok, "same", &home, &[("ASK_USER_STORE", &local)])
+        })
+    };
+    let alice_run = run(alice);
+    let first = wait_open(&hub.url, &cookie, 1).await[0];
+    let bob_run = run(bob);
+    let both = wait_open(&hub.url, &cookie, 2).await;
+    let second = *both.iter().find(|id| **id != first).unwrap();
+    assert_eq!(human_answer(&hub.url, &cookie, first, "Yes").await.0, 200);
+    let (status, out) = alice_run.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
+    );
+    assert_eq!(human_answer(&hub.url, &cookie, second, "No").await.0, 200);
+    let (status, out) = bob_run.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        "bob prints bob's answer, never alice's"
+    );
+}

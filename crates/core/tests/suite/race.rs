@@ -1,0 +1,270 @@
+//! Exactly once at the edges (docs/contract.md §8 "Exactly once, made precise"): a budget or a
+//! signal that loses the store's compare-and-set to an answer yields the answer, and no
+//! closing waits on a decision held by a future nobody polls. Paused clock: the "store" is a
+//! fake recorder whose writes take a set time.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ask_user_core::{
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Offer, Outcome,
+    RecordError, RecordOutcome, Settled, UserInteraction,
+};
+use pretty_assertions::assert_eq;
+
+const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+const NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
+
+fn answer(label: &str) -> Answers {
+    Answers {
+        answers: vec![AnswerItem::selected("go", [label])],
+    }
+}
+
+/// Generous: a hang shows as this deadline passing on the paused clock.
+const HANG: Duration = Duration::from_secs(3600);
+
+/// A fake store: each write takes `write_ms`; when `elsewhere` is set, an answer given in
+/// another process already won the ask, so every write here loses to it.
+#[derive(Default)]
+struct FakeStore {
+    write_ms: u64,
+    elsewhere: Option<Settled>,
+    kept: Mutex<Vec<Settled>>,
+}
+
+impl RecordOutcome for FakeStore {
+    fn record<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(self.write_ms)).await;
+            if let Some(first) = &self.elsewhere {
+                return Err(RecordError::Settled(first.clone()));
+            }
+            self.kept.lock().unwrap().push(settled.clone());
+            Ok(())
+        })
+    }
+}
+
+/// A page that offers `label` after `after_ms`, then stays pending until cancelled (as if it
+/// lost every `select!` from then on); it remembers what the race told it.
+struct Page {
+    after_ms: u64,
+    label: &'static str,
+    heard: Mutex<Option<Decision>>,
+}
+
+impl Page {
+    fn new(after_ms: u64, label: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            after_ms,
+            label,
+            heard: Mutex::new(None),
+        })
+    }
+}
+
+impl UserInteraction for Page {
+    fn ask_decided<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        decide: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(self.after_ms)) => {
+                    let decision = decide.offer(Offer::Answers(answer(self.label))).await;
+                    *self.heard.lock().unwrap() = Some(decision);
+                }
+                () = cancel.cancelled() => {}
+            }
+            cancel.cancelled().await;
+            Err(AskError::Cancelled)
+        })
+    }
+
+    fn name(&self) -> Option<&str> {
+        Some("the web page")
+    }
+}
+
+/// Shows nothing and never answers until cancelled (the human is answering elsewhere).
+struct Silent;
+
+impl UserInteraction for Silent {
+    fn ask_decided<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        _: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(AskError::Cancelled)
+        })
+    }
+}
+
+/// A terminal-like answerer that acknowledges nothing and answers "Yes" after `0` ms.
+struct Terminal(u64);
+
+impl UserInteraction for Terminal {
+    fn ask_decided<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        _: CancellationToken,
+        _: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(self.0)).await;
+            Ok(answer("Yes"))
+        })
+    }
+}
+
+fn stored_no() -> Settled {
+    Settled::Answered {
+        answers: answer("No"),
+        by: Some("the inbox".to_owned()),
+    }
+}
+
+async fn bounded(call: impl Future<Output = Outcome>) -> Outcome {
+    tokio::time::timeout(HANG, call)
+        .await
+        .expect("the call hung: its closing waited on a decision nobody drives")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_answer() {
+    let store = Arc::new(FakeStore {
+        elsewhere: Some(stored_no()),
+        ..FakeStore::default()
+    });
+    let outcome = bounded(
+        AskUserQuestionTool::new(Arc::new(Silent))
+            .with_timeout(Some(Duration::from_millis(50)))
+            .with_recorder(store)
+            .call(ARGS, ExecutionContext::default()),
+    )
+    .await;
+    assert_eq!(outcome.text(), NO, "the stored answer, not the timeout");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_signal_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_answer() {
+    let store = Arc::new(FakeStore {
+        elsewhere: Some(stored_no()),
+        ..FakeStore::default()
+    });
+    let cancel = CancellationToken::new();
+    let signal = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        signal.cancel();
+    });
+    let outcome = bounded(
+        AskUserQuestionTool::new(Arc::new(Silent))
+            .with_recorder(store)
+            .call(ARGS, ExecutionContext::new(cancel)),
+    )
+    .await;
+    assert_eq!(outcome.text(), NO, "the stored answer, not aborted");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_is_read() {
+    let store = Arc::new(FakeStore {
+        elsewhere: Some(stored_no()),
+        ..FakeStore::default()
+    });
+    let page = Page::new(10, "Yes");
+    let outcome = bounded(
+        AskUserQuestionTool::new(page.clone())
+            .with_timeout(Some(Duration::from_millis(50)))
+            .with_recorder(store)
+            .call(ARGS, ExecutionContext::default()),
+    )
+    .await;
+    assert_eq!(
+        *page.heard.lock().unwrap(),
+        Some(Decision::Refused(stored_no()))
+    );
+    assert_eq!(outcome.text(), NO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_running_out_while_the_answer_is_being_stored_waits_for_it_and_yields_it() {
+    // The page offers at 40 ms; storing takes 100 ms; the budget ends at 50 ms, while the
+    // page's future (holding the decision in flight) is no longer polled.
+    let store = Arc::new(FakeStore {
+        write_ms: 100,
+        ..FakeStore::default()
+    });
+    let page = Page::new(40, "No");
+    let outcome = bounded(
+        AskUserQuestionTool::new(page.clone())
+            .with_timeout(Some(Duration::from_millis(50)))
+            .with_recorder(store.clone())
+            .call(ARGS, ExecutionContext::default()),
+    )
+    .await;
+    assert_eq!(outcome.text(), NO, "the answer was stored first: it stands");
+    assert_eq!(
+        *store.kept.lock().unwrap(),
+        vec![Settled::Answered {
+            answers: answer("No"),
+            by: None,
+        }],
+        "stored once; the timeout was never written over it"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_signal_while_the_answer_is_being_stored_does_not_hang_the_call() {
+    let store = Arc::new(FakeStore {
+        write_ms: 100,
+        ..FakeStore::default()
+    });
+    let cancel = CancellationToken::new();
+    let signal = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        signal.cancel();
+    });
+    let outcome = bounded(
+        AskUserQuestionTool::new(Page::new(40, "No"))
+            .with_recorder(store)
+            .call(ARGS, ExecutionContext::new(cancel)),
+    )
+    .await;
+    assert_eq!(outcome.text(), NO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_fan_out_a_terminal_answer_does_not_wait_on_a_page_answer_being_stored() {
+    // The page offers at 10 ms and storing takes 100 ms; the terminal returns at 20 ms and the
+    // fan-out offers its answer while the page's future is not polled.
+    let store = Arc::new(FakeStore {
+        write_ms: 100,
+        ..FakeStore::default()
+    });
+    let page = Page::new(10, "No");
+    let outcome = bounded(
+        AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
+            page.clone(),
+            Arc::new(Terminal(20)),
+        ])))
+        .with_recorder(store)
+        .call(ARGS, ExecutionContext::default()),
+    )
+    .await;
+    assert_eq!(*page.heard.lock().unwrap(), Some(Decision::Accepted));
+    assert_eq!(outcome.text(), NO);
+}
