@@ -108,7 +108,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
 /// handlers are installed here, before any answerer touches the terminal (a signal arriving
 /// while raw mode is on must cancel, not kill, so the terminal is restored); only the
 /// waiting runs in the spawned task.
-fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let listening = (
         signal(SignalKind::terminate()),
