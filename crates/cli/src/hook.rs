@@ -36,6 +36,10 @@ pub(crate) struct HookArgs {
     /// Ask even when the away switch is off (for headless runs such as `claude -p`).
     #[arg(long)]
     always: bool,
+    /// Print the host's settings entries that run this hook (to merge into
+    /// ~/.claude/settings.json) instead of reading a hook event.
+    #[arg(long)]
+    settings: bool,
     /// Who asks, comma-separated; the first answer wins (never `terminal`).
     #[arg(
         long,
@@ -115,8 +119,44 @@ pub(crate) fn away(args: &AwayArgs) -> Ended {
     }
 }
 
+/// How long the host lets the hook run (seconds), and the ask's own budget inside it: the ask
+/// gives up first, so the model reads an honest "no answer" deny instead of a killed hook.
+pub(crate) const HOOK_TIMEOUT_SECS: u64 = 3600;
+/// The ask's budget inside [`HOOK_TIMEOUT_SECS`].
+pub(crate) const HOOK_ASK_TIMEOUT: &str = "55m";
+
+/// The hook entries of a host's settings that run `binary` as this hook (what `ask-user hook
+/// HOST --settings` prints; a setup command merges them into the host's settings).
+pub(crate) fn settings_entries(host: HookHost, binary: &std::path::Path) -> serde_json::Value {
+    let quoted = format!("'{}'", binary.display().to_string().replace('\'', "'\\''"));
+    let command = |host: &str| {
+        serde_json::json!([{
+            "type": "command",
+            "command": format!("{quoted} hook {host} --timeout {HOOK_ASK_TIMEOUT}"),
+            "timeout": HOOK_TIMEOUT_SECS,
+        }])
+    };
+    match host {
+        HookHost::ClaudeCode => serde_json::json!({"hooks": {
+            "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": command("claude-code")}],
+            "PermissionRequest": [{"matcher": "*", "hooks": command("claude-code")}],
+        }}),
+        HookHost::Codex => serde_json::json!({"hooks": {
+            "PermissionRequest": [{"matcher": "*", "hooks": command("codex")}],
+        }}),
+    }
+}
+
 /// Runs `ask-user hook HOST`.
 pub(crate) fn run(args: HookArgs) -> Ended {
+    if args.settings {
+        let binary = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ask-user"));
+        let entries = settings_entries(args.host, &binary);
+        return Ended::Printed {
+            stdout: format!("{entries:#}\n"),
+            status: 0,
+        };
+    }
     let text = match input::read(None) {
         Ok(text) => text,
         Err(message) => return Ended::Usage(message),
@@ -191,5 +231,33 @@ fn fall_through() -> Ended {
     Ended::Printed {
         stdout: String::new(),
         status: 0,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_run_the_hook_by_absolute_path_with_a_budget_inside_the_hooks_timeout() {
+        let entries = settings_entries(
+            HookHost::ClaudeCode,
+            std::path::Path::new("/opt/it's/ask-user"),
+        );
+        let command = "'/opt/it'\\''s/ask-user' hook claude-code --timeout 55m";
+        assert_eq!(
+            entries,
+            serde_json::json!({"hooks": {
+                "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
+            }})
+        );
+        assert!(
+            humantime::parse_duration(HOOK_ASK_TIMEOUT)
+                .unwrap()
+                .as_secs()
+                < HOOK_TIMEOUT_SECS
+        );
     }
 }
