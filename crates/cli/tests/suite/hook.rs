@@ -161,3 +161,53 @@ fn away_off_falls_through_and_away_on_asks() {
         )
     );
 }
+
+#[test]
+fn claude_codes_question_answered_in_the_inbox_comes_back_as_updated_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    let url = format!("sqlite:{}", state.join("store.sqlite3").display());
+    let event = serde_json::json!({
+        "session_id": "s-2", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "AskUserQuestion", "tool_use_id": "toolu_9",
+        "tool_input": {"questions": [{"question": "Which database?", "header": "Database",
+            "options": [{"label": "Postgres"}, {"label": "SQLite"}], "multiSelect": false}]},
+    });
+    let args = [
+        "hook",
+        "claude-code",
+        "--always",
+        "--via",
+        "inbox",
+        "--store",
+        &url,
+    ];
+    let asking = spawn(state, &args, &event.to_string());
+    wait_states(state, &url, &["open"]);
+    let pane_dir = tempfile::tempdir().unwrap();
+    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
+    let pane = TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err");
+    pane.wait_text("[Database] Which database?");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 1. Postgres");
+    pane.keys(&["Down"]);
+    pane.wait_text("› 2. SQLite");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    let out = asking.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        reply,
+        serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {
+                "questions": event["tool_input"]["questions"],
+                "answers": {"Which database?": "SQLite"},
+            },
+        }})
+    );
+    assert_eq!(states(state, &url), ["answered"]);
+}
