@@ -12,7 +12,10 @@
 //! - Claude Code `PreToolUse` for `ExitPlanMode`: the plan as the question, "Approve" →
 //!   `allow`, "Keep planning" or own words → `deny` with the human's words as the reason;
 //! - `PermissionRequest` (Claude Code and Codex): the tool and its input, "Allow once" →
-//!   `decision.behavior: "allow"`, "Deny" or own words → `deny` with the human's words.
+//!   `decision.behavior: "allow"`, "Deny" or own words → `deny` with the human's words;
+//! - Claude Code `Elicitation` (an MCP server's form, `mode: "form"`): one question per field
+//!   ([`crate::hook_elicit`]); the answers → `action: "accept"` with `content`, a dismissal →
+//!   `decline`, any other outcome → `cancel`.
 //!
 //! Every outcome that is not a human's answer (dismissed, timed out, nobody reachable, failed)
 //! is a deny whose reason is the ask's model-facing text: nothing is allowed without a human.
@@ -23,7 +26,7 @@ use serde_json::{Value, json};
 /// The agent hosts whose hooks `ask-user hook` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum HookHost {
-    /// Claude Code: PreToolUse (AskUserQuestion, ExitPlanMode) and PermissionRequest.
+    /// Claude Code: PreToolUse (AskUserQuestion, ExitPlanMode), PermissionRequest, Elicitation.
     ClaudeCode,
     /// Codex: PermissionRequest.
     Codex,
@@ -60,6 +63,8 @@ enum Kind {
     Plan,
     /// A permission prompt.
     Permission,
+    /// An MCP server's form.
+    Form(Vec<crate::hook_elicit::Field>),
 }
 
 /// One hook event to ask the human about.
@@ -102,11 +107,25 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
         (_, "PermissionRequest", tool) if !tool.is_empty() => {
             (Kind::Permission, permission_arguments(tool, &input))
         }
+        (HookHost::ClaudeCode, "Elicitation", _) if matches!(text("mode"), "" | "form") => {
+            let schema = event
+                .get("requested_schema")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let Some((fields, arguments)) = crate::hook_elicit::questions(text("message"), &schema)
+            else {
+                return Ok(None);
+            };
+            (Kind::Form(fields), arguments)
+        }
         _ => return Ok(None),
     };
-    let call = match text("tool_use_id") {
-        "" => format!("{:016x}", fnv1a(&format!("{tool}\n{input}"))),
-        id => id.to_owned(),
+    let call = match (text("tool_use_id"), text("elicitation_id")) {
+        ("", "") => format!(
+            "{:016x}",
+            fnv1a(&format!("{tool}\n{input}\n{}", text("message")))
+        ),
+        ("", id) | (id, _) => id.to_owned(),
     };
     Ok(Some(HookAsk {
         arguments,
@@ -148,6 +167,12 @@ pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
         (Kind::Permission, other) => {
             permission(json!({"behavior": "deny", "message": other.text()}))
         }
+        (Kind::Form(fields), Outcome::Answered(answers)) => elicitation(
+            "accept",
+            Some(crate::hook_elicit::content(fields, &answers.answers)),
+        ),
+        (Kind::Form(_), Outcome::Dismissed) => elicitation("decline", None),
+        (Kind::Form(_), _) => elicitation("cancel", None),
         (_, other) => pre_tool_use_deny(&other.text()),
     };
     value.to_string()
@@ -174,6 +199,14 @@ fn pre_tool_use_deny(reason: &str) -> Value {
         "permissionDecision": "deny",
         "permissionDecisionReason": reason,
     }})
+}
+
+fn elicitation(action: &str, content: Option<serde_json::Map<String, Value>>) -> Value {
+    let mut output = json!({"hookEventName": "Elicitation", "action": action});
+    if let Some(content) = content {
+        output["content"] = Value::Object(content);
+    }
+    json!({ "hookSpecificOutput": output })
 }
 
 fn permission(decision: Value) -> Value {

@@ -169,3 +169,40 @@ fn a_long_plan_is_cut_and_says_so() {
     decode(ask.arguments.as_str(), &Limits::default()).unwrap();
     assert!(ask.arguments.contains("… (5 more characters, not shown)"));
 }
+
+#[test]
+fn an_mcp_servers_form_is_asked_field_by_field_and_answered_as_content() {
+    let ask = parsed(HookHost::ClaudeCode, "form");
+    assert_eq!(ask.key, "claude-code:abc123:el-7");
+    let cases = [
+        (
+            "accepted",
+            answered(vec![
+                AnswerItem::selected("f1", ["production"]),
+                AnswerItem::selected("f2", ["Europe", "Americas"]),
+                AnswerItem::selected("f3", ["No"]),
+                own("f4", " 3 "),
+                own("f5", "Friday deploy, approved by Ann"),
+            ]),
+        ),
+        (
+            "partly",
+            answered(vec![
+                AnswerItem::selected("f1", ["staging"]),
+                AnswerItem::selected("f3", ["Yes"]),
+                own("f4", "three"),
+            ]),
+        ),
+        ("dismissed", Outcome::Dismissed),
+        ("timed-out", Outcome::TimedOut(Duration::from_secs(60))),
+    ];
+    for (case, outcome) in cases {
+        check(&format!("form.{case}.reply.json"), &reply(&ask, &outcome));
+    }
+    let url_mode = r#"{"hook_event_name":"Elicitation","mcp_server_name":"s","message":"Sign in","mode":"url","url":"https://example.com"}"#;
+    assert_eq!(
+        parse(HookHost::ClaudeCode, url_mode).unwrap(),
+        None,
+        "a browser hand-off falls through"
+    );
+}

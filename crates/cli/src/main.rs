@@ -19,6 +19,7 @@ mod durable;
 mod generated;
 mod history;
 mod hook;
+mod hook_elicit;
 mod hook_map;
 mod hub;
 mod hub_channels;
@@ -97,7 +98,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Answer an agent host's own questions through ask-user (a hook command): reads the hook
     /// event on stdin (Claude Code: AskUserQuestion, ExitPlanMode, PermissionRequest; Codex:
-    /// PermissionRequest) and prints the host's JSON; falls through unless `away` is on.
+    /// PermissionRequest; Claude Code: Elicitation) and prints the host's JSON; falls through
+    /// unless `away` is on.
     Hook(hook::HookArgs),
     /// Whether hooks ask through ask-user (`on`: you are away) or fall through to the host's
     /// own dialogs (`off`).
