@@ -97,9 +97,9 @@ enum Command {
     /// flags, and the server started the way that host starts it (exit 1 on a problem).
     Doctor(doctor::DoctorArgs),
     /// Answer an agent host's own questions through ask-user (a hook command): reads the hook
-    /// event on stdin (Claude Code: AskUserQuestion, ExitPlanMode, PermissionRequest; Codex:
-    /// PermissionRequest; Claude Code: Elicitation) and prints the host's JSON; falls through
-    /// unless `away` is on.
+    /// event on stdin (Claude Code: AskUserQuestion, ExitPlanMode, PermissionRequest,
+    /// Elicitation; Codex: PermissionRequest) and prints the host's JSON; falls through unless
+    /// `away` is on.
     Hook(hook::HookArgs),
     /// Whether hooks ask through ask-user (`on`: you are away) or fall through to the host's
     /// own dialogs (`off`).
