@@ -130,7 +130,7 @@ impl ask_user_host::Acknowledge for HubDelivered {
 /// handlers are installed here, before any answerer touches the terminal (a signal arriving
 /// while raw mode is on must cancel, not kill, so the terminal is restored); only the
 /// waiting runs in the spawned task.
-fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let listening = (
         signal(SignalKind::terminate()),

@@ -18,6 +18,9 @@ mod doctor;
 mod durable;
 mod generated;
 mod history;
+mod hook;
+mod hook_elicit;
+mod hook_map;
 mod hub;
 mod hub_channels;
 mod inbox;
@@ -94,6 +97,14 @@ enum Command {
     /// Show what each configured agent host will see: its entry for ask-user, its trust
     /// flags, and the server started the way that host starts it (exit 1 on a problem).
     Doctor(doctor::DoctorArgs),
+    /// Answer an agent host's own questions through ask-user (a hook command): reads the hook
+    /// event on stdin (Claude Code: AskUserQuestion, ExitPlanMode, PermissionRequest,
+    /// Elicitation; Codex: PermissionRequest) and prints the host's JSON; falls through unless
+    /// `away` is on.
+    Hook(hook::HookArgs),
+    /// Whether hooks ask through ask-user (`on`: you are away) or fall through to the host's
+    /// own dialogs (`off`).
+    Away(hook::AwayArgs),
     /// Print a shell completion script: `ask-user completions bash > ~/.local/share/bash-completion/completions/ask-user`.
     Completions(CompletionsArgs),
     /// Print the man page (roff): `ask-user man > ~/.local/share/man/man1/ask-user.1`.
@@ -188,6 +199,8 @@ fn main() -> ExitCode {
         Command::Hub(args) => hub::run(args),
         Command::Setup(args) => setup::run(&args),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Hook(args) => hook::run(args),
+        Command::Away(args) => hook::away(&args),
         Command::Completions(args) => generated::completions(Cli::command(), args.shell),
         Command::Man => generated::man(Cli::command()),
     };

@@ -1,0 +1,263 @@
+//! `ask-user hook HOST` and `ask-user away on|off|status` (docs/contract.md §7 "Host hooks"):
+//! an agent host's own questions (Claude Code's AskUserQuestion and plan approvals, permission
+//! prompts of Claude Code and Codex) answered through ask-user's answerers, durable like every
+//! ask, built on the same call assembly as `ask` ([`ask_user_host::HostCall`]).
+//!
+//! - The hook event comes on stdin; [`crate::hook_map`] turns it into a request and the outcome
+//!   into the host's JSON on stdout (exit 0). An event it does not answer falls through: nothing
+//!   is printed and the host shows its own dialog.
+//! - **Away switch**: the hook asks only while the human is away (`ask-user away on`, a file in
+//!   the state directory) or with `--always` (a headless `claude -p` run); otherwise it falls
+//!   through at once and the human answers in the host's own dialog.
+//! - **Durable**: the call key is the host, the session id and the tool-use id (or the tool and
+//!   its input), so a hook killed at its timeout leaves the question open and the same event
+//!   asked again gets the answer given meanwhile.
+//! - Never the terminal: the host owns it (`--via terminal` is refused).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ask_user_core::{CancellationToken, ExecutionContext, FirstAnswer, Outcome};
+use ask_user_host::HostCall;
+
+use crate::hook_map::{self, HookHost};
+use crate::{Ended, ask, durable, input, web};
+
+/// The refusal of `--via terminal` for a hook.
+pub(crate) const NO_TERMINAL: &str =
+    "hook: --via terminal is not allowed: the agent host owns this terminal";
+
+/// Options of `ask-user hook`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct HookArgs {
+    /// The agent host whose hook event is on stdin.
+    #[arg(value_enum)]
+    host: HookHost,
+    /// Ask even when the away switch is off (for headless runs such as `claude -p`).
+    #[arg(long)]
+    always: bool,
+    /// Print the host's settings entries that run this hook (to merge into
+    /// ~/.claude/settings.json) instead of reading a hook event.
+    #[arg(long)]
+    settings: bool,
+    /// Who asks, comma-separated; the first answer wins (never `terminal`).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "inbox"
+    )]
+    via: Vec<String>,
+    /// Where `--via web` listens.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    web_addr: std::net::SocketAddr,
+    /// `--timeout DURATION`, `--journal FILE` and `--notify CMD`.
+    #[command(flatten)]
+    host_args: ask_user_host::HostArgs,
+    /// `--store URL` (the call key comes from the hook event).
+    #[command(flatten)]
+    store: ask_user_host::durable::StoreArgs,
+    /// `--hub URL` and `--hub-token`.
+    #[command(flatten)]
+    hub: crate::hub::HubAskArgs,
+}
+
+/// `ask-user away on|off|status`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AwayArgs {
+    /// `on`: hooks ask through ask-user; `off`: the host's own dialogs; `status`: print which.
+    #[arg(value_enum, default_value = "status")]
+    switch: Switch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
+    Status,
+}
+
+/// The away switch's file: `away` beside the default store, in the state directory.
+fn away_file() -> Result<PathBuf, String> {
+    ask_user_store::default_sqlite_path()
+        .map(|path| path.with_file_name("away"))
+        .map_err(|e| e.to_string())
+}
+
+fn is_away() -> bool {
+    away_file().is_ok_and(|path| path.exists())
+}
+
+/// Runs `ask-user away`.
+pub(crate) fn away(args: &AwayArgs) -> Ended {
+    let path = match away_file() {
+        Ok(path) => path,
+        Err(message) => return Ended::Usage(message),
+    };
+    let result = match args.switch {
+        Switch::On => path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, "")),
+        Switch::Off => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+        Switch::Status => Ok(()),
+    };
+    if let Err(e) = result {
+        return Ended::Usage(format!("away: {}: {e}", path.display()));
+    }
+    let now = if is_away() {
+        "away: on (hooks ask through ask-user)\n"
+    } else {
+        "away: off (hooks fall through to the host's own dialogs)\n"
+    };
+    Ended::Printed {
+        stdout: now.to_owned(),
+        status: 0,
+    }
+}
+
+/// How long the host lets the hook run (seconds), and the ask's own budget inside it: the ask
+/// gives up first, so the model reads an honest "no answer" deny instead of a killed hook.
+pub(crate) const HOOK_TIMEOUT_SECS: u64 = 3600;
+/// The ask's budget inside [`HOOK_TIMEOUT_SECS`].
+pub(crate) const HOOK_ASK_TIMEOUT: &str = "55m";
+
+/// The hook entries of a host's settings that run `binary` as this hook (what `ask-user hook
+/// HOST --settings` prints; a setup command merges them into the host's settings).
+pub(crate) fn settings_entries(host: HookHost, binary: &std::path::Path) -> serde_json::Value {
+    let quoted = format!("'{}'", binary.display().to_string().replace('\'', "'\\''"));
+    let command = |host: &str| {
+        serde_json::json!([{
+            "type": "command",
+            "command": format!("{quoted} hook {host} --timeout {HOOK_ASK_TIMEOUT}"),
+            "timeout": HOOK_TIMEOUT_SECS,
+        }])
+    };
+    match host {
+        HookHost::ClaudeCode => serde_json::json!({"hooks": {
+            "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": command("claude-code")}],
+            "PermissionRequest": [{"matcher": "*", "hooks": command("claude-code")}],
+        }}),
+        HookHost::Codex => serde_json::json!({"hooks": {
+            "PermissionRequest": [{"matcher": "*", "hooks": command("codex")}],
+        }}),
+    }
+}
+
+/// Runs `ask-user hook HOST`.
+pub(crate) fn run(args: HookArgs) -> Ended {
+    if args.settings {
+        let binary = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ask-user"));
+        let entries = settings_entries(args.host, &binary);
+        return Ended::Printed {
+            stdout: format!("{entries:#}\n"),
+            status: 0,
+        };
+    }
+    let text = match input::read(None) {
+        Ok(text) => text,
+        Err(message) => return Ended::Usage(message),
+    };
+    let ask = match hook_map::parse(args.host, &text) {
+        Ok(Some(ask)) => ask,
+        Ok(None) => return fall_through(),
+        Err(message) => return Ended::Usage(format!("hook: {message}")),
+    };
+    if !args.always && !is_away() {
+        return fall_through();
+    }
+    if args.via.iter().any(|v| v.trim() == "terminal") {
+        return Ended::Usage(NO_TERMINAL.to_owned());
+    }
+    let journal = match args.host_args.open_journal() {
+        Ok(journal) => journal.map(Arc::new),
+        Err(e) => return Ended::Usage(e.to_string()),
+    };
+    let hub = match crate::hub::client_config(&args.hub, Some(&ask.key)) {
+        Ok(hub) => hub,
+        Err(message) => return Ended::Usage(message),
+    };
+    let via = crate::hub::via_names(hub.is_some(), &args.via);
+    let show = |page, addr| web::show(page, addr, false);
+    let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
+    options.durable = true;
+    options.timeout = args.host_args.timeout;
+    options.hub = hub;
+    let answerers = match ask_user_via::build(&via, &options) {
+        Ok(answerers) => answerers,
+        Err(e) => return Ended::Usage(e.to_string()),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
+    };
+    let mut store = args.store.clone();
+    store.key = Some(ask.key.clone());
+    let durable = match runtime.block_on(durable::open(&store, &via)) {
+        Ok(durable) => durable,
+        Err(message) => return Ended::Usage(message),
+    };
+    let call = HostCall::builder(Arc::new(FirstAnswer::new(answerers)))
+        .notify(args.host_args.notify.clone())
+        .journal(journal)
+        .durable(Some(durable))
+        .timeout(args.host_args.timeout)
+        .build();
+    runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost.
+        let _signals = ask::cancel_on_signals(cancel.clone());
+        let asked = call
+            .call(ask.arguments.as_str(), ExecutionContext::new(cancel))
+            .await;
+        if let Some(code) = asked.outcome().code() {
+            tracing::info!(code = code.as_str(), "hook ask ended without an answer");
+        }
+        let mut stdout =
+            |outcome: &Outcome| crate::write_stdout(hook_map::reply(&ask, outcome)).is_ok();
+        let _ = asked.deliver(&mut stdout).await;
+    });
+    Ended::Written { status: 0 }
+}
+
+/// Nothing printed, exit 0: the host goes on with its own dialog.
+fn fall_through() -> Ended {
+    Ended::Printed {
+        stdout: String::new(),
+        status: 0,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_run_the_hook_by_absolute_path_with_a_budget_inside_the_hooks_timeout() {
+        let entries = settings_entries(
+            HookHost::ClaudeCode,
+            std::path::Path::new("/opt/it's/ask-user"),
+        );
+        let command = "'/opt/it'\\''s/ask-user' hook claude-code --timeout 55m";
+        assert_eq!(
+            entries,
+            serde_json::json!({"hooks": {
+                "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
+            }})
+        );
+        assert!(
+            humantime::parse_duration(HOOK_ASK_TIMEOUT)
+                .unwrap()
+                .as_secs()
+                < HOOK_TIMEOUT_SECS
+        );
+    }
+}

@@ -1,0 +1,346 @@
+//! The mappings of `ask-user hook` (docs/contract.md §7 "Host hooks"): an agent host's hook
+//! event, as JSON on stdin, becomes `ask_user_question` arguments; the outcome becomes the exact
+//! JSON the host reads on stdout. Pure: no I/O, so every mapping is a golden-file test.
+//!
+//! Events answered (anything else falls through: nothing is printed and the host goes on as if
+//! there were no hook):
+//!
+//! - Claude Code `PreToolUse` for `AskUserQuestion`: the questions as they are; the answer goes
+//!   back as `permissionDecision: "allow"` with `updatedInput` = the original `questions` plus
+//!   `answers` (question text → the chosen label, several joined with `", "`, or the human's own
+//!   text); a skipped question is left out of `answers`;
+//! - Claude Code `PreToolUse` for `ExitPlanMode`: the plan as the question, "Approve" →
+//!   `allow`, "Keep planning" or own words → `deny` with the human's words as the reason;
+//! - `PermissionRequest` (Claude Code and Codex): the tool and its input, "Allow once" →
+//!   `decision.behavior: "allow"`, "Deny" or own words → `deny` with the human's words;
+//! - Claude Code `Elicitation` (an MCP server's form, `mode: "form"`): one question per field
+//!   ([`crate::hook_elicit`]); the answers → `action: "accept"` with `content`, a dismissal →
+//!   `decline`, any other outcome → `cancel`.
+//!
+//! Every outcome that is not a human's answer (dismissed, timed out, nobody reachable, failed)
+//! is a deny whose reason is the ask's model-facing text: nothing is allowed without a human.
+
+use ask_user_core::{AnswerItem, Outcome};
+use serde_json::{Value, json};
+
+/// The agent hosts whose hooks `ask-user hook` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum HookHost {
+    /// Claude Code: PreToolUse (AskUserQuestion, ExitPlanMode), PermissionRequest, Elicitation.
+    ClaudeCode,
+    /// Codex: PermissionRequest.
+    Codex,
+}
+
+impl HookHost {
+    fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+}
+
+/// The longest tool input or plan shown in a question (the core caps texts at 4,000 chars).
+const SHOWN_CHARS: usize = 3_000;
+
+/// Option labels of a plan approval.
+const APPROVE: &str = "Approve";
+const KEEP_PLANNING: &str = "Keep planning";
+/// Option labels of a permission prompt.
+const ALLOW_ONCE: &str = "Allow once";
+const DENY: &str = "Deny";
+
+/// What the hook asks, and how the answer goes back.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// `AskUserQuestion`: the original questions (given back in `updatedInput`) and their texts.
+    Questions {
+        questions: Value,
+        texts: Vec<String>,
+    },
+    /// `ExitPlanMode`.
+    Plan,
+    /// A permission prompt.
+    Permission,
+    /// An MCP server's form.
+    Form(Vec<crate::hook_elicit::Field>),
+}
+
+/// One hook event to ask the human about.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HookAsk {
+    /// The `ask_user_question` arguments (JSON).
+    pub(crate) arguments: String,
+    /// The call key: the same hook event asked again re-attaches to its ask.
+    pub(crate) key: String,
+    kind: Kind,
+}
+
+/// Reads a hook event; `Ok(None)` for an event `ask-user hook` does not answer (fall through).
+///
+/// # Errors
+/// The input is not a JSON object (a usage error: the host did not send a hook event).
+pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, String> {
+    let event: Value =
+        serde_json::from_str(input).map_err(|e| format!("the hook input is not JSON ({e})"))?;
+    if !event.is_object() {
+        return Err("the hook input is not a JSON object".to_owned());
+    }
+    let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default();
+    let tool = text("tool_name");
+    let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
+    let (kind, arguments) = match (host, text("hook_event_name"), tool) {
+        (HookHost::ClaudeCode, "PreToolUse", "AskUserQuestion") => {
+            let Some((questions, texts, arguments)) = questions(&input) else {
+                return Ok(None);
+            };
+            (Kind::Questions { questions, texts }, arguments)
+        }
+        (HookHost::ClaudeCode, "PreToolUse", "ExitPlanMode") => {
+            let plan = input
+                .get("plan")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            (Kind::Plan, plan_arguments(plan))
+        }
+        (_, "PermissionRequest", tool) if !tool.is_empty() => {
+            (Kind::Permission, permission_arguments(tool, &input))
+        }
+        (HookHost::ClaudeCode, "Elicitation", _) if matches!(text("mode"), "" | "form") => {
+            let schema = event
+                .get("requested_schema")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let Some((fields, arguments)) = crate::hook_elicit::questions(text("message"), &schema)
+            else {
+                return Ok(None);
+            };
+            (Kind::Form(fields), arguments)
+        }
+        _ => return Ok(None),
+    };
+    let call = match (text("tool_use_id"), text("elicitation_id")) {
+        ("", "") => format!(
+            "{:016x}",
+            fnv1a(&format!("{tool}\n{input}\n{}", text("message")))
+        ),
+        ("", id) | (id, _) => id.to_owned(),
+    };
+    Ok(Some(HookAsk {
+        arguments,
+        key: format!("{}:{}:{call}", host.name(), text("session_id")),
+        kind,
+    }))
+}
+
+/// The JSON the host reads for `outcome`.
+pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
+    let value = match (&ask.kind, outcome) {
+        (Kind::Questions { questions, texts }, Outcome::Answered(answers)) => {
+            let mut given = serde_json::Map::new();
+            for item in &answers.answers {
+                if let (Some(text), Some(answer)) = (question_text(texts, &item.id), joined(item)) {
+                    given.insert(text.to_owned(), Value::String(answer));
+                }
+            }
+            pre_tool_use_allow(json!({"questions": questions, "answers": given}))
+        }
+        (Kind::Plan, Outcome::Answered(answers)) => match first(answers) {
+            Some(item) if item.selected.iter().any(|l| l == APPROVE) => pre_tool_use_allow_as_is(),
+            item => pre_tool_use_deny(&said(
+                item,
+                "The user wants to keep planning and did not approve the plan.",
+                "The user did not approve the plan: ",
+            )),
+        },
+        (Kind::Permission, Outcome::Answered(answers)) => match first(answers) {
+            Some(item) if item.selected.iter().any(|l| l == ALLOW_ONCE) => {
+                permission(json!({"behavior": "allow"}))
+            }
+            item => permission(json!({"behavior": "deny", "message": said(
+                item,
+                "The user denied this tool call.",
+                "The user denied this tool call: ",
+            )})),
+        },
+        (Kind::Permission, other) => {
+            permission(json!({"behavior": "deny", "message": other.text()}))
+        }
+        (Kind::Form(fields), Outcome::Answered(answers)) => elicitation(
+            "accept",
+            Some(crate::hook_elicit::content(fields, &answers.answers)),
+        ),
+        (Kind::Form(_), Outcome::Dismissed) => elicitation("decline", None),
+        (Kind::Form(_), _) => elicitation("cancel", None),
+        (_, other) => pre_tool_use_deny(&other.text()),
+    };
+    value.to_string()
+}
+
+fn pre_tool_use_allow(updated_input: Value) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": updated_input,
+    }})
+}
+
+fn pre_tool_use_allow_as_is() -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+    }})
+}
+
+fn pre_tool_use_deny(reason: &str) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }})
+}
+
+fn elicitation(action: &str, content: Option<serde_json::Map<String, Value>>) -> Value {
+    let mut output = json!({"hookEventName": "Elicitation", "action": action});
+    if let Some(content) = content {
+        output["content"] = Value::Object(content);
+    }
+    json!({ "hookSpecificOutput": output })
+}
+
+fn permission(decision: Value) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PermissionRequest",
+        "decision": decision,
+    }})
+}
+
+/// `AskUserQuestion`'s `questions` → (the originals, their texts, the ask's arguments); `None`
+/// when there are none to ask.
+fn questions(input: &Value) -> Option<(Value, Vec<String>, String)> {
+    let originals = input.get("questions")?.as_array()?;
+    let mut texts = Vec::new();
+    let mut asked = Vec::new();
+    for (n, q) in originals.iter().enumerate() {
+        let text = q
+            .get("question")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        texts.push(text.to_owned());
+        let options: Vec<Value> = q
+            .get("options")
+            .and_then(Value::as_array)
+            .map(|options| {
+                options
+                    .iter()
+                    .map(|o| {
+                        let mut option =
+                            json!({"label": o.get("label").cloned().unwrap_or(Value::Null)});
+                        if let Some(description) = o.get("description").filter(|d| d.is_string()) {
+                            option["description"] = description.clone();
+                        }
+                        option
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut question = json!({
+            "id": format!("q{}", n + 1),
+            "question": text,
+            "options": options,
+            "multi_select": q.get("multiSelect").and_then(Value::as_bool).unwrap_or(false),
+        });
+        if let Some(header) = q.get("header").filter(|h| h.is_string()) {
+            question["header"] = header.clone();
+        }
+        asked.push(question);
+    }
+    if asked.is_empty() {
+        return None;
+    }
+    let arguments = json!({"questions": asked}).to_string();
+    Some((Value::Array(originals.clone()), texts, arguments))
+}
+
+fn plan_arguments(plan: &str) -> String {
+    json!({"questions": [{
+        "id": "plan",
+        "header": "Plan",
+        "question": format!("Claude Code asks you to approve its plan:\n\n{}", shown(plan)),
+        "options": [
+            {"label": APPROVE, "description": "Claude Code leaves plan mode and starts working."},
+            {"label": KEEP_PLANNING, "description": "Claude Code keeps planning; your own answer tells it what to change."},
+        ],
+        "multi_select": false,
+    }]})
+    .to_string()
+}
+
+fn permission_arguments(tool: &str, input: &Value) -> String {
+    let what = match input.get("command").and_then(Value::as_str) {
+        Some(command) => command.to_owned(),
+        None => input.to_string(),
+    };
+    json!({"questions": [{
+        "id": "permission",
+        "header": "Permission",
+        "question": format!("Allow the agent to use {tool}?\n\n{}", shown(&what)),
+        "options": [
+            {"label": ALLOW_ONCE, "description": "This call only."},
+            {"label": DENY, "description": "Your own answer is passed on as the reason."},
+        ],
+        "multi_select": false,
+    }]})
+    .to_string()
+}
+
+/// `text` cut to [`SHOWN_CHARS`], saying how much was left out.
+fn shown(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= SHOWN_CHARS {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(SHOWN_CHARS).collect();
+    format!(
+        "{cut}\n… ({} more characters, not shown)",
+        total - SHOWN_CHARS
+    )
+}
+
+fn question_text<'a>(texts: &'a [String], id: &str) -> Option<&'a str> {
+    let n: usize = id.strip_prefix('q')?.parse().ok()?;
+    texts.get(n.checked_sub(1)?).map(String::as_str)
+}
+
+/// What Claude Code reads for one answered question: labels joined with `", "`, the human's
+/// own text after them; `None` for a skip.
+fn joined(item: &AnswerItem) -> Option<String> {
+    let mut parts: Vec<&str> = item.selected.iter().map(String::as_str).collect();
+    parts.extend(item.custom.as_deref());
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn first(answers: &ask_user_core::Answers) -> Option<&AnswerItem> {
+    answers.answers.first()
+}
+
+/// The reason given to the model: the human's own words after `lead`, else `plain`.
+fn said(item: Option<&AnswerItem>, plain: &str, lead: &str) -> String {
+    match item.and_then(|i| i.custom.as_deref()) {
+        Some(words) => format!("{lead}{words}"),
+        None => plain.to_owned(),
+    }
+}
+
+/// 64-bit FNV-1a: a stable key for a hook event without a tool-use id.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "hook_map_tests.rs"]
+mod tests;
