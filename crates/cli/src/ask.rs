@@ -115,7 +115,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
 }
 
 /// Tells the hub the outcome the model read was delivered (the hub answerer leaves it there).
-struct HubDelivered(ask_user_hub_client::Upstream);
+pub(crate) struct HubDelivered(pub(crate) ask_user_hub_client::Upstream);
 
 impl ask_user_host::Acknowledge for HubDelivered {
     fn acknowledge<'a>(

@@ -185,6 +185,13 @@ pub(crate) fn run(args: HookArgs) -> Ended {
     let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
     options.durable = true;
     options.timeout = args.host_args.timeout;
+    // As `ask`: through a hub, the local ask is in the token's namespace, and the hub hears
+    // "delivered" only after the host's reply was written (HostCall's order).
+    let namespace = match &hub {
+        Some(hub) => ask_user_store::Namespace::of_hub_token(hub.token.expose()),
+        None => ask_user_host::durable::local_namespace(),
+    };
+    let upstream = hub.as_ref().map(|h| h.upstream.clone());
     options.hub = hub;
     let answerers = match ask_user_via::build(&via, &options) {
         Ok(answerers) => answerers,
@@ -199,16 +206,19 @@ pub(crate) fn run(args: HookArgs) -> Ended {
     };
     let mut store = args.store.clone();
     store.key = Some(ask.key.clone());
-    let durable = match runtime.block_on(durable::open(&store, &via)) {
+    let durable = match runtime.block_on(durable::open(&store, &via, namespace)) {
         Ok(durable) => durable,
         Err(message) => return Ended::Usage(message),
     };
-    let call = HostCall::builder(Arc::new(FirstAnswer::new(answerers)))
+    let mut call = HostCall::builder(Arc::new(FirstAnswer::new(answerers)))
         .notify(args.host_args.notify.clone())
         .journal(journal)
         .durable(Some(durable))
-        .timeout(args.host_args.timeout)
-        .build();
+        .timeout(args.host_args.timeout);
+    if let Some(upstream) = upstream {
+        call = call.acknowledge(Arc::new(ask::HubDelivered(upstream)));
+    }
+    let call = call.build();
     runtime.block_on(async {
         let cancel = CancellationToken::new();
         // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost.
