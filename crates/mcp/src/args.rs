@@ -56,7 +56,7 @@ pub struct McpArgs {
     /// While a question is open, send the client a progress notification this often (when
     /// its request carried a progressToken), so hosts that reset their timeout on progress
     /// keep waiting.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval, default_value = "15s")]
     pub progress_interval: Duration,
 
     /// A decline or cancel of the client's form sooner than this after it went out is the
@@ -192,4 +192,20 @@ pub async fn run(args: McpArgs) -> Result<(), RunError> {
             Ok(serve_http(server, listener, shutdown).await?)
         }
     }
+}
+
+/// The error text of a zero `--progress-interval`.
+pub(crate) const ZERO_INTERVAL: &str = "the progress interval must be longer than zero";
+
+/// Parses `--progress-interval`: a humantime duration longer than zero and at most
+/// [`ask_user_core::time::MAX_DURATION`] (a zero interval would tick without end).
+///
+/// # Errors
+/// humantime's reason, [`ZERO_INTERVAL`] or [`ask_user_core::time::TOO_LONG`].
+pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
+    let interval = ask_user_core::time::parse_duration(text)?;
+    if interval.is_zero() {
+        return Err(ZERO_INTERVAL.to_owned());
+    }
+    Ok(interval)
 }

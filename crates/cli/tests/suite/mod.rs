@@ -1,6 +1,7 @@
 mod cli;
 mod durable;
 mod hardening;
+mod input_limits;
 mod support;
 mod terminal;
 mod web;
