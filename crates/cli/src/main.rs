@@ -20,6 +20,7 @@ mod generated;
 mod history;
 mod hub;
 mod hub_channels;
+mod hub_url;
 mod inbox;
 mod inbox_view;
 mod input;

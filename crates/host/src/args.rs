@@ -21,7 +21,7 @@ pub struct HostArgs {
     /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
     ///
     /// The question is withdrawn when the time runs out. No timeout by default: elapsed time is
-    /// never approval. Zero is refused ([`parse_timeout`]).
+    /// never approval. Zero and more than 100 years are refused.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION", value_parser = parse_timeout))]
     pub timeout: Option<Duration>,
 
