@@ -62,7 +62,7 @@ pub struct McpArgs {
     /// A decline or cancel of the client's form sooner than this after it went out is the
     /// client's own refusal (a host running headless, e.g. `claude -p`, `codex exec`), not
     /// the human's: the question goes to `--via` instead. 0 takes every refusal as the human's.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "1s")]
+    #[arg(long, value_name = "DURATION", value_parser = ask_user_core::time::parse_duration, default_value = "1s")]
     pub reaction_floor: Duration,
 
     /// End a call that is still waiting after this long with "the question is still open;
