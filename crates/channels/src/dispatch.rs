@@ -312,7 +312,7 @@ pub fn parse_escalation(spec: &str) -> Result<Vec<(Duration, String)>, Escalatio
     for step in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let bad = || EscalationError::BadStep(step.to_owned());
         let (d, name) = step.split_once(':').ok_or_else(bad)?;
-        let d = humantime::parse_duration(d.trim()).map_err(|_| bad())?;
+        let d = ask_user_core::time::parse_duration(d.trim()).map_err(|_| bad())?;
         let name = name.trim();
         if name.is_empty() {
             return Err(bad());

@@ -98,8 +98,7 @@ pub(crate) fn state(rec: &AskRecord) -> &'static str {
 
 /// RFC 3339 (seconds, UTC) of a stored time.
 pub(crate) fn time(t: Timestamp) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(t.0.max(0).unsigned_abs());
-    humantime::format_rfc3339_seconds(at).to_string()
+    ask_user_core::time::rfc3339_seconds(ask_user_core::time::from_unix_millis(t.0))
 }
 
 /// The first question of a stored request, with its header: `[Header] Question? (+N more)`.
@@ -222,8 +221,7 @@ fn model_outcome(rec: &AskRecord, closed: &Closed) -> Result<ask_user_core::Outc
 
 /// RFC 3339 (milliseconds, UTC) of a stored time, as the journal writes it.
 fn time_ms(t: Timestamp) -> String {
-    let at = std::time::UNIX_EPOCH + Duration::from_millis(t.0.max(0).unsigned_abs());
-    humantime::format_rfc3339_millis(at).to_string()
+    ask_user_core::time::rfc3339_millis(ask_user_core::time::from_unix_millis(t.0))
 }
 
 #[cfg(test)]

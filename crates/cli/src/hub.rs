@@ -73,14 +73,11 @@ enum HubCommand {
     LoginLink {
         #[command(flatten)]
         store: StoreArg,
-        /// The hub's URL as the browser reaches it.
-        #[arg(
-            long,
-            value_name = "URL",
-            env = "ASK_USER_HUB_PUBLIC_URL",
-            default_value = "http://127.0.0.1:8765"
-        )]
-        url: String,
+        /// The hub's URL as the browser reaches it. Default: where `hub serve` on this store
+        /// last served (its --public-url, else its --listen address), else
+        /// http://127.0.0.1:8765.
+        #[arg(long, value_name = "URL", env = "ASK_USER_HUB_PUBLIC_URL")]
+        url: Option<String>,
     },
     /// Sign every browser out: revoke every session and unused sign-in link.
     RevokeSessions {
@@ -276,6 +273,8 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
                 }
                 on_signal.cancel();
             });
+            let served = format!("{scheme}://{bound}");
+            crate::hub_url::record(&store, config.public_url.as_deref().unwrap_or(&served));
             eprintln!(
                 "ask-user hub: serving on {scheme}://{bound} (store: {})",
                 store.location()
@@ -317,6 +316,7 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
         }
         HubCommand::LoginLink { store, url } => {
             let store = open(&store).await?;
+            let url = crate::hub_url::login_base(url, &store);
             let link = ask_user_hub::login_link(&store, &url)
                 .await
                 .map_err(|e| e.to_string())?;

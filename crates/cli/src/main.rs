@@ -23,6 +23,7 @@ mod hook_elicit;
 mod hook_map;
 mod hub;
 mod hub_channels;
+mod hub_url;
 mod inbox;
 mod inbox_view;
 mod input;

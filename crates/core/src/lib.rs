@@ -67,6 +67,7 @@ mod render;
 mod request;
 mod secret;
 pub mod text;
+pub mod time;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};

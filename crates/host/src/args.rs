@@ -21,7 +21,7 @@ pub struct HostArgs {
     /// Give up after this long (e.g. 90s, 5m, 1h); the model reads "no answer within …".
     ///
     /// The question is withdrawn when the time runs out. No timeout by default: elapsed time is
-    /// never approval. Zero is refused ([`parse_timeout`]).
+    /// never approval. Zero and more than 100 years are refused.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION", value_parser = parse_timeout))]
     pub timeout: Option<Duration>,
 
@@ -47,9 +47,10 @@ pub const ZERO_TIMEOUT: &str = "the timeout must be longer than zero";
 
 /// Parses a `--timeout` value: a humantime duration (`90s`, `5m`, `1h30m`) longer than zero.
 /// A text humantime cannot read fails with humantime's reason; zero fails with
-/// [`ZERO_TIMEOUT`] (an ask that times out at once would never reach the human).
+/// [`ZERO_TIMEOUT`] (an ask that times out at once would never reach the human), one over
+/// [`ask_user_core::time::MAX_DURATION`] with [`ask_user_core::time::TOO_LONG`].
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    let duration = ask_user_core::time::parse_duration(text)?;
     if duration.is_zero() {
         return Err(ZERO_TIMEOUT.to_owned());
     }

@@ -559,7 +559,7 @@ fn write_line(file: &Mutex<File>, bytes: &[u8]) -> io::Result<()> {
 
 /// The current time, RFC 3339 UTC with milliseconds.
 fn now() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    ask_user_core::time::rfc3339_millis(SystemTime::now())
 }
 
 /// Reads a journal back, one [`Entry`] per line (blank lines skipped), in file order.

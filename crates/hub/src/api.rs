@@ -160,7 +160,7 @@ async fn get_ask(
         .wait
         .filter(|s| s.is_finite() && *s > 0.0)
         .map_or(Duration::ZERO, |s| {
-            Duration::from_secs_f64(s.min(MAX_WAIT.as_secs_f64()))
+            Duration::try_from_secs_f64(s.min(MAX_WAIT.as_secs_f64())).unwrap_or(MAX_WAIT)
         });
     if !rec.is_open() || wait.is_zero() {
         return axum::Json(AskView::of(&rec)).into_response();

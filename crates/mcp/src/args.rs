@@ -56,13 +56,13 @@ pub struct McpArgs {
     /// While a question is open, send the client a progress notification this often (when
     /// its request carried a progressToken), so hosts that reset their timeout on progress
     /// keep waiting.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "15s")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval, default_value = "15s")]
     pub progress_interval: Duration,
 
     /// A decline or cancel of the client's form sooner than this after it went out is the
     /// client's own refusal (a host running headless, e.g. `claude -p`, `codex exec`), not
     /// the human's: the question goes to `--via` instead. 0 takes every refusal as the human's.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "1s")]
+    #[arg(long, value_name = "DURATION", value_parser = ask_user_core::time::parse_duration, default_value = "1s")]
     pub reaction_floor: Duration,
 
     /// End a call that is still waiting after this long with "the question is still open;
@@ -192,4 +192,20 @@ pub async fn run(args: McpArgs) -> Result<(), RunError> {
             Ok(serve_http(server, listener, shutdown).await?)
         }
     }
+}
+
+/// The error text of a zero `--progress-interval`.
+pub(crate) const ZERO_INTERVAL: &str = "the progress interval must be longer than zero";
+
+/// Parses `--progress-interval`: a humantime duration longer than zero and at most
+/// [`ask_user_core::time::MAX_DURATION`] (a zero interval would tick without end).
+///
+/// # Errors
+/// humantime's reason, [`ZERO_INTERVAL`] or [`ask_user_core::time::TOO_LONG`].
+pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
+    let interval = ask_user_core::time::parse_duration(text)?;
+    if interval.is_zero() {
+        return Err(ZERO_INTERVAL.to_owned());
+    }
+    Ok(interval)
 }

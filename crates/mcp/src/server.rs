@@ -405,7 +405,13 @@ async fn wait<T>(
     interval: Duration,
 ) -> T {
     tokio::pin!(call);
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    // A zero period would panic in tokio and one too long to add to now would overflow: both
+    // are refused where the flag enters (`parse_interval`); a library caller's are clamped.
+    let interval = interval.clamp(Duration::from_millis(1), ask_user_core::time::MAX_DURATION);
+    let start = tokio::time::Instant::now()
+        .checked_add(interval)
+        .unwrap_or_else(tokio::time::Instant::now);
+    let mut ticks = tokio::time::interval_at(start, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sent = 0u32;
     loop {

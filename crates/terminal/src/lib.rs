@@ -155,7 +155,7 @@ impl Terminal {
         let request = request.clone();
         let theme = self.theme();
         let esc_back = self.esc_back;
-        let deadline = self.timeout.map(|t| Instant::now() + t);
+        let deadline = self.timeout.and_then(|t| Instant::now().checked_add(t));
         let inner = cancel.child_token();
         let (result_tx, result_rx) = tokio::sync::oneshot::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();

@@ -102,6 +102,7 @@ impl HubAskArgs {
         if token.is_empty() {
             return Err(HUB_NEEDS_TOKEN.to_owned());
         }
+        check_urls_and_token(&urls, &token)?;
         let mut config = HubClientConfig::new(urls, token);
         config.key = key.filter(|k| !k.is_empty()).map(str::to_owned);
         config.context = CallerContext {
@@ -113,6 +114,37 @@ impl HubAskArgs {
         };
         Ok(Some(config))
     }
+}
+
+/// The refusal of a `--hub` URL that is not http(s) (a usage error, exit 2). It quotes no URL
+/// (one may carry a password).
+pub const HUB_URL_NOT_HTTP: &str = "--hub: each URL must start with http:// or https:// and name the hub's host (e.g. http://127.0.0.1:8765)";
+
+/// The refusal of a hub token that cannot be sent in an HTTP header (a usage error, exit 2).
+/// It quotes nothing of the token.
+pub const HUB_TOKEN_UNUSABLE: &str = "the hub token must be one word of printable ASCII (as ask-user hub token add prints it): check ASK_USER_HUB_TOKEN for stray spaces, quotes or line breaks";
+
+/// Refuses, before any ask, what can never reach a hub: a URL without an http(s) scheme and
+/// host ([`HUB_URL_NOT_HTTP`]), a token no HTTP header can carry ([`HUB_TOKEN_UNUSABLE`]).
+/// A token the hub does not know is only found out by asking (the hub may be down now).
+fn check_urls_and_token(urls: &[String], token: &str) -> Result<(), String> {
+    for url in urls {
+        let lower = url.to_ascii_lowercase();
+        let rest = lower
+            .strip_prefix("http://")
+            .or_else(|| lower.strip_prefix("https://"));
+        let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
+        let host = host.map(|h| h.rsplit('@').next().unwrap_or(""));
+        if host
+            .is_none_or(|h| h.is_empty() || h.starts_with(':') || h.contains(char::is_whitespace))
+        {
+            return Err(HUB_URL_NOT_HTTP.to_owned());
+        }
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(HUB_TOKEN_UNUSABLE.to_owned());
+    }
+    Ok(())
 }
 
 fn host_name() -> Option<String> {

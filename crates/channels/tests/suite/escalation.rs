@@ -152,6 +152,10 @@ fn escalation_specs_and_their_errors() {
         ("soon:email", EscalationError::BadStep("soon:email".into())),
         ("5m:", EscalationError::BadStep("5m:".into())),
         (
+            "500000000000y:email",
+            EscalationError::BadStep("500000000000y:email".into()),
+        ),
+        (
             "5m:email,10m:email",
             EscalationError::Repeated("email".into()),
         ),

@@ -2,6 +2,8 @@ mod cli;
 mod durable;
 mod hardening;
 mod hook;
+mod input_limits;
+mod newcomer;
 mod support;
 mod terminal;
 mod web;
