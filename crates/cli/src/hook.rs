@@ -264,7 +264,7 @@ mod tests {
             }})
         );
         assert!(
-            humantime::parse_duration(HOOK_ASK_TIMEOUT)
+            ask_user_core::time::parse_duration(HOOK_ASK_TIMEOUT)
                 .unwrap()
                 .as_secs()
                 < HOOK_TIMEOUT_SECS

@@ -217,7 +217,10 @@ pub(crate) async fn agent_of(hub: &Hub, hash: &str) -> Result<Agent, Response> {
         Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
         Err(e) => {
             tracing::warn!("agent API: cannot check a token: {e}");
-            Err(error(StatusCode::SERVICE_UNAVAILABLE, crate::api::NOT_TAKEN))
+            Err(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                crate::api::NOT_TAKEN,
+            ))
         }
     }
 }
