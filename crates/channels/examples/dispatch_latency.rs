@@ -1,4 +1,4 @@
-//! The figure of issue 15: how long from an ask opened in the store to each channel's request
+//! The channels' latency figure: how long from an ask opened in the store to each channel's request
 //! arriving at its service, for the channels a hub runs ([`ask_user_channels::start`], the
 //! same code `ask-user hub serve --config` runs).
 //!

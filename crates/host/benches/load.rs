@@ -1,4 +1,4 @@
-//! Load figures for the core's fan-out (issue 6): 10,000 concurrent asks through one
+//! Load figures for the core's fan-out: 10,000 concurrent asks through one
 //! `FirstAnswer` of several scripted answerers with small random delays — every call must get
 //! exactly its own answer — and the memory held per pending ask.
 //!

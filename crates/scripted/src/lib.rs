@@ -174,7 +174,7 @@ mod tests {
         );
     }
 
-    /// Issue 9, item 2: a question left out is not a skip; data must skip explicitly.
+    /// A question left out is not a skip; data must skip explicitly.
     #[test]
     fn a_script_that_omits_a_question_fails_the_call() {
         let cases = [

@@ -2,7 +2,7 @@
 //!
 //! The connection loop shared by ask-user's two pages, the local web answerer (`ask-user-web`)
 //! and the hub's inbox (`ask-user-hub`): who gets a connection, and for how long
-//! (docs/contract.md §9 "Limits"; issue 9, item 1).
+//! (docs/contract.md §9 "Limits").
 //!
 //! A page must stay reachable for its human even when someone without the secret or a
 //! credential opens many connections and sends nothing, half a request, or a header every few

@@ -1,4 +1,4 @@
-//! Figures for the store (issue 13), printed; not a test. Run through `bench/store-figures`
+//! Figures for the store, printed; not a test. Run through `bench/store-figures`
 //! (a release build): `cargo run --release -p ask-user-store --example store_figures`.
 //!
 //! 1. ask → stored: `open_ask` on a SQLite file (WAL, synchronous=FULL), p50/p99.

@@ -1,4 +1,4 @@
-//! Figures for the web answerer (issue 4), printed, not asserted: run `bench/web-figures`.
+//! Figures for the web answerer, printed, not asserted: run `bench/web-figures`.
 //!
 //! 1. Open pages: how many live event streams (SSE clients) one server holds while a question
 //!    is pending (default 1,000; `WEB_PAGES=N`), and the memory per open page.

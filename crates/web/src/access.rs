@@ -17,7 +17,7 @@ use crate::state::WebState;
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Which `Host` headers a local server answers to: one policy for the web page and for
-/// `ask-user mcp --http` (issue 9, item 12), so both accept and refuse the same hosts.
+/// `ask-user mcp --http`, so both accept and refuse the same hosts.
 ///
 /// A `Host` is accepted when its port is the bound port (80 when absent) and its name is
 /// `localhost`, a configured name (case-insensitive), or an IP literal this socket can be

@@ -226,7 +226,7 @@ fn scripted_answers_that_do_not_fit_exit_1() {
     );
 }
 
-/// Issue 9, item 2: data that leaves a question out is not an answer (a skip is explicit,
+/// Data that leaves a question out is not an answer (a skip is explicit,
 /// `"selected":[]`); `{"answers":[]}` used to exit 0 with every question skipped.
 #[test]
 fn scripted_answers_that_omit_a_question_exit_1() {

@@ -591,7 +591,7 @@ fn untimed(line: &str) -> String {
     rest.to_owned()
 }
 
-/// Issue 13 item 5: the journal is a view of the store. Answered (terminal, in tmux), dismissed
+/// The journal is a view of the store. Answered (terminal, in tmux), dismissed
 /// (Ctrl-C) and timed-out (`--timeout 1s`, nobody answers) asks with `--store` and `--journal`:
 /// `history --jsonl` prints exactly the file's lines apart from `time`; the file also holds
 /// the refusal the store never held (invalid arguments), under its own call id.

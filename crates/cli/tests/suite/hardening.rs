@@ -1,4 +1,4 @@
-//! Hardening (issue 6) through the real binary: `--journal` and `--notify`, an unwritable
+//! Hardening through the real binary: `--journal` and `--notify`, an unwritable
 //! journal at startup, arguments over the caps refused (not truncated), and in a real pty a
 //! timeout that fires while a batch is half answered and SIGINT while the question is up.
 

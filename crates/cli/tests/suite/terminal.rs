@@ -357,7 +357,7 @@ fn in_the_background_nobody_can_answer_and_it_never_stops_the_process() {
     assert!(!pane.screen().contains(OWN));
 }
 
-// ---- Issue 11: no stray key sends an answer; typed text is never reinterpreted or lost. ----
+// ---- No stray key sends an answer; typed text is never reinterpreted or lost. ----
 
 const BATCH3: &str = r#"{"questions":[{"id":"env","question":"Which environment?","options":["Staging","Production (Recommended)"]},{"id":"log","question":"Which tracing?","multi_select":true,"options":["Logging (Recommended)","Metrics","Tracing"]},{"id":"go","question":"Go ahead?","options":["Yes (Recommended)","No"]}]}"#;
 

@@ -257,7 +257,7 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
     );
 }
 
-/// `ask --via web` without a terminal, `--print-url` or a desktop (issue 9, item 7).
+/// `ask --via web` without a terminal, `--print-url` or a desktop.
 fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
     let mut child = Command::new("setsid")
         .arg("--wait")
@@ -348,7 +348,7 @@ fn without_a_terminal_the_page_opens_in_the_desktop_browser() {
     );
 }
 
-/// Issue 9, item 1, the security trial re-run against the real binary: with `ulimit -n 256`
+/// The security trial re-run against the real binary: with `ulimit -n 256`
 /// (soft and hard, so nothing can be raised), 300 connections that send nothing or half a
 /// request do not stop the human's `GET /<key>/`, and the page still answers.
 #[test]

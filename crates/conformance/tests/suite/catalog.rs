@@ -1,4 +1,4 @@
-//! `docs/tool-catalog.md` (issue 2 item 8) is generated here from the definition and from real
+//! `docs/tool-catalog.md` is generated here from the definition and from real
 //! calls through [`AskUserQuestionTool`]: the canonical bytes and every provider export, their
 //! token counts (DeepSeek-V3 through `tools/count_tokens.py` in the venv of `scripts/setup`,
 //! o200k through tiktoken-rs), the model experience and every outcome text.

@@ -1,4 +1,4 @@
-//! Differential test against the published reference (issue 2 item 6): the bytes we render
+//! Differential test against the published reference: the bytes we render
 //! for an answer equal the reference's `definition.output.render` of the same value, and the
 //! reference's validator agrees with our decoder wherever docs/contract.md §3 agrees with it.
 //!

@@ -1,4 +1,4 @@
-//! Every provider export checked with the provider's own SDK (issue 12 item 1), through
+//! Every provider export checked with the provider's own SDK, through
 //! `tools/check_exports.py` in the venv of `scripts/setup` (versions pinned in
 //! `tools/requirements.txt`): OpenAI's `ChatCompletionFunctionToolParam` and
 //! `FunctionToolParam`, Anthropic's `ToolParam`, Google GenAI's `FunctionDeclaration` (a round
@@ -55,7 +55,7 @@ fn every_export_validates_against_its_providers_sdk_types() {
 #[test]
 fn the_sdk_checks_refuse_broken_exports() {
     let schema = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
-    // The Responses export before issue 12: no `strict`, which the Responses API reads as true.
+    // The Responses export before the strict variants: no `strict`, which the Responses API reads as true.
     let mut no_strict = parsed(ProviderFormat::OpenAiResponses);
     no_strict.as_object_mut().unwrap().remove("strict");
     // Strict exports carrying a schema their provider's strict mode reads differently.

@@ -1,6 +1,6 @@
 //! Decided before acknowledged (docs/contract.md §4): an answerer that tells the human "sent"
 //! hears the decision first, the first outcome wins, and an answer that was accepted is never
-//! dropped by the budget, the turn's cancel or a fan-out (issue 9, item 8).
+//! dropped by the budget, the turn's cancel or a fan-out.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Property tests over decode, normalise and render (issue 2 item 7).
+//! Property tests over decode, normalise and render.
 //!
 //! - arbitrary JSON values, arbitrary text and broken JSON text never panic [`decode`], and
 //!   text decodes like the value it holds (text may take the decoder's fast path for

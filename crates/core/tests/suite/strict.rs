@@ -1,4 +1,4 @@
-//! Arguments a strict-mode model emits (issue 12): under OpenAI's and Anthropic's strict
+//! Arguments a strict-mode model emits: under OpenAI's and Anthropic's strict
 //! schemas every optional field is present and `null` when unused; under DeepSeek's it holds
 //! a neutral value (`""`, `[]`, `false`); a free-text question has `"options":[]`. These
 //! decode to exactly the request of the lenient form that leaves the fields out.

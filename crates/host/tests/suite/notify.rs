@@ -143,7 +143,7 @@ async fn availability_is_the_inner_answerers() {
     assert!(!marker.exists());
 }
 
-/// Issue 9, item 8: the attention command's wrapper passes the call's race through, so a
+/// The attention command's wrapper passes the call's race through, so a
 /// page-like answerer inside it hears the call's decision: an answer it was told was accepted
 /// is the outcome even when the budget runs out before its future completes.
 #[tokio::test]

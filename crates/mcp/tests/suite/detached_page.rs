@@ -1,4 +1,4 @@
-//! Issue 13 (docs/contract.md §8): "the human sees that the agent stopped waiting and that an
+//! docs/contract.md §8: "the human sees that the agent stopped waiting and that an
 //! answer is kept". The real MCP server (streamable HTTP, a memory store, the web page as its
 //! fallback) with the official TypeScript SDK client (`tools/node/mcp-client.mjs
 //! --retry-on-stdin`: a 5 s request timeout, no progress reset, so the SDK sends

@@ -1,4 +1,4 @@
-//! Hardening (issue 6) through the real `ask-user-mcp` binary over stdio, driven with raw
+//! Hardening through the real `ask-user-mcp` binary over stdio, driven with raw
 //! JSON-RPC lines: the audit journal and the attention command, an unwritable journal at
 //! startup, and a client that disappears while its question is pending.
 
@@ -301,7 +301,7 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
     }
 }
 
-/// Issue 9, item 12: `--http` on all interfaces accepts a client that names the machine by
+/// `--http` on all interfaces accepts a client that names the machine by
 /// its LAN address (any IP literal), refuses other names, and follows the same
 /// `HostPolicy` as the web page (the one policy both use).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,7 +457,7 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
     );
 }
 
-/// Issue 13 over stdio with a SQLite file: the client goes away (stdio closed) while its
+/// Over stdio with a SQLite file: the client goes away (stdio closed) while its
 /// question is on the web page, so the ask is detached, not withdrawn; the human answers it
 /// elsewhere (the test records the outcome in the store as `ask-user inbox` does, standing in
 /// for the human at the inbox); the host starts a new server process and retries the same call

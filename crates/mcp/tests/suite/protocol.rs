@@ -1,4 +1,4 @@
-//! JSON-RPC at the edges (issue 10), raw lines over stdio: a line that is not JSON gets a
+//! JSON-RPC at the edges, raw lines over stdio: a line that is not JSON gets a
 //! parse error, and `arguments` that are not an object are a tool error result the model can
 //! act on, never a protocol error.
 

@@ -1,7 +1,7 @@
 //! The official TypeScript SDK as the client (`tools/node/mcp-client.mjs`), at its latest
 //! version (npm `@modelcontextprotocol/sdk` 1.32.2, protocol 2025-11-25) and pinned at 1.17.5
 //! (the aliased package `sdk-1-17`, a 2025-06-18 client, as Codex negotiates), over stdio and
-//! streamable HTTP (issue 10). Every form the server sends is checked, raw, against that SDK's
+//! streamable HTTP. Every form the server sends is checked, raw, against that SDK's
 //! schema of its protocol version, strictly (no key the version does not define).
 
 use std::process::Stdio;
@@ -355,7 +355,7 @@ async fn after_delete_a_late_answer_on_the_page_gets_409() {
     }
 }
 
-/// Issue 13 (docs/contract.md §8): a client whose own 5 s request timeout fires (no progress
+/// docs/contract.md §8: a client whose own 5 s request timeout fires (no progress
 /// reset; the SDK sends `notifications/cancelled`) leaves the ask detached, not withdrawn: the
 /// page keeps the question, the human answers it at ~8 s, the answer is stored but not
 /// delivered (the cancelled request's result went nowhere), and the same call retried — on
@@ -432,7 +432,7 @@ async fn a_call_retried_after_the_clients_timeout_gets_the_answer_given_meanwhil
     }
 }
 
-/// Issue 13: a call retried while its ask is still open (the client's 5 s timeout fired, nobody
+/// A call retried while its ask is still open (the client's 5 s timeout fired, nobody
 /// answered yet) re-attaches to it: the page keeps one question, not two, and the answer given
 /// there afterwards is the retry's result.
 #[tokio::test(flavor = "multi_thread")]

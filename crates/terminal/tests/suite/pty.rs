@@ -226,7 +226,7 @@ fn in_scenario() -> bool {
 
 #[test]
 fn a_time_budget_shows_a_countdown() {
-    // Issue 11, defect 12: no countdown was shown.
+    // No countdown was shown.
     if in_scenario() {
         return;
     }
@@ -252,7 +252,7 @@ fn a_time_budget_shows_a_countdown() {
 
 #[test]
 fn two_asks_at_once_take_turns() {
-    // Issue 11, defect 15: both asks took raw mode and the keys at the same time.
+    // Both asks took raw mode and the keys at the same time.
     if in_scenario() {
         return;
     }
@@ -285,7 +285,7 @@ fn two_asks_at_once_take_turns() {
 
 #[test]
 fn term_dumb_gets_plain_lines_without_escapes() {
-    // Issue 11, defect 9: TERM=dumb got colour escapes and cursor moves.
+    // TERM=dumb got colour escapes and cursor moves.
     if in_scenario() {
         return;
     }
@@ -311,7 +311,7 @@ fn term_dumb_gets_plain_lines_without_escapes() {
 
 #[test]
 fn terminal_io_never_blocks_the_callers_runtime() {
-    // Issue 9, item 9: the terminal's synchronous tty I/O ran on the caller's async thread.
+    // The terminal's synchronous tty I/O ran on the caller's async thread.
     // `script` gives the child a terminal that never answers the cursor-position query, so
     // that query waits its full 300 ms; a task beside the ask on the same current-thread
     // runtime must still run at once.
@@ -363,7 +363,7 @@ fn terminal_io_never_blocks_the_callers_runtime() {
 
 #[test]
 fn term_vt100_gets_the_view_without_colour() {
-    // Issue 11, defect 9: `vt100` and `linux` got 256-colour escapes.
+    // `vt100` and `linux` got 256-colour escapes.
     if in_scenario() {
         return;
     }

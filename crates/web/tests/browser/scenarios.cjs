@@ -28,7 +28,7 @@ async function callerGone(form) {
 }
 
 const scenarios = {
-  // Issue 13 (docs/contract.md §8), driven by crates/mcp/tests/suite/detached_page.rs: the
+  // docs/contract.md §8, driven by crates/mcp/tests/suite/detached_page.rs: the
   // agent's call goes away (its client's timeout fired), the card says the agent stopped
   // waiting and the answer is kept; the human answers there anyway.
   async 'detached-answer'() {
@@ -239,7 +239,7 @@ const scenarios = {
     await close();
   },
 
-  // Issue 9, items 3, 4, 6: bidi and control characters shown inert, every "(Recommended)"
+  // Bidi and control characters shown inert, every "(Recommended)"
   // badged, the header chip by keyboard, the incomplete hint tied to its question with a live
   // summary, accessible names without CSS uppercase; then, once answered and the server
   // stopped, "Done" and no reconnecting.

@@ -97,7 +97,7 @@ async fn two_tabs_racing_one_wins_the_other_sees_it_answered_elsewhere() {
     let mut texts: Vec<String> = serde_json::from_value(seen["texts"].clone()).unwrap();
     texts.sort();
     // The loser learns it lost from the live withdrawal, or from its own submission's 409 when
-    // that comes first (issue 9, item 5): either way it says so, without an error.
+    // that comes first: either way it says so, without an error.
     if kinds[1] == "not-taken" {
         assert_eq!(kinds, ["answered-here", "not-taken"]);
         assert_eq!(
@@ -232,7 +232,7 @@ async fn racing_another_answerer_the_page_withdraws_when_the_other_answers_first
     page.step("shown").await;
     slow.go.notify_one();
     let seen = page.result().await;
-    // Issue 9, item 5: not "withdrawn" — the human answered, in the terminal.
+    // Not "withdrawn" — the human answered, in the terminal.
     assert_eq!(
         seen,
         json!({"kind": "answered-other", "closed": "Not taken here: answered in the terminal.", "inputsDisabled": true, "checked": 0, "title": "ask-user"})
@@ -396,7 +396,7 @@ async fn a_360_px_phone_in_dark_mode_fits_and_answers_by_touch() {
     );
 }
 
-/// Issue 9, items 3, 4 and 6 in real Chromium: bidi and control characters are shown inert
+/// In real Chromium: bidi and control characters are shown inert
 /// (the terminal's rule, on the cases its own tests pin), every "(Recommended)" option is
 /// badged, the header chip works by keyboard, the incomplete hint belongs to its question
 /// and a live summary announces it, accessible names carry no CSS uppercase; once the ask is

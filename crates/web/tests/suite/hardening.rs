@@ -1,4 +1,4 @@
-//! Hardening (issue 6): a browser that disconnects in the middle of submitting an answer, over
+//! Hardening: a browser that disconnects in the middle of submitting an answer, over
 //! a real TCP connection to the running server. The half-sent answer must not count, the
 //! server must go on, and the question must stay open for the next valid answer.
 

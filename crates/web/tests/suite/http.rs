@@ -406,7 +406,7 @@ async fn an_invalid_answer_is_refused_with_422_and_the_first_valid_answer_wins()
             r#"{"id":"db","selected":[]},{"id":"db","selected":[]}"#,
             "question \"db\" is answered twice",
         ),
-        // Issue 9, item 2: an empty submission is not an answer; a skip is explicit.
+        // An empty submission is not an answer; a skip is explicit.
         ("", OMITTED_DB),
     ];
     let no_answers = format!(r#"{{"batch":{batch}}}"#);
@@ -674,7 +674,7 @@ impl UserInteraction for Terminal {
     }
 }
 
-/// Issue 9, items 5 and 8: the terminal wins; the page is told where, live, and a submission
+/// The terminal wins; the page is told where, live, and a submission
 /// from the page afterwards is refused saying so (never "ok").
 #[tokio::test]
 async fn when_the_terminal_wins_the_page_is_told_it_was_answered_there() {
@@ -708,7 +708,7 @@ async fn when_the_terminal_wins_the_page_is_told_it_was_answered_there() {
     );
 }
 
-/// Issue 9, item 8: a submission racing the time budget is acknowledged ("ok") exactly when it
+/// A submission racing the time budget is acknowledged ("ok") exactly when it
 /// is the outcome the model reads; otherwise the page hears 409. Many runs with the budget
 /// and the submission at nearly the same moment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

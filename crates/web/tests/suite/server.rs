@@ -199,7 +199,7 @@ async fn read_until(stream: &mut TcpStream, needle: &str) -> Result<String, Stri
     }
 }
 
-/// Issue 9, item 1 (regression of the security trial): connections that send nothing, half a
+/// Connections that send nothing, half a
 /// request head, or a header now and then, without the secret, no longer lock the human out.
 /// The cap is small here (16) so a bounded number of connections (120) exceeds it many times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -278,7 +278,7 @@ async fn silent_and_half_sent_connections_do_not_lock_the_human_out() {
     );
 }
 
-/// Issue 9, item 1: an idle keep-alive connection (a full request answered, then nothing) is
+/// An idle keep-alive connection (a full request answered, then nothing) is
 /// closed after the header timeout too, so idle connections cannot pile up either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
