@@ -110,14 +110,14 @@ test("the reference tool returns the human's inbox answer, byte for byte what it
 });
 
 // The routes an abort and a kill -9 are tested on: an agent on the hub's machine asking through
-// the hub's store (`--via inbox`; no key: ask-user's own scope finds the detached ask), and,
-// with ASK_USER_TS_HUB_DETACH=1, an agent asking the hub over HTTP (`--hub URL`; the ask-user
-// binary must detach a hub ask when its caller goes away). The hub re-attaches by key only, so
-// that agent gives one, as a harness would from its session id.
-const ROUTES = [["the hub's store (--via inbox)", (h) => h.local]];
-if (process.env.ASK_USER_TS_HUB_DETACH === "1") {
-  ROUTES.push(["the hub's agent API (--hub)", (h) => ({ ...h.agent, key: "session-7" })]);
-}
+// the hub's store (`--via inbox`; no key: ask-user's own scope finds the detached ask), and an
+// agent asking the hub over HTTP (`--hub URL`; the ask-user binary detaches a hub ask when its
+// caller goes away). The hub re-attaches by key only, so that agent gives one, as a harness
+// would from its session id.
+const ROUTES = [
+  ["the hub's store (--via inbox)", (h) => h.local],
+  ["the hub's agent API (--hub)", (h) => ({ ...h.agent, key: "session-7" })],
+];
 
 for (const [route, optionsOf] of ROUTES) {
   test(`${route}: an abort detaches the ask, and the same call asked again re-attaches and gets the answer`, async () => {

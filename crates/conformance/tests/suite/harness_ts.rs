@@ -9,7 +9,7 @@
 //! The `ask-user` binary is the one this workspace's test build made beside this test binary
 //! (`cargo test --workspace` builds it; alone, `cargo build -p ask-user` first). Every process
 //! gets a cleared environment: `PATH`, a temp `HOME`, the binary's path, and the npm cache that
-//! `npm ci` filled (installs are `--offline`); `ASK_USER_TS_HUB_DETACH=1` is passed on when set.
+//! `npm ci` filled (installs are `--offline`).
 
 use std::io::Read as _;
 use std::path::PathBuf;
@@ -110,10 +110,6 @@ fn the_reference_tool_asks_through_ask_user() {
             .env("NPM_CONFIG_CACHE", &npm_cache)
             .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
             .env("ASK_USER_BIN", ask_user_bin());
-        // Opt-in: also test abort and kill -9 through `--hub` (see bindings/node/README.md).
-        if let Some(on) = std::env::var_os("ASK_USER_TS_HUB_DETACH") {
-            cmd.env("ASK_USER_TS_HUB_DETACH", on);
-        }
     };
 
     let mut tsc = Command::new("node");
