@@ -21,8 +21,8 @@ use ask_user_core::{
     AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision, Limits,
     Offer, RecordError, RecordOutcome, Settled, UserInteraction, decode,
 };
-use ask_user_host::durable::{STORE_ENV, StoreArgs, describe_closed, record};
-use ask_user_store::{AskId, AskRecord, Store, Timestamp};
+use ask_user_host::durable::{STORE_ENV, StoreArgs, describe_closed, outcome_of, record};
+use ask_user_store::{AskId, AskRecord, Closed, Store, Timestamp};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute, queue};
 use ratatui::Terminal;
@@ -302,7 +302,17 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
         Decision::Accepted => TAKEN_TEXT.to_owned(),
         Decision::NotRecorded(why) => format!("Not taken: {why}."),
         Decision::Invalid(invalid) => format!("Not taken: {invalid}."),
-        Decision::Refused(_) => "Not taken: the question was already decided.".to_owned(),
+        // Another answerer's outcome was stored first: say which one counted.
+        Decision::Refused(settled) => match outcome_of(&settled) {
+            Some(outcome) => format!(
+                "Not taken: {}.",
+                describe_closed(&Closed {
+                    outcome,
+                    at: Timestamp::now(),
+                })
+            ),
+            None => "Not taken: the question was already decided.".to_owned(),
+        },
         _ => "Not taken.".to_owned(),
     }
 }
