@@ -342,11 +342,18 @@ async fn ask_loop(
                 continue;
             }
             Wake::Continued => {
-                // Continued after a stop (ours, or `kill -STOP` then `fg`): raw mode again
-                // (the shell may have reset it; before the reader is touched, which could
-                // block in cooked mode) and the question drawn afresh.
-                tty::raw_again().map_err(failed)?;
-                with_reader_stopped(&mut events, || session.resume(&state)).map_err(failed)?;
+                if session.still_raw() {
+                    // Nobody reset the terminal (or our own suspend resumed it already, and
+                    // this is its SIGCONT arriving late): redraw in place. Asking the terminal
+                    // where the cursor is would read, and drop, keys typed meanwhile.
+                    session.redraw().map_err(failed)?;
+                } else {
+                    // Continued after a stop that left the terminal cooked (`kill -STOP`,
+                    // then `fg` from a shell): raw mode again (before the reader is touched,
+                    // which could block in cooked mode) and the question drawn afresh.
+                    tty::raw_again().map_err(failed)?;
+                    with_reader_stopped(&mut events, || session.resume(&state)).map_err(failed)?;
+                }
                 continue;
             }
             Wake::Tick => continue,

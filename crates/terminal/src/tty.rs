@@ -287,6 +287,13 @@ impl Session {
         self.resume(state)
     }
 
+    /// Whether the terminal is still in raw mode: nobody reset it while the process was
+    /// stopped (or this process's own suspend already resumed it).
+    pub(crate) fn still_raw(&self) -> bool {
+        rustix::termios::tcgetattr(&self.tty)
+            .is_ok_and(|t| !t.local_modes.contains(rustix::termios::LocalModes::ICANON))
+    }
+
     /// The process continues: raw mode (the shell may have reset the terminal), cursor
     /// hidden, bracketed paste, and the viewport on a line of its own.
     pub(crate) fn resume(&mut self, state: &AskState<'_>) -> io::Result<()> {
