@@ -11,7 +11,7 @@
 //!    format character, line or paragraph separator and default-ignorable (invisible)
 //!    character is written visibly as `\u{hex}` — e.g. `\u{202e}`.
 //! 3. A zero-width joiner, zero-width non-joiner or variation selector *inside* a cluster whose
-//!    first character is a visible non-ASCII character is text: Persian `می‌خواهم`, Malayalam
+//!    first character is a visible non-ASCII character (not a lone combining mark) is text: Persian `می‌خواهم`, Malayalam
 //!    chillus, Sinhala conjuncts, emoji families and ZWJ sequences render whole. So does the
 //!    emoji presentation selector of a keycap (`1️⃣`) and the tag sequence of a subdivision
 //!    flag (🏴 + lowercase tags + cancel tag). Anything else inside a cluster is judged as in 2.
@@ -97,7 +97,13 @@ fn push_cluster(out: &mut String, cluster: &str) {
         return;
     };
     push_alone(out, base);
-    let shaping_base = !base.is_ascii() && !base.is_control() && !is_hidden(base);
+    // A combining mark that starts a cluster has nothing to combine with (it follows a control
+    // or the start): it shapes nothing, and the control shown before it (a tab becomes a space)
+    // would give the same text another cluster next time, so it keeps no joiner either.
+    let shaping_base = !base.is_ascii()
+        && !base.is_control()
+        && !is_hidden(base)
+        && !unicode_normalization::char::is_combining_mark(base);
     let keycap = matches!(base, '0'..='9' | '#' | '*') && cluster.contains('\u{20e3}');
     let flag = base == '\u{1f3f4}' && is_subdivision_flag_tail(chars.as_str());
     for c in chars {

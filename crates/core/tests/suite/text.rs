@@ -5,7 +5,7 @@
 //! `ASK_USER_BLESS=1 cargo test -p ask-user-core text` rewrites the fixture from the cases
 //! below (review the diff).
 
-use ask_user_core::text::{display, display_line, looks_alike, skeleton};
+use ask_user_core::text::{display, display_line, inert, looks_alike, skeleton};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -118,6 +118,19 @@ fn display_is_idempotent_and_control_free() {
         );
         assert!(!display_line(input).contains('\n'), "{name}");
     }
+}
+
+#[test]
+fn a_joiner_after_a_lone_combining_mark_is_shown_so_a_second_pass_changes_nothing() {
+    // Found by the terminal_sanitize fuzz target: the tab became a space, which gave the mark
+    // (and its joiner) another cluster on the second pass.
+    let input = "+\0\t\u{740}\u{200d}";
+    let once = inert(input);
+    assert_eq!(once, "+\u{2400} \u{740}\\u{200d}");
+    assert_eq!(inert(&once), once);
+    assert_eq!(display(&once), display(input));
+    // A joiner inside a real cluster is still text.
+    assert_eq!(inert("\u{645}\u{200c}\u{6cc}"), "\u{645}\u{200c}\u{6cc}");
 }
 
 #[test]
