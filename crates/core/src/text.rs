@@ -106,9 +106,13 @@ fn push_cluster(out: &mut String, cluster: &str) {
         && !unicode_normalization::char::is_combining_mark(base);
     let keycap = matches!(base, '0'..='9' | '#' | '*') && cluster.contains('\u{20e3}');
     let flag = base == '\u{1f3f4}' && is_subdivision_flag_tail(chars.as_str());
+    // Whether a joiner here still follows what it shapes: an invisible shown as `\u{…}` ends
+    // that (a joiner after it would follow the ASCII of the escape, and a second pass would
+    // show it).
+    let mut shaping = shaping_base;
     for c in chars {
         let kept = if is_joiner(c) || is_variation_selector(c) {
-            shaping_base || (keycap && matches!(c, '\u{fe0e}' | '\u{fe0f}'))
+            shaping || (keycap && matches!(c, '\u{fe0e}' | '\u{fe0f}'))
         } else if ('\u{e0020}'..='\u{e007f}').contains(&c) {
             flag
         } else {
@@ -117,6 +121,9 @@ fn push_cluster(out: &mut String, cluster: &str) {
         if kept {
             out.push(c);
         } else {
+            if c.is_control() || is_hidden(c) {
+                shaping = false;
+            }
             push_alone(out, c);
         }
     }

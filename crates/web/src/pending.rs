@@ -43,6 +43,11 @@ struct Entry {
     decide: Decide,
     /// Tells the waiting `ask` that the race was settled here.
     decided: oneshot::Sender<()>,
+    /// The tab whose offer is being decided, if any: when the race settles with this page's
+    /// answer, the `ask` may take the batch off the pages before [`Pending::offer`] hears the
+    /// decision, and the withdrawal must still name that tab (its card says "sent", not
+    /// "answered elsewhere").
+    offering: Option<String>,
 }
 
 /// `budget` from now, in Unix milliseconds (what the page's clock counts down to).
@@ -125,6 +130,7 @@ impl Pending {
                 caller_waiting,
                 decide,
                 decided,
+                offering: None,
             },
         );
         let _ = self.events.send(PageEvent::opened(json));
@@ -142,13 +148,26 @@ impl Pending {
         by: Option<&str>,
     ) -> Result<(), SubmitError> {
         let decide = {
-            let batches = self.lock();
-            match batches.open.get(&id) {
-                Some(entry) => entry.decide.clone(),
-                None => return Err(SubmitError::NotTaken(self.ended(&batches, id))),
+            let mut batches = self.lock();
+            let ended = self.ended(&batches, id);
+            match batches.open.get_mut(&id) {
+                Some(entry) => {
+                    if entry.offering.is_none() {
+                        entry.offering = by.map(str::to_owned);
+                    }
+                    entry.decide.clone()
+                }
+                None => return Err(SubmitError::NotTaken(ended)),
             }
         };
-        match decide.offer(offer).await {
+        let decision = decide.offer(offer).await;
+        if !matches!(decision, Decision::Accepted)
+            && let Some(entry) = self.lock().open.get_mut(&id)
+            && entry.offering.as_deref() == by
+        {
+            entry.offering = None;
+        }
+        match decision {
             Decision::Accepted => {
                 let settled = decide.settled();
                 let mut batches = self.lock();
@@ -201,9 +220,14 @@ impl Pending {
         let mut batches = self.lock();
         if let Some(entry) = batches.open.remove(&id) {
             let settled = entry.decide.settled();
+            // Settled by this page's own offer (still being decided): name its tab.
+            let own = settled
+                .as_ref()
+                .is_some_and(|s| s.is_human() && s.by() == entry.decide.name());
+            let by = entry.offering.as_deref().filter(|_| own);
             let _ = self
                 .events
-                .send(PageEvent::withdrawn(id, &Withdrawal::from(&settled), None));
+                .send(PageEvent::withdrawn(id, &Withdrawal::from(&settled), by));
             batches.remember(id, settled);
         }
     }

@@ -129,6 +129,10 @@ fn a_joiner_after_a_lone_combining_mark_is_shown_so_a_second_pass_changes_nothin
     assert_eq!(once, "+\u{2400} \u{740}\\u{200d}");
     assert_eq!(inert(&once), once);
     assert_eq!(display(&once), display(input));
+    // The same after an invisible shown inside a cluster (a tag after an Ethiopic letter).
+    let tagged = inert("h\u{2028}\u{121d}\u{121a}\u{e0042}\u{200c}");
+    assert_eq!(tagged, "h\\u{2028}\u{121d}\u{121a}\\u{e0042}\\u{200c}");
+    assert_eq!(inert(&tagged), tagged);
     // A joiner inside a real cluster is still text.
     assert_eq!(inert("\u{645}\u{200c}\u{6cc}"), "\u{645}\u{200c}\u{6cc}");
 }
