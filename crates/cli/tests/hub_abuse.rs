@@ -4,11 +4,11 @@
 //! cleared environment and its own store and directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+mod hub_common;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -83,19 +83,7 @@ impl Served {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(i) = line.find("serving on ") {
-                    let url = line[i + 11..].split(' ').next().unwrap().to_owned();
-                    let _ = tx.send(url);
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("the hub printed its address");
+        let url = hub_common::served_url(&mut child, DEADLINE);
         Served { child, url }
     }
 

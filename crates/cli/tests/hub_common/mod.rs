@@ -16,6 +16,23 @@ pub(crate) const DEADLINE: Duration = Duration::from_secs(90);
 pub(crate) const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
+/// The URL a `hub serve` child prints on stderr ("serving on URL …"), waiting up to `deadline`;
+/// the rest of its stderr is read (and dropped) so the child never blocks on a full pipe.
+pub(crate) fn served_url(child: &mut Child, deadline: Duration) -> String {
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(i) = line.find("serving on ") {
+                let url = line[i + 11..].split(' ').next().unwrap().to_owned();
+                let _ = tx.send(url);
+            }
+        }
+    });
+    rx.recv_timeout(deadline)
+        .expect("the hub printed its address")
+}
+
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ask-user")
 }
@@ -76,19 +93,7 @@ impl Hub {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(i) = line.find("serving on ") {
-                    let url = line[i + 11..].split(' ').next().unwrap().to_owned();
-                    let _ = tx.send(url);
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("the hub printed its address");
+        let url = served_url(&mut child, DEADLINE);
         Hub { child, url }
     }
 
