@@ -4,19 +4,24 @@
 //! The list ([`crate::inbox_view`]) groups the open asks by agent, oldest waiting first, with
 //! who asks and how long each has waited; the selection is an ask id, so an arrival never
 //! moves it. Enter opens the chosen ask in the terminal answerer, under a line saying who
-//! asks; Esc there goes back to the list (never a dismissal). A new ask rings the bell and sets
+//! asks; Esc there goes back to the list (never a dismissal), and what the human chose and
+//! typed is kept: opening the same ask again shows it. When an ask with typed text closes
+//! (while open or while the list shows), the list says why it closed and shows the text in
+//! full under it, to read and copy. A new ask rings the bell and sets
 //! the window title to the count. The answer is recorded through the store's compare-and-set
 //! before the human is told "taken"; otherwise the human is told which answer counted.
 //!
 //! It holds a shared lock on the store's presence file (`PATH.inbox`) while it runs, so an
 //! `ask --via inbox` can tell whether any inbox is open.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_core::text::{display_line, inert};
 use ask_user_core::{
     AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision, Limits,
     Offer, RecordError, RecordOutcome, Settled, UserInteraction, decode,
@@ -48,7 +53,8 @@ pub(crate) const TAKEN_TEXT: &str = "Taken: your answer is stored and goes to th
 /// Said when the human's dismissal was stored as the outcome.
 pub(crate) const DISMISSED_TEXT: &str = "Taken: the agent is told you dismissed the question.";
 /// Said when the human went back to the list without deciding.
-pub(crate) const BACK_TEXT: &str = "Back to the list: nothing was sent; the question stays open.";
+pub(crate) const BACK_TEXT: &str =
+    "Back to the list: nothing was sent; the question stays open, with what you chose and typed.";
 /// Without a terminal.
 pub(crate) const NO_TERMINAL_TEXT: &str = "inbox: needs a terminal (/dev/tty)";
 
@@ -185,9 +191,30 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
     let failed = |e: std::io::Error| format!("inbox: the terminal failed: {e}");
     let mut refresh = true;
     let mut dirty = true;
+    // What the human did with asks they went back from, by ask id.
+    let mut drafts: HashMap<AskId, ask_user_terminal::Draft> = HashMap::new();
     loop {
         if refresh {
             let open = store.list_open().await.map_err(|e| e.to_string())?;
+            let closed: Vec<AskId> = drafts
+                .keys()
+                .filter(|id| !open.iter().any(|r| r.id == **id))
+                .copied()
+                .collect();
+            for id in closed {
+                if let Some(draft) = drafts.remove(&id).filter(|d| !d.typed().is_empty()) {
+                    let why = match store.get(id).await {
+                        Ok(AskRecord {
+                            closed: Some(closed),
+                            ..
+                        }) => describe_closed(&closed),
+                        _ => "the question closed".to_owned(),
+                    };
+                    if let Some(rec) = view.record(id) {
+                        view.note = not_sent(rec, &why, &draft);
+                    }
+                }
+            }
             let arrived = view.update(open, Timestamp::now().0);
             screen
                 .announce(view.count(), arrived > 0 && !first)
@@ -224,7 +251,12 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
                                 continue;
                             };
                             screen.open(&heading(&rec, Timestamp::now().0)).map_err(failed)?;
-                            view.note = answer(&store, &rec).await;
+                            let draft = drafts.entry(id).or_default().clone();
+                            view.note = answer(&store, &rec, &draft).await;
+                            if view.note != BACK_TEXT {
+                                // Kept only for an ask the human went back from.
+                                drafts.remove(&id);
+                            }
                             screen.back().map_err(failed)?;
                             refresh = true;
                             // Keys typed while the question was open were the answerer's.
@@ -259,8 +291,26 @@ impl RecordOutcome for StoreRecorder {
     }
 }
 
-/// Answers `rec` with the terminal answerer; returns what to tell the human.
-async fn answer(store: &Store, rec: &AskRecord) -> String {
+/// What the list says when an ask closed with text the human typed into it: why, and each
+/// typed text in full under its question (to read and copy).
+fn not_sent(rec: &AskRecord, why: &str, draft: &ask_user_terminal::Draft) -> String {
+    let typed = draft.typed();
+    let questions = decode(rec.request.as_str(), &Limits::default())
+        .map(|d| d.request.questions().to_vec())
+        .unwrap_or_default();
+    let mut note = format!("\u{2718} Not sent: {why}. What you typed:");
+    for (index, text) in typed {
+        if let Some(q) = questions.get(index) {
+            note.push_str(&format!("\n  {}", display_line(&q.question)));
+        }
+        note.push_str(&format!("\n{}", inert(&text).replace('\n', "\u{2424}")));
+    }
+    note
+}
+
+/// Answers `rec` with the terminal answerer, starting from and keeping `draft`; returns what
+/// to tell the human (with the typed text when the ask closed under them).
+async fn answer(store: &Store, rec: &AskRecord, draft: &ask_user_terminal::Draft) -> String {
     let request = match decode(rec.request.as_str(), &Limits::default()) {
         Ok(decoded) => decoded.request,
         Err(e) => return format!("This question cannot be shown: {e}"),
@@ -272,7 +322,8 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
     let decide = Decide::with_recorder(&request, Some(recorder)).named("the inbox");
     let terminal = ask_user_terminal::Terminal::new()
         .with_color(crate::color_enabled())
-        .with_esc_back();
+        .with_esc_back()
+        .with_draft(draft.clone());
     let cancel = CancellationToken::new();
     let asking = terminal.ask_decided(&request, cancel.clone(), decide.clone());
     tokio::pin!(asking);
@@ -281,13 +332,15 @@ async fn answer(store: &Store, rec: &AskRecord) -> String {
         closed = store.wait_outcome(rec.id) => {
             cancel.cancel();
             let _ = tokio::time::timeout(WITHDRAW_GRACE, asking).await;
-            return match closed {
-                Ok(AskRecord { closed: Some(closed), .. }) => {
-                    format!("Not taken: {} before you answered.", describe_closed(&closed))
-                }
-                Ok(_) => "Not taken: the question closed.".to_owned(),
-                Err(e) => format!("Not taken: the store failed ({e})."),
+            let why = match closed {
+                Ok(AskRecord { closed: Some(closed), .. }) => describe_closed(&closed),
+                Ok(_) => "the question closed".to_owned(),
+                Err(e) => return format!("Not taken: the store failed ({e})."),
             };
+            if !draft.typed().is_empty() {
+                return not_sent(rec, &format!("{why} before you answered"), draft);
+            }
+            return format!("Not taken: {why} before you answered.");
         }
     };
     let offer = match result {

@@ -259,8 +259,13 @@ impl InboxView {
             Line::default(),
         ];
         let mut footer: Vec<Line<'static>> = Vec::new();
-        if !self.note.is_empty() {
-            footer.push(Line::styled(cut(&self.note, width), bold));
+        for (i, line) in self.note.lines().enumerate() {
+            // The verdict on one line; text kept under it (typed, not sent) wrapped whole.
+            if i == 0 {
+                footer.push(Line::styled(cut(line, width), bold));
+            } else {
+                footer.extend(wrap(line, width).into_iter().map(Line::raw));
+            }
         }
         footer.push(Line::styled(cut(HELP_TEXT, width), dim));
         let room = height.saturating_sub(rows.len() + footer.len());
@@ -313,6 +318,24 @@ pub(crate) fn keys_of(bytes: &[u8]) -> Vec<KeyEvent> {
         i += 1;
     }
     keys
+}
+
+/// `text` broken into lines of at most `max` columns (by graphemes), nothing left out.
+pub(crate) fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for g in unicode_segmentation::UnicodeSegmentation::graphemes(text, true) {
+        let w = g.width();
+        if used + w > max.max(1) && used > 0 {
+            lines.push(String::new());
+            used = 0;
+        }
+        used += w;
+        if let Some(line) = lines.last_mut() {
+            line.push_str(g);
+        }
+    }
+    lines
 }
 
 /// `text` cut to `max` columns, ending in `…` when cut.

@@ -47,6 +47,7 @@
 //! default (Ctrl-Z outside an ask only stops it while the terminal is in raw mode elsewhere).
 #![deny(missing_docs)]
 
+mod draft;
 mod editor;
 mod layout;
 mod plain;
@@ -55,6 +56,7 @@ mod sanitize;
 mod state;
 mod tty;
 
+pub use draft::Draft;
 pub use sanitize::{sanitize, sanitize_line};
 
 use std::time::{Duration, Instant};
@@ -90,6 +92,7 @@ pub struct Terminal {
     color: Option<bool>,
     timeout: Option<Duration>,
     esc_back: bool,
+    draft: Option<Draft>,
 }
 
 impl Default for Terminal {
@@ -106,6 +109,7 @@ impl Terminal {
             color: None,
             timeout: None,
             esc_back: false,
+            draft: None,
         }
     }
 
@@ -128,6 +132,14 @@ impl Terminal {
     /// [`AskError::Cancelled`], nothing decided, and stays open.
     pub fn with_esc_back(mut self) -> Self {
         self.esc_back = true;
+        self
+    }
+
+    /// The same answerer keeping what the human did in `draft` when they leave the batch
+    /// undecided (Esc back to the list, or the question closing under them), and starting
+    /// from it when the same request is asked again; a confirmed batch empties it.
+    pub fn with_draft(mut self, draft: Draft) -> Self {
+        self.draft = Some(draft);
         self
     }
 
@@ -155,6 +167,7 @@ impl Terminal {
         let request = request.clone();
         let theme = self.theme();
         let esc_back = self.esc_back;
+        let draft = self.draft.clone();
         let deadline = self.timeout.and_then(|t| Instant::now().checked_add(t));
         let inner = cancel.child_token();
         let (result_tx, result_rx) = tokio::sync::oneshot::channel();
@@ -170,6 +183,7 @@ impl Terminal {
                         theme,
                         deadline,
                         esc_back,
+                        draft,
                     },
                     decide.as_ref(),
                 );
@@ -301,6 +315,7 @@ async fn ask_loop(
         theme,
         deadline,
         esc_back,
+        draft,
     } = options;
     let tty = tty::open().map_err(|e| AskError::Unavailable(format!("no terminal: {e}")))?;
     if cancel.is_cancelled() {
@@ -309,6 +324,9 @@ async fn ask_loop(
     let failed = |e: std::io::Error| AskError::Failed(format!("the terminal failed: {e}"));
     let mut state = AskState::new(request);
     state.esc_back = esc_back;
+    if let Some(draft) = &draft {
+        draft.restore(&mut state);
+    }
     let mut tstp = listen(rustix::process::Signal::TSTP.as_raw());
     let mut cont = listen(rustix::process::Signal::CONT.as_raw());
     let mut session = Session::start(tty, &state, theme).map_err(failed)?;
@@ -334,6 +352,9 @@ async fn ask_loop(
                 // (and in the scrollback, to copy) with why it closed.
                 let width = usize::from(crossterm::terminal::size().map_or(80, |s| s.0));
                 let why = closed_why(decide.and_then(Decide::settled), deadline);
+                if let Some(draft) = &draft {
+                    draft.save(&state);
+                }
                 session.leave(closed_lines(&state, &why, width.max(20)));
                 return Err(AskError::Cancelled);
             }
@@ -369,6 +390,9 @@ async fn ask_loop(
                 match state.handle_key(key) {
                     Step::Stay => {}
                     Step::Done(answers) => {
+                        if let Some(draft) = &draft {
+                            draft.clear();
+                        }
                         let width = usize::from(crossterm::terminal::size().map_or(80, |s| s.0));
                         session.leave(
                             request
@@ -381,7 +405,12 @@ async fn ask_loop(
                         return Ok(answers);
                     }
                     Step::Dismissed => return Err(AskError::Dismissed),
-                    Step::Back => return Err(AskError::Cancelled),
+                    Step::Back => {
+                        if let Some(draft) = &draft {
+                            draft.save(&state);
+                        }
+                        return Err(AskError::Cancelled);
+                    }
                     Step::Redraw => session.redraw().map_err(failed)?,
                     Step::Suspend => {
                         with_reader_stopped(&mut events, || session.suspend(&state))
@@ -401,11 +430,12 @@ async fn ask_loop(
 }
 
 /// How one ask is drawn and keyed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Options {
     theme: Theme,
     deadline: Option<Instant>,
     esc_back: bool,
+    draft: Option<Draft>,
 }
 
 /// Why the question closed under the human, in words that complete "Not sent: …".

@@ -2,6 +2,7 @@ mod cli;
 mod durable;
 mod hardening;
 mod hook;
+mod inbox;
 mod input_limits;
 mod newcomer;
 mod support;
