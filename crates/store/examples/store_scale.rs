@@ -51,7 +51,12 @@ async fn open(store: &Store, tag: &str, i: usize) -> AskId {
         agent: Some("bench".into()),
         ..Asker::default()
     };
-    let ask = NewAsk::new(&Scope::HostKey(format!("{tag}{i}")), REQUEST, asker);
+    // Keys of this run only: a Postgres database may hold an earlier run's asks.
+    let ask = NewAsk::new(
+        &Scope::HostKey(format!("{}-{tag}{i}", run_id())),
+        REQUEST,
+        asker,
+    );
     store.open_ask(&ask).await.unwrap().record().id
 }
 
@@ -69,6 +74,11 @@ async fn wait_by_feed(store: &Store, id: AskId) {
             }
         }
     }
+}
+
+fn run_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| format!("{}-{}", std::process::id(), Timestamp::now().0))
 }
 
 fn ms(d: Duration) -> f64 {
