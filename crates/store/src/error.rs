@@ -4,7 +4,7 @@
 use crate::model::AskId;
 
 /// Why a store operation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The URL given to [`crate::Store::open`] names no backend.

@@ -10,7 +10,10 @@
 //!
 //! - **SQLite** (`sqlite:PATH`, the embedded default at [`default_sqlite_path`]): one file in WAL
 //!   mode with full sync, mode 0600. Writers serialise on SQLite's write lock (`BEGIN
-//!   IMMEDIATE` with a generous busy timeout, so many processes share one file). Other processes
+//!   IMMEDIATE` with a generous busy timeout, so many processes share one file); within one
+//!   handle, one writer thread commits the writes queued meanwhile in one transaction (group
+//!   commit: each is answered once its commit is synced) and reads run on reader connections
+//!   of their own. Other processes
 //!   learn of a change through a sidecar file (`PATH-notify`) each writer touches after commit,
 //!   watched with inotify/kqueue (the `notify` crate): no busy polling.
 //! - **Postgres** (`postgres://…`): the hub's scale-out backend; changes travel by
@@ -57,8 +60,10 @@ mod postgres;
 mod row;
 mod schema;
 mod sqlite;
+mod waiters;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use channel::{ChannelToken, Spend};
@@ -77,6 +82,8 @@ pub use sqlite::WATCH_TEST_ENV;
 #[derive(Debug, Clone)]
 pub struct Store {
     backend: Backend,
+    /// The waiters of [`Store::wait_outcome`], shared by this handle's clones.
+    waiters: Arc<waiters::Waiters>,
 }
 
 /// Which backend a [`Store`] is ([`Store::kind`]).
@@ -146,6 +153,13 @@ pub fn default_sqlite_path_from(
 }
 
 impl Store {
+    fn from_backend(backend: Backend) -> Store {
+        Store {
+            backend,
+            waiters: Arc::default(),
+        }
+    }
+
     /// Opens the store a URL names: `sqlite:PATH` (created with its directory when missing),
     /// `postgres://…` or `postgresql://…`, or `memory` (a new, empty store). Migrates an older
     /// schema; refuses a store too new for this binary ([`Error::TooNew`]).
@@ -167,9 +181,7 @@ impl Store {
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pg = postgres::PgStore::open(url).await?;
-            return Ok(Store {
-                backend: Backend::Postgres(pg),
-            });
+            return Ok(Store::from_backend(Backend::Postgres(pg)));
         }
         Err(Error::BadUrl {
             url: url.to_owned(),
@@ -189,9 +201,7 @@ impl Store {
     /// A new, empty memory store.
     #[must_use]
     pub fn memory() -> Store {
-        Store {
-            backend: Backend::Memory(memory::MemoryStore::new()),
-        }
+        Store::from_backend(Backend::Memory(memory::MemoryStore::new()))
     }
 
     /// Opens (creating when missing) the SQLite store at `path`.
@@ -201,9 +211,7 @@ impl Store {
     /// [`Error::TooNew`], or [`Error::Backend`] for anything else SQLite reports.
     pub async fn open_sqlite(path: &Path) -> Result<Store> {
         let s = sqlite::SqliteStore::open(path.to_path_buf()).await?;
-        Ok(Store {
-            backend: Backend::Sqlite(s),
-        })
+        Ok(Store::from_backend(Backend::Sqlite(s)))
     }
 
     /// Which backend this store is, with the SQLite file's path: decide behaviour from this,
@@ -455,27 +463,34 @@ impl Store {
     }
 
     /// Waits until the ask is closed and returns it. Cancel-safe: dropping the future stops
-    /// waiting and changes nothing.
+    /// waiting and changes nothing. One wake-up per change of this ask: the handle's waiters
+    /// are woken by ask, not by every change of the store (a [`Change::Rescan`] wakes all).
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Gone`] once the store file was deleted or replaced (found
     /// on the file watch's next event, or at the latest at the next safety re-check); the
     /// backend's errors.
     pub async fn wait_outcome(&self, id: AskId) -> Result<AskRecord> {
-        let mut feed = self.subscribe().await?;
+        let interest = self.waiters.register(id);
         let recheck = self.safety_recheck();
         loop {
+            if !self.waiters.is_running() {
+                self.waiters.start(self.subscribe()).await?;
+            }
+            // Armed before the read, so a change committed after it wakes this wait.
+            let woken = interest.wake().notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if !self.waiters.is_running() {
+                // The dispatcher ended before the wake-up was armed: start a new one.
+                continue;
+            }
             self.check_file()?;
             let rec = self.get(id).await?;
             if !rec.is_open() {
                 return Ok(rec);
             }
-            loop {
-                match tokio::time::timeout(recheck, feed.next()).await {
-                    Ok(Some(Change::Ask(other))) if other != id => {}
-                    _ => break,
-                }
-            }
+            let _ = tokio::time::timeout(recheck, woken).await;
         }
     }
 

@@ -17,6 +17,8 @@
 //! `statement_timeout` of [`STATEMENT_TIMEOUT`]. Connections are plain TCP or a Unix socket
 //! (no TLS yet).
 
+mod cached;
+
 use std::future::poll_fn;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
@@ -25,6 +27,8 @@ use std::time::Duration;
 use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket};
+
+use cached::{Cached, Conn};
 
 use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
@@ -95,7 +99,7 @@ pub(crate) struct PgStore {
 struct Inner {
     url: String,
     shown: String,
-    clients: Vec<Mutex<Option<Client>>>,
+    clients: Vec<Mutex<Option<Conn>>>,
     next: std::sync::atomic::AtomicUsize,
     tx: broadcast::Sender<Change>,
     listener: OnceLock<()>,
@@ -245,7 +249,7 @@ async fn migrate(client: &mut Client, shown: &str) -> Result<()> {
 }
 
 async fn notify_ids(
-    c: &impl GenericClient,
+    c: &Cached<'_, impl GenericClient + Sync>,
     ids: &[AskId],
 ) -> std::result::Result<(), tokio_postgres::Error> {
     for id in ids {
@@ -256,7 +260,7 @@ async fn notify_ids(
 }
 
 async fn get_raw(
-    c: &impl GenericClient,
+    c: &Cached<'_, impl GenericClient + Sync>,
     id: AskId,
 ) -> std::result::Result<Option<RawAsk>, tokio_postgres::Error> {
     match c
@@ -282,7 +286,7 @@ impl PgStore {
             inner: Arc::new(Inner {
                 url: url.to_owned(),
                 shown,
-                clients: std::iter::once(Mutex::new(Some(client)))
+                clients: std::iter::once(Mutex::new(Some(Conn::new(client))))
                     .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
                     .collect(),
                 next: std::sync::atomic::AtomicUsize::new(0),
@@ -307,12 +311,12 @@ impl PgStore {
 
     /// A query connection of the pool: a free one with a live connection, else any free one,
     /// else the next in turn once free; (re)connecting when it has none or it closed.
-    async fn client(&self) -> Result<MutexGuard<'_, Option<Client>>> {
+    async fn client(&self) -> Result<MutexGuard<'_, Option<Conn>>> {
         let clients = &self.inner.clients;
         let mut free = None;
         for slot in clients {
             if let Ok(guard) = slot.try_lock() {
-                if guard.as_ref().is_some_and(|c| !c.is_closed()) {
+                if guard.as_ref().is_some_and(|c| !c.client.is_closed()) {
                     return Ok(guard);
                 }
                 free.get_or_insert(guard);
@@ -328,10 +332,11 @@ impl PgStore {
                 clients[turn % clients.len()].lock().await
             }
         };
-        if guard.as_ref().is_none_or(Client::is_closed) {
+        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
             let (client, conn) = connect(&self.inner.url, &self.inner.shown).await?;
             tokio::spawn(conn);
-            *guard = Some(client);
+            // A new connection: the statements prepared on the old one are gone with it.
+            *guard = Some(Conn::new(client));
         }
         Ok(guard)
     }
@@ -339,15 +344,15 @@ impl PgStore {
     /// Runs `f` in a transaction on the query connection.
     async fn in_tx<T>(
         &self,
-        f: impl AsyncFnOnce(&tokio_postgres::Transaction<'_>) -> Result<T>,
+        f: impl AsyncFnOnce(&Cached<'_, tokio_postgres::Transaction<'_>>) -> Result<T>,
     ) -> Result<T> {
         let mut guard = self.client().await?;
-        let client = guard.as_mut().ok_or_else(|| Error::Backend {
+        let conn = guard.as_mut().ok_or_else(|| Error::Backend {
             location: self.inner.shown.clone(),
             detail: "no connection".to_owned(),
         })?;
-        let tx = client.transaction().await.map_err(|e| self.err(&e))?;
-        let out = f(&tx).await?;
+        let (tx, stmts) = conn.transaction().await.map_err(|e| self.err(&e))?;
+        let out = f(&Cached { c: &tx, stmts }).await?;
         tx.commit().await.map_err(|e| self.err(&e))?;
         Ok(out)
     }
@@ -592,8 +597,8 @@ impl PgStore {
 
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
         let guard = self.client().await?;
-        let client = guard.as_ref().ok_or(Error::NotFound(id))?;
-        get_raw(client, id)
+        let conn = guard.as_ref().ok_or(Error::NotFound(id))?;
+        get_raw(&conn.cached(), id)
             .await
             .map_err(|e| self.err(&e))?
             .ok_or(Error::NotFound(id))?
@@ -606,10 +611,14 @@ impl PgStore {
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<AskRecord>> {
         let guard = self.client().await?;
-        let Some(client) = guard.as_ref() else {
+        let Some(conn) = guard.as_ref() else {
             return Ok(Vec::new());
         };
-        let rows = client.query(sql, params).await.map_err(|e| self.err(&e))?;
+        let rows = conn
+            .cached()
+            .query(sql, params)
+            .await
+            .map_err(|e| self.err(&e))?;
         rows.iter()
             .map(|r| {
                 read_row(r)
@@ -899,10 +908,11 @@ impl PgStore {
 
     pub(crate) async fn count_open(&self) -> Result<u64> {
         let guard = self.client().await?;
-        let Some(client) = guard.as_ref() else {
+        let Some(conn) = guard.as_ref() else {
             return Ok(0);
         };
-        let row = client
+        let row = conn
+            .cached()
             .query_one(
                 "SELECT count(*) FROM ask_user_asks WHERE state = 'open'",
                 &[],
@@ -915,10 +925,11 @@ impl PgStore {
 
     pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
         let guard = self.client().await?;
-        let Some(client) = guard.as_ref() else {
+        let Some(conn) = guard.as_ref() else {
             return Ok(0);
         };
-        let row = client
+        let row = conn
+            .cached()
             .query_one(
                 "SELECT count(*) FROM ask_user_asks WHERE state = 'open' \
                  AND (asker::jsonb ->> 'agent') = $1",

@@ -2,18 +2,21 @@
 //!
 //! One file in WAL mode with `synchronous=FULL`, created with mode 0600 in a 0700 directory; the
 //! WAL and its index (`PATH-wal`, `PATH-shm`, same mode) stay beside it across runs.
-//! Every write is one `BEGIN IMMEDIATE` transaction, so writers queue on SQLite's write lock
-//! (busy timeout [`BUSY_TIMEOUT`]) instead of failing with "database is locked" on a lock
-//! upgrade. Each write bumps a counter (`meta.seq`) and stamps the ask with it, then touches the
+//! Every write runs in a savepoint of a `BEGIN IMMEDIATE` transaction that the handle's writer
+//! thread shares among the writes queued meanwhile (group commit, [`pool`]), so writers of
+//! several processes queue on SQLite's write lock (busy timeout [`BUSY_TIMEOUT`]) instead of
+//! failing with "database is locked" on a lock upgrade; reads run on reader connections. Each write bumps a counter (`meta.seq`) and stamps the ask with it, then touches the
 //! sidecar file `PATH-notify`; a process that follows the feed watches that file (the `notify`
 //! crate: inotify on Linux) and reads the asks whose `seq` passed the last one it saw. A waiting
 //! process therefore sleeps in the kernel until a writer commits.
+
+mod pool;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use notify::Watcher;
@@ -43,7 +46,7 @@ pub(crate) struct SqliteStore {
 struct Inner {
     path: PathBuf,
     shown: String,
-    conn: Mutex<Connection>,
+    conns: Arc<pool::Conns>,
     notify_file: Option<File>,
     tx: broadcast::Sender<Change>,
     last_seq: AtomicI64,
@@ -409,11 +412,12 @@ impl SqliteStore {
         })??;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let path_for_id = path.clone();
+        let conns = Arc::new(pool::Conns::start(conn, path.clone(), shown.clone())?);
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
                 shown,
-                conn: Mutex::new(conn),
+                conns,
                 notify_file,
                 tx,
                 last_seq: AtomicI64::new(0),
@@ -454,21 +458,26 @@ impl SqliteStore {
         &self.inner.path
     }
 
-    /// Runs `f` on the connection in a blocking thread.
-    async fn with_conn<T: Send + 'static>(
+    /// Runs `write` in the writer's next group commit; returns once it is durable.
+    async fn write<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection, &str) -> Result<T> + Send + 'static,
+        write: impl FnOnce(&mut Connection, &str) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = lock(&inner.conn);
-            f(&mut conn, &inner.shown)
-        })
-        .await
-        .map_err(|e| Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: e.to_string(),
-        })?
+        self.inner.conns.write(write).await
+    }
+
+    /// Runs `read` on a reader connection ([`Error::Gone`] when it fails because the file was
+    /// deleted or replaced).
+    async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection, &str) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        // A reader opened after the file was deleted cannot open it: say so as such.
+        self.inner
+            .conns
+            .read(read)
+            .await
+            .map_err(|e| self.check_file().err().unwrap_or(e))
     }
 
     /// After a commit: wakes other processes and this process's followers.
@@ -490,9 +499,9 @@ impl SqliteStore {
     pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
         let ask = ask.clone();
         let opened = self
-            .with_conn(move |conn, shown| {
+            .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+                let tx = conn.savepoint().map_err(err)?;
                 let latest = tx
                     .query_row(
                         &format!(
@@ -581,11 +590,9 @@ impl SqliteStore {
         let state = outcome.state_name();
         let encoded = encode_outcome(outcome);
         let recorded = self
-            .with_conn(move |conn, shown| {
+            .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(err)?;
+                let tx = conn.savepoint().map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
                 let n = tx
                     .execute(
@@ -626,16 +633,14 @@ impl SqliteStore {
         value: Option<i64>,
     ) -> Result<bool> {
         let changed = self
-            .with_conn(move |conn, shown| {
+            .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(err)?;
+                let tx = conn.savepoint().map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
                 let n = tx.execute(sql, params![id.0, value, seq]).map_err(err)?;
                 if n == 0 {
                     let exists = get_raw(&tx, id).map_err(err)?.is_some();
-                    tx.rollback().map_err(err)?;
+                    drop(tx); // rolls the savepoint back
                     return if exists {
                         Ok(false)
                     } else {
@@ -688,21 +693,19 @@ impl SqliteStore {
     ) -> Result<bool> {
         let expected = outcome.clone();
         let (matches, changed) = self
-            .with_conn(move |conn, shown| {
+            .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(err)?;
+                let tx = conn.savepoint().map_err(err)?;
                 let rec = get_raw(&tx, id)
                     .map_err(err)?
                     .ok_or(Error::NotFound(id))?
                     .into_record(shown)?;
                 if rec.closed.is_none_or(|c| c.outcome != expected) {
-                    tx.rollback().map_err(err)?;
+                    drop(tx); // rolls the savepoint back
                     return Ok((false, false));
                 }
                 if rec.delivered_at.is_some() {
-                    tx.rollback().map_err(err)?;
+                    drop(tx); // rolls the savepoint back
                     return Ok((true, false));
                 }
                 let seq = next_seq(&tx).map_err(err)?;
@@ -732,7 +735,7 @@ impl SqliteStore {
     }
 
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             get_raw(conn, id)
                 .map_err(|e| map_err(shown, e))?
                 .ok_or(Error::NotFound(id))?
@@ -758,7 +761,7 @@ impl SqliteStore {
     }
 
     pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        self.with_conn(|conn, shown| {
+        self.read(|conn, shown| {
             Self::query_records(
                 conn,
                 shown,
@@ -770,7 +773,7 @@ impl SqliteStore {
     }
 
     pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        self.with_conn(move |conn, shown| match page.after {
+        self.read(move |conn, shown| match page.after {
             None => Self::query_records(
                 conn,
                 shown,
@@ -796,9 +799,9 @@ impl SqliteStore {
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let swept = self
-            .with_conn(move |conn, shown| {
+            .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
+                let tx = conn.savepoint().map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
                 let mut expired = Vec::new();
                 {
@@ -855,7 +858,7 @@ impl SqliteStore {
 
     pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
         let t = token.clone();
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "INSERT INTO channel_tokens (hash, ask, channel, choice, user_id) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![t.hash, t.ask.0, t.channel, t.choice, t.user],
@@ -868,7 +871,7 @@ impl SqliteStore {
 
     pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
         let hash = hash.to_owned();
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             conn.query_row(
                 "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
                 [&hash],
@@ -899,10 +902,10 @@ impl SqliteStore {
         at: Timestamp,
     ) -> Result<Spend> {
         let (hash, channel) = (hash.to_owned(), channel.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             let err = |e| map_err(shown, e);
             let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .savepoint()
                 .map_err(err)?;
             let row = tx
                 .query_row(
@@ -947,7 +950,7 @@ impl SqliteStore {
 
     pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
         let channel = channel.to_owned();
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "INSERT INTO channel_messages (ask, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 params![ask.0, channel],
@@ -965,7 +968,7 @@ impl SqliteStore {
         reference: &str,
     ) -> Result<()> {
         let (channel, reference) = (channel.to_owned(), reference.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "UPDATE channel_messages SET reference = ?3 WHERE ask = ?1 AND channel = ?2",
                 params![ask.0, channel, reference],
@@ -981,7 +984,7 @@ impl SqliteStore {
         ask: AskId,
         at: Timestamp,
     ) -> Result<Vec<(String, String)>> {
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             let err = |e| map_err(shown, e);
             let mut stmt = conn
                 .prepare(
@@ -1019,7 +1022,7 @@ impl SqliteStore {
     async fn start_watch(&self) -> Result<()> {
         let shown = self.inner.shown.clone();
         let start = self
-            .with_conn(|conn, shown| meta_value(conn, "seq").map_err(|e| map_err(shown, e)))
+            .read(|conn, shown| meta_value(conn, "seq").map_err(|e| map_err(shown, e)))
             .await?
             .unwrap_or(0);
         self.inner.last_seq.store(start, Ordering::SeqCst);
@@ -1090,7 +1093,7 @@ impl SqliteStore {
         // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan
         // past the page.
         let before = page.before.map_or(i64::MAX, |id| id.0);
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             Self::query_records(
                 conn,
                 shown,
@@ -1105,7 +1108,7 @@ impl SqliteStore {
     }
 
     pub(crate) async fn count_open(&self) -> Result<u64> {
-        self.with_conn(|conn, shown| {
+        self.read(|conn, shown| {
             let n: i64 = conn
                 .query_row("SELECT count(*) FROM asks WHERE state = 'open'", [], |r| {
                     r.get(0)
@@ -1118,7 +1121,7 @@ impl SqliteStore {
 
     pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
         let agent = agent.to_owned();
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             let n: i64 = conn
                 .query_row(
                     "SELECT count(*) FROM asks WHERE state = 'open' \
@@ -1150,7 +1153,7 @@ fn read_secret(r: &rusqlite::Row<'_>) -> rusqlite::Result<SecretRecord> {
 impl SqliteStore {
     pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
         let s = secret.clone();
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "INSERT INTO secrets (hash, kind, name, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![s.hash, s.kind, s.name, s.created_at.0, s.expires_at.map(|t| t.0)],
@@ -1168,7 +1171,7 @@ impl SqliteStore {
         now: Timestamp,
     ) -> Result<Option<SecretRecord>> {
         let (kind, hash) = (kind.to_owned(), hash.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             conn.query_row(
                 &format!(
                     "SELECT {SECRET_COLUMNS} FROM secrets WHERE hash = ?1 AND kind = ?2 \
@@ -1190,7 +1193,7 @@ impl SqliteStore {
         now: Timestamp,
     ) -> Result<Option<SecretRecord>> {
         let (kind, hash) = (kind.to_owned(), hash.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.query_row(
                 &format!(
                     "UPDATE secrets SET used_at = ?3 WHERE hash = ?1 AND kind = ?2 AND used_at IS NULL \
@@ -1213,7 +1216,7 @@ impl SqliteStore {
         now: Timestamp,
     ) -> Result<u64> {
         let (kind, name) = (kind.to_owned(), name.map(str::to_owned));
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "UPDATE secrets SET revoked_at = ?3 WHERE kind = ?1 AND (?2 IS NULL OR name = ?2) \
                  AND revoked_at IS NULL",
@@ -1227,7 +1230,7 @@ impl SqliteStore {
 
     pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
         let kind = kind.to_owned();
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             let err = |e| map_err(shown, e);
             let mut stmt = conn
                 .prepare_cached(&format!(
@@ -1245,7 +1248,7 @@ impl SqliteStore {
     /// woken by a renewal (nothing they show changed).
     pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
         let until = at.plus(lease()).0;
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             let err = |e| map_err(shown, e);
             let n = conn
                 .execute(
@@ -1269,21 +1272,23 @@ async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;
         let Some(inner) = weak.upgrade() else { return };
-        let scanned = tokio::task::spawn_blocking({
-            let inner = inner.clone();
-            move || -> rusqlite::Result<Vec<(i64, i64)>> {
-                let conn = lock(&inner.conn);
-                let mut stmt =
-                    conn.prepare_cached("SELECT id, seq FROM asks WHERE seq > ?1 ORDER BY seq")?;
-                let rows = stmt.query_map([inner.last_seq.load(Ordering::SeqCst)], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?;
-                rows.collect()
-            }
-        })
-        .await;
+        let last = inner.last_seq.load(Ordering::SeqCst);
+        let scanned = inner
+            .conns
+            .read(move |conn, shown| {
+                let err = |e| map_err(shown, e);
+                let mut stmt = conn
+                    .prepare_cached("SELECT id, seq FROM asks WHERE seq > ?1 ORDER BY seq")
+                    .map_err(err)?;
+                let rows = stmt
+                    .query_map([last], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(err)?;
+                rows.collect::<rusqlite::Result<Vec<(i64, i64)>>>()
+                    .map_err(err)
+            })
+            .await;
         match scanned {
-            Ok(Ok(rows)) => {
+            Ok(rows) => {
                 for (id, seq) in rows {
                     inner.last_seq.fetch_max(seq, Ordering::SeqCst);
                     let _ = inner.tx.send(Change::Ask(AskId(id)));
@@ -1306,12 +1311,6 @@ async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
     }
 }
 
-fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    // The connection holds no state of ours that a panic could leave half-written: each
-    // operation is one transaction, rolled back when its guard drops.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Named leases (`crate::lease`): one compare-and-set statement each.
 impl SqliteStore {
     pub(crate) async fn acquire_lease(
@@ -1322,7 +1321,7 @@ impl SqliteStore {
         until: Timestamp,
     ) -> Result<bool> {
         let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
@@ -1343,7 +1342,7 @@ impl SqliteStore {
         until: Timestamp,
     ) -> Result<bool> {
         let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "UPDATE leases SET until = ?3 WHERE name = ?1 AND holder = ?2 AND until > ?4",
                 params![name, holder, until.0, now.0],
@@ -1356,7 +1355,7 @@ impl SqliteStore {
 
     pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
         let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.write(move |conn, shown| {
             conn.execute(
                 "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
                 params![name, holder],
@@ -1369,7 +1368,7 @@ impl SqliteStore {
 
     pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
         let name = name.to_owned();
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             conn.query_row(
                 "SELECT holder, until FROM leases WHERE name = ?1",
                 params![name],
@@ -1387,7 +1386,7 @@ impl SqliteStore {
         part: &str,
     ) -> Result<Option<AskId>> {
         let (channel, part) = (channel.to_owned(), part.to_owned());
-        self.with_conn(move |conn, shown| {
+        self.read(move |conn, shown| {
             conn.query_row(
                 "SELECT ask FROM channel_messages WHERE channel = ?1 \
                  AND instr(',' || reference || ',', ',' || ?2 || ',') > 0 \
