@@ -8,8 +8,10 @@
 //! follow-up goes out in the same thread (`In-Reply-To` the first message) saying how it
 //! closed and that its links no longer answer.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_core::Secret;
 use ask_user_store::Closed;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -19,13 +21,16 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use crate::MountError;
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
+use crate::config::Invalid;
+use crate::registry::{ChannelConfig, Mounting};
 use crate::text;
 
 const NAME: &str = "email";
 
-/// How mail is sent.
-#[derive(Clone, PartialEq, Eq)]
+/// How mail is sent. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailConfig {
     /// The SMTP server's host name (also the name its certificate must carry).
     pub smtp_host: String,
@@ -34,7 +39,7 @@ pub struct EmailConfig {
     /// The SMTP login, when the server wants one.
     pub username: Option<String>,
     /// Its password; never logged.
-    pub password: Option<String>,
+    pub password: Option<Secret>,
     /// The sender, e.g. `ask-user <ask-user@example.org>`.
     pub from: String,
     /// The human's address; it is also who is recorded as answering.
@@ -43,16 +48,70 @@ pub struct EmailConfig {
     pub extra_root_pem: Option<Vec<u8>>,
 }
 
-impl std::fmt::Debug for EmailConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmailConfig")
-            .field("smtp_host", &self.smtp_host)
-            .field("smtp_port", &self.smtp_port)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("from", &self.from)
-            .field("to", &self.to)
-            .finish_non_exhaustive()
+/// The `[email]` section as written (see [`crate::config`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailToml {
+    /// `smtp_host`; required.
+    pub smtp_host: Option<String>,
+    /// `smtp_port`; default 587.
+    pub smtp_port: Option<i64>,
+    /// `user`, with `password`.
+    pub user: Option<String>,
+    /// `password` (or `ASK_USER_SMTP_PASSWORD`).
+    pub password: Option<Secret>,
+    /// `from`; required.
+    pub from: Option<String>,
+    /// `to`; required.
+    pub to: Option<String>,
+    /// `starttls`: only `true` (STARTTLS cannot be turned off).
+    pub starttls: Option<bool>,
+    /// `ca_file`: an extra trusted root certificate (PEM), read when the section is checked.
+    pub ca_file: Option<String>,
+}
+
+impl TryFrom<EmailToml> for EmailConfig {
+    type Error = Invalid;
+
+    fn try_from(raw: EmailToml) -> Result<EmailConfig, Invalid> {
+        if raw.starttls == Some(false) {
+            return Err(Invalid::Refused("email: `starttls = false` is not supported: the mail carries answer links, so it is only sent over STARTTLS".to_owned()));
+        }
+        let smtp_port = u16::try_from(raw.smtp_port.unwrap_or(587))
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or(Invalid::Range {
+                key: "smtp_port",
+                expected: "a port number (1 to 65535)",
+            })?;
+        let extra_root_pem = match raw.ca_file {
+            None => None,
+            Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                Invalid::Refused(format!("email: cannot read ca_file {path}: {e}"))
+            })?),
+        };
+        let missing = |key| Invalid::Missing { key, hint: "" };
+        Ok(EmailConfig {
+            smtp_host: raw.smtp_host.ok_or_else(|| missing("smtp_host"))?,
+            smtp_port,
+            username: raw.user,
+            password: raw.password.filter(|p| !p.is_empty()),
+            from: raw.from.ok_or_else(|| missing("from"))?,
+            to: raw.to.ok_or_else(|| missing("to"))?,
+            extra_root_pem,
+        })
+    }
+}
+
+impl ChannelConfig for EmailConfig {
+    type Toml = EmailToml;
+    const SECRET_ENV: &'static [(&'static str, &'static str)] =
+        &[("ASK_USER_SMTP_PASSWORD", "password")];
+
+    fn mount(&self, mounting: &mut Mounting) -> Result<(), MountError> {
+        let email = Email::new(self.clone()).map_err(|e| MountError(e.to_string()))?;
+        mounting.channels.push(Arc::new(email));
+        Ok(())
     }
 }
 
@@ -110,7 +169,9 @@ impl Email {
                 .tls(Tls::Required(tls))
                 .timeout(Some(Duration::from_secs(30)));
         match (config.username, config.password) {
-            (Some(u), Some(p)) => builder = builder.credentials(Credentials::new(u, p)),
+            (Some(u), Some(p)) => {
+                builder = builder.credentials(Credentials::new(u, p.expose().to_owned()));
+            }
             (None, None) => {}
             _ => return Err(EmailConfigError::HalfCredentials),
         }

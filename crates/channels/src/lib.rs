@@ -19,7 +19,8 @@
 //!   takes them.
 //! - [`config::ChannelsConfig`] reads the hub's configuration file (`ask-user hub serve
 //!   --config`); [`start`] runs what it configures (the dispatcher with its escalation
-//!   ladder, the leased Telegram poller) and returns the routes to mount.
+//!   ladder, the leased Telegram poller) and returns the routes to mount. [`CHANNELS`] is the
+//!   registry's list: one entry per channel makes its section, its name and its start.
 //!
 //! Model text is untrusted: each channel escapes it for its own markup (ntfy: plain text, no
 //! Markdown flag; email: HTML-escaped; Telegram: no parse mode; Slack: `plain_text` blocks and
@@ -39,7 +40,7 @@
 //! let ntfy = Ntfy::new(NtfyConfig {
 //!     server: "https://ntfy.example.org".into(),
 //!     topic: "asks".into(),
-//!     access_token: Some(std::env::var("NTFY_TOKEN")?),
+//!     access_token: Some(std::env::var("NTFY_TOKEN")?.into()),
 //!     allow_public_topic: false,
 //! })?;
 //! let public = "https://hub.example.org";
@@ -60,14 +61,26 @@
 mod channel;
 pub mod config;
 mod dispatch;
-pub mod email;
 mod mount;
-pub mod ntfy;
+mod registry;
 mod router;
-pub mod slack;
-pub mod telegram;
 pub mod text;
 mod token;
+
+// The channels. Adding one: its module here and its entry in `registry!` below (see
+// `registry.rs`); the configuration file's section, the names `--escalate` accepts and what
+// `start` runs all follow from that entry.
+pub mod email;
+pub mod ntfy;
+pub mod slack;
+pub mod telegram;
+
+registry::registry! {
+    ntfy: ntfy::NtfyConfig,
+    telegram: telegram::TelegramConfig,
+    slack: slack::SlackConfig,
+    email: email::EmailConfig,
+}
 
 pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};

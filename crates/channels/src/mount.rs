@@ -6,18 +6,11 @@ use std::sync::Arc;
 use ask_user_store::{AskId, Store};
 use axum::Router;
 
-use crate::Channel;
 use crate::config::ChannelsConfig;
 use crate::dispatch::{Dispatcher, delays_for};
-use crate::email::Email;
-use crate::ntfy::Ntfy;
+use crate::registry::Mounting;
 use crate::router::{AnswerState, answer_router};
-use crate::slack::{Slack, interactivity_router};
-use crate::telegram::{PollLease, Telegram};
 use crate::token::Tokens;
-
-/// How long a replica holds the Telegram poll lease: three 30 s long polls.
-const TELEGRAM_POLL_LEASE: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// The background tasks [`start_until`] runs (the dispatcher, the Telegram poller).
 #[derive(Debug, Default)]
@@ -81,30 +74,16 @@ where
     F: std::future::Future<Output = ()> + Send + 'static,
 {
     let mut running = Running::default();
-    let err = |e: &dyn std::fmt::Display| MountError(e.to_string());
-    let tokens = Tokens::new(store);
-    let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
-    let mut telegram = None;
-    let mut slack = None;
-    if let Some(c) = &config.ntfy {
-        channels.push(Arc::new(Ntfy::new(c.clone()).map_err(|e| err(&e))?));
-    }
-    if let Some(c) = &config.telegram {
-        let t = Arc::new(Telegram::new(c.clone()));
-        telegram = Some(t.clone());
-        channels.push(t);
-    }
-    if let Some(c) = &config.slack {
-        let s = Arc::new(Slack::new(c.clone()).map_err(|e| err(&e))?);
-        slack = Some(s.clone());
-        channels.push(s);
-    }
-    if let Some(c) = &config.email {
-        channels.push(Arc::new(Email::new(c.clone()).map_err(|e| err(&e))?));
-    }
-    let mut routes = Router::new();
+    let mut mounting = Mounting::new(Tokens::new(store));
+    config.mount_all(&mut mounting)?;
+    let Mounting {
+        tokens,
+        channels,
+        routes: extra,
+        tasks,
+    } = mounting;
     if channels.is_empty() {
-        return Ok((routes, running));
+        return Ok((Router::new(), running));
     }
     let public = public_url.trim_end_matches('/').to_owned();
     let delays = delays_for(&config.escalate, &channels);
@@ -125,23 +104,15 @@ where
             () = stopped => {}
         }
     }));
-    if let Some(t) = telegram {
-        // One replica polls at a time (the Bot API allows one `getUpdates` consumer); the
-        // lease is three long-poll timeouts, so a stopped replica is replaced within it.
-        let lease = PollLease::new(TELEGRAM_POLL_LEASE);
+    for task in tasks {
         let stopped = stop();
-        let polling = t.poll_leased(tokens.clone(), lease);
         running.tasks.push(tokio::spawn(async move {
             tokio::select! {
-                () = polling => {}
+                () = task => {}
                 () = stopped => {}
             }
         }));
     }
-    let answers = AnswerState { tokens };
-    routes = routes.merge(answer_router(answers.clone()));
-    if let Some(s) = slack {
-        routes = routes.merge(interactivity_router(answers, s));
-    }
+    let routes = answer_router(AnswerState { tokens }).merge(extra);
     Ok((routes, running))
 }

@@ -14,14 +14,19 @@
 //! action per option and a `view` action to the page; with exactly 3 options the three `http`
 //! actions fill ntfy's limit and the page is the notification's `click` URL (set always).
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_core::Secret;
 use ask_user_store::{Closed, Outcome};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use crate::MountError;
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
+use crate::config::Invalid;
+use crate::registry::{ChannelConfig, Mounting};
 use crate::text;
 
 const NAME: &str = "ntfy";
@@ -33,31 +38,65 @@ pub const MAX_ACTIONS: usize = 3;
 /// an attachment, so the body is cut below it.
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 
-/// How ntfy is reached.
-#[derive(Clone, PartialEq, Eq)]
+/// How ntfy is reached. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NtfyConfig {
     /// The server's base URL, e.g. `https://ntfy.example.org` (no trailing `/` needed).
     pub server: String,
     /// The topic the human subscribed to.
     pub topic: String,
     /// The access token (`tk_…`), sent as a bearer token; never logged.
-    pub access_token: Option<String>,
+    pub access_token: Option<Secret>,
     /// Accept publishing without an access token: anyone subscribed to the topic sees the
     /// questions (and may tap the buttons). Off by default (docs/contract.md §10).
     pub allow_public_topic: bool,
 }
 
-impl std::fmt::Debug for NtfyConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NtfyConfig")
-            .field("server", &self.server)
-            .field("topic", &self.topic)
-            .field(
-                "access_token",
-                &self.access_token.as_ref().map(|_| "<redacted>"),
-            )
-            .field("allow_public_topic", &self.allow_public_topic)
-            .finish()
+/// The `[ntfy]` section as written (see [`crate::config`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NtfyToml {
+    /// `server`; default `https://ntfy.sh`.
+    pub server: Option<String>,
+    /// `topic`; required.
+    pub topic: Option<String>,
+    /// `token` (or `ASK_USER_NTFY_TOKEN`).
+    pub token: Option<Secret>,
+    /// `public_topic`; default `false`.
+    pub public_topic: Option<bool>,
+}
+
+impl TryFrom<NtfyToml> for NtfyConfig {
+    type Error = Invalid;
+
+    fn try_from(raw: NtfyToml) -> Result<NtfyConfig, Invalid> {
+        let config = NtfyConfig {
+            server: raw.server.unwrap_or_else(|| "https://ntfy.sh".to_owned()),
+            topic: raw.topic.ok_or(Invalid::Missing {
+                key: "topic",
+                hint: "",
+            })?,
+            access_token: raw.token.filter(|t| !t.is_empty()),
+            allow_public_topic: raw.public_topic.unwrap_or(false),
+        };
+        if config.access_token.is_none() && !config.allow_public_topic {
+            return Err(Invalid::Refused(format!(
+                "ntfy: an access token is required: without one, anyone subscribed to topic \"{}\" sees the questions and can answer them; set `token` in [ntfy] or ASK_USER_NTFY_TOKEN, or accept a public topic with `public_topic = true`",
+                config.topic
+            )));
+        }
+        Ok(config)
+    }
+}
+
+impl ChannelConfig for NtfyConfig {
+    type Toml = NtfyToml;
+    const SECRET_ENV: &'static [(&'static str, &'static str)] = &[("ASK_USER_NTFY_TOKEN", "token")];
+
+    fn mount(&self, mounting: &mut Mounting) -> Result<(), MountError> {
+        let ntfy = Ntfy::new(self.clone()).map_err(|e| MountError(e.to_string()))?;
+        mounting.channels.push(Arc::new(ntfy));
+        Ok(())
     }
 }
 
@@ -168,7 +207,7 @@ impl Ntfy {
             .post(self.config.server.trim_end_matches('/'))
             .json(body);
         if let Some(t) = &self.config.access_token {
-            req = req.bearer_auth(t);
+            req = req.bearer_auth(t.expose());
         }
         let resp = req.send().await.map_err(|e| ChannelError::Unreachable {
             channel: NAME,

@@ -27,6 +27,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use ask_user_core::Secret;
 use ask_user_store::{AskId, Closed};
 use axum::Router;
 use axum::body::Bytes;
@@ -39,7 +40,10 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
+use crate::MountError;
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
+use crate::config::Invalid;
+use crate::registry::{ChannelConfig, Mounting};
 use crate::router::AnswerState;
 use crate::text;
 use crate::token::{Given, RedeemError};
@@ -65,30 +69,90 @@ const CHOICES_BLOCK: &str = "ask-user-choices";
 /// What a user outside the allow-list is told.
 pub const NOT_ALLOWED: &str = "You may not answer this question.";
 
-/// How Slack is reached.
-#[derive(Clone, PartialEq, Eq)]
+/// How Slack is reached. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlackConfig {
     /// The Web API base URL (`https://slack.com/api`).
     pub api_base: String,
     /// The bot token (`xoxb-…`); never logged.
-    pub bot_token: String,
+    pub bot_token: Secret,
     /// The app's signing secret; never logged.
-    pub signing_secret: String,
+    pub signing_secret: Secret,
     /// The channel id the questions go to.
     pub channel: String,
     /// The user ids whose clicks count (required, not empty).
     pub allowed_users: Vec<String>,
 }
 
-impl std::fmt::Debug for SlackConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlackConfig")
-            .field("api_base", &self.api_base)
-            .field("bot_token", &"<redacted>")
-            .field("signing_secret", &"<redacted>")
-            .field("channel", &self.channel)
-            .field("allowed_users", &self.allowed_users)
-            .finish()
+/// The `[slack]` section as written (see [`crate::config`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackToml {
+    /// `token` (or `ASK_USER_SLACK_TOKEN`); required.
+    pub token: Option<Secret>,
+    /// `signing_secret` (or `ASK_USER_SLACK_SIGNING_SECRET`); required.
+    pub signing_secret: Option<Secret>,
+    /// `channel`; required.
+    pub channel: Option<String>,
+    /// `allowed_users`; required, not empty.
+    pub allowed_users: Option<Vec<String>>,
+    /// `api_base`; default `https://slack.com/api`.
+    pub api_base: Option<String>,
+}
+
+impl TryFrom<SlackToml> for SlackConfig {
+    type Error = Invalid;
+
+    fn try_from(raw: SlackToml) -> Result<SlackConfig, Invalid> {
+        Ok(SlackConfig {
+            api_base: raw
+                .api_base
+                .unwrap_or_else(|| "https://slack.com/api".to_owned()),
+            bot_token: raw
+                .token
+                .filter(|t| !t.is_empty())
+                .ok_or(Invalid::Missing {
+                    key: "token",
+                    hint: " (or ASK_USER_SLACK_TOKEN)",
+                })?,
+            signing_secret: raw.signing_secret.filter(|t| !t.is_empty()).ok_or(
+                Invalid::Missing {
+                    key: "signing_secret",
+                    hint: " (or ASK_USER_SLACK_SIGNING_SECRET)",
+                },
+            )?,
+            channel: raw.channel.ok_or(Invalid::Missing {
+                key: "channel",
+                hint: "",
+            })?,
+            allowed_users: raw
+                .allowed_users
+                .filter(|u| !u.is_empty())
+                .ok_or(Invalid::Missing {
+                    key: "allowed_users",
+                    hint: " (the user ids whose clicks count)",
+                })?,
+        })
+    }
+}
+
+impl ChannelConfig for SlackConfig {
+    type Toml = SlackToml;
+    const SECRET_ENV: &'static [(&'static str, &'static str)] = &[
+        ("ASK_USER_SLACK_TOKEN", "token"),
+        ("ASK_USER_SLACK_SIGNING_SECRET", "signing_secret"),
+    ];
+
+    /// The channel, and its interactivity endpoint (`POST /channels/slack/interactivity`).
+    fn mount(&self, mounting: &mut Mounting) -> Result<(), MountError> {
+        let slack = Arc::new(Slack::new(self.clone()).map_err(|e| MountError(e.to_string()))?);
+        mounting.channels.push(slack.clone());
+        let answers = AnswerState {
+            tokens: mounting.tokens.clone(),
+        };
+        let routes = std::mem::take(&mut mounting.routes);
+        mounting.routes = routes.merge(interactivity_router(answers, slack));
+        Ok(())
     }
 }
 
@@ -308,7 +372,7 @@ impl Slack {
         let resp = self
             .http
             .post(url)
-            .bearer_auth(&self.config.bot_token)
+            .bearer_auth(self.config.bot_token.expose())
             .json(body)
             .send()
             .await
@@ -461,7 +525,7 @@ async fn interact(State(s): State<Interactivity>, request: axum::extract::Reques
             Err(_) => return (StatusCode::REQUEST_TIMEOUT, "Too slow.").into_response(),
         };
     if let Err(e) = verify(
-        &s.slack.config.signing_secret,
+        s.slack.config.signing_secret.expose(),
         header("x-slack-request-timestamp"),
         header("x-slack-signature"),
         &body,

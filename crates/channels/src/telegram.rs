@@ -38,13 +38,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_user_core::{AnswerItem, Answers};
+use ask_user_core::{AnswerItem, Answers, Secret};
 use ask_user_store::{AskId, Closed, Outcome, Recorded, Responder, Store, Timestamp};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use crate::MountError;
 use crate::channel::{Channel, ChannelError, MessageRef, Notice};
+use crate::config::Invalid;
+use crate::registry::{ChannelConfig, Mounting};
 use crate::text;
 use crate::token::{ChoiceKind, Given, RedeemError, Tokens};
 
@@ -56,13 +59,13 @@ pub const MAX_TEXT_CHARS: usize = 4096;
 /// What a user outside the allow-list is told when tapping a button.
 pub const NOT_ALLOWED: &str = "You may not answer this question.";
 
-/// How the bot is reached.
-#[derive(Clone, PartialEq, Eq)]
+/// How the bot is reached. `Debug` shows no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelegramConfig {
     /// The Bot API base URL (`https://api.telegram.org`).
     pub api_base: String,
     /// The bot's token from @BotFather; never logged (it is part of every request path).
-    pub bot_token: String,
+    pub bot_token: Secret,
     /// The chats the questions go to; taps count only from these.
     pub chats: Vec<i64>,
     /// The users whose taps count; empty: anyone in [`TelegramConfig::chats`].
@@ -71,14 +74,74 @@ pub struct TelegramConfig {
     pub poll_timeout_secs: u64,
 }
 
-impl std::fmt::Debug for TelegramConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TelegramConfig")
-            .field("api_base", &self.api_base)
-            .field("bot_token", &"<redacted>")
-            .field("chats", &self.chats)
-            .field("allowed_users", &self.allowed_users)
-            .finish_non_exhaustive()
+/// The `[telegram]` section as written (see [`crate::config`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramToml {
+    /// `token` (or `ASK_USER_TELEGRAM_TOKEN`); required.
+    pub token: Option<Secret>,
+    /// `chats`; required, not empty.
+    pub chats: Option<Vec<i64>>,
+    /// `allowed_users`; default: anyone in `chats`.
+    pub allowed_users: Option<Vec<i64>>,
+    /// `api_base`; default `https://api.telegram.org`.
+    pub api_base: Option<String>,
+    /// `poll_timeout`, seconds, 0 to 50; default 30.
+    pub poll_timeout: Option<i64>,
+}
+
+/// How long a replica holds the Telegram poll lease: three 30 s long polls.
+const POLL_LEASE: Duration = Duration::from_secs(90);
+
+impl TryFrom<TelegramToml> for TelegramConfig {
+    type Error = Invalid;
+
+    fn try_from(raw: TelegramToml) -> Result<TelegramConfig, Invalid> {
+        let poll_timeout_secs = u64::try_from(raw.poll_timeout.unwrap_or(30))
+            .ok()
+            .filter(|p| *p <= 50)
+            .ok_or(Invalid::Range {
+                key: "poll_timeout",
+                expected: "a number of seconds from 0 to 50",
+            })?;
+        Ok(TelegramConfig {
+            api_base: raw
+                .api_base
+                .unwrap_or_else(|| "https://api.telegram.org".to_owned()),
+            bot_token: raw
+                .token
+                .filter(|t| !t.is_empty())
+                .ok_or(Invalid::Missing {
+                    key: "token",
+                    hint: " (or ASK_USER_TELEGRAM_TOKEN)",
+                })?,
+            chats: raw
+                .chats
+                .filter(|c| !c.is_empty())
+                .ok_or(Invalid::Missing {
+                    key: "chats",
+                    hint: " (the chat ids the questions go to)",
+                })?,
+            allowed_users: raw.allowed_users.unwrap_or_default(),
+            poll_timeout_secs,
+        })
+    }
+}
+
+impl ChannelConfig for TelegramConfig {
+    type Toml = TelegramToml;
+    const SECRET_ENV: &'static [(&'static str, &'static str)] =
+        &[("ASK_USER_TELEGRAM_TOKEN", "token")];
+
+    /// The channel, and its poller: one replica polls at a time (the Bot API allows one
+    /// `getUpdates` consumer); the lease is three long-poll timeouts, so a stopped replica is
+    /// replaced within it.
+    fn mount(&self, mounting: &mut Mounting) -> Result<(), MountError> {
+        let telegram = Arc::new(Telegram::new(self.clone()));
+        mounting.channels.push(telegram.clone());
+        let polling = telegram.poll_leased(mounting.tokens.clone(), PollLease::new(POLL_LEASE));
+        mounting.tasks.push(Box::pin(polling));
+        Ok(())
     }
 }
 
@@ -189,7 +252,7 @@ impl Telegram {
         let url = format!(
             "{}/bot{}/{method}",
             self.config.api_base.trim_end_matches('/'),
-            self.config.bot_token
+            self.config.bot_token.expose()
         );
         let resp =
             self.http
@@ -320,6 +383,7 @@ impl Telegram {
         let id = self
             .config
             .bot_token
+            .expose()
             .split_once(':')
             .map_or("bot", |(id, _)| id);
         format!("telegram:{id}")
@@ -426,6 +490,7 @@ impl Telegram {
         let bot: Option<i64> = self
             .config
             .bot_token
+            .expose()
             .split_once(':')
             .and_then(|(id, _)| id.parse().ok());
         if m["from"]["id"].as_i64().is_some_and(|f| Some(f) != bot) {

@@ -56,6 +56,16 @@ impl From<&str> for Secret {
     }
 }
 
+/// Reads a secret from a string (a configuration file's token, a URL). Only a string is
+/// accepted; whatever a deserialiser's error says about a value of another type is that
+/// deserialiser's text, so read untrusted files through one whose errors drop values (as the
+/// channels' configuration does).
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Secret, D::Error> {
+        String::deserialize(deserializer).map(Secret)
+    }
+}
+
 impl std::str::FromStr for Secret {
     type Err = std::convert::Infallible;
 

@@ -20,7 +20,7 @@ fn config(server: &str, token: Option<&str>) -> NtfyConfig {
     NtfyConfig {
         server: server.to_owned(),
         topic: "asks".to_owned(),
-        access_token: token.map(str::to_owned),
+        access_token: token.map(Into::into),
         allow_public_topic: false,
     }
 }

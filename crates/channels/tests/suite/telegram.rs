@@ -19,7 +19,7 @@ const USER: i64 = 4242;
 fn config(fake: &FakeTelegram, token: &str) -> TelegramConfig {
     TelegramConfig {
         api_base: fake.url.clone(),
-        bot_token: token.to_owned(),
+        bot_token: token.into(),
         chats: vec![CHAT],
         allowed_users: vec![USER],
         poll_timeout_secs: 1,
