@@ -51,6 +51,7 @@
 mod channel;
 mod error;
 mod feed;
+mod liveness;
 mod memory;
 mod model;
 mod postgres;
@@ -64,6 +65,7 @@ use std::time::Duration;
 pub use channel::{ChannelToken, Spend};
 pub use error::{Error, Result};
 pub use feed::Feed;
+pub use liveness::{Liveness, ThisMachine, process_identity, this_process};
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
     HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened,
@@ -77,6 +79,7 @@ pub use sqlite::WATCH_TEST_ENV;
 #[derive(Debug, Clone)]
 pub struct Store {
     backend: Backend,
+    liveness: std::sync::Arc<dyn Liveness>,
 }
 
 /// Which backend a [`Store`] is ([`Store::kind`]).
@@ -169,6 +172,7 @@ impl Store {
             let pg = postgres::PgStore::open(url).await?;
             return Ok(Store {
                 backend: Backend::Postgres(pg),
+                liveness: std::sync::Arc::new(ThisMachine),
             });
         }
         Err(Error::BadUrl {
@@ -191,6 +195,7 @@ impl Store {
     pub fn memory() -> Store {
         Store {
             backend: Backend::Memory(memory::MemoryStore::new()),
+            liveness: std::sync::Arc::new(ThisMachine),
         }
     }
 
@@ -203,6 +208,7 @@ impl Store {
         let s = sqlite::SqliteStore::open(path.to_path_buf()).await?;
         Ok(Store {
             backend: Backend::Sqlite(s),
+            liveness: std::sync::Arc::new(ThisMachine),
         })
     }
 
@@ -234,8 +240,9 @@ impl Store {
     /// Opens an ask, before any answerer shows it (docs/contract.md §8 "Call key and
     /// re-attach"). The key includes the ask's [`Namespace`]: asks of other namespaces are
     /// never found. A host-keyed call considers every ask of its key; an unkeyed call only
-    /// those no live caller holds (detached, or whose lease ran out by `ask.created_at`), so
-    /// two live callers asking the same question are never merged. Atomically, for the newest
+    /// those no live caller holds (detached, whose lease ran out by `ask.created_at`, or whose
+    /// process ended: [`Liveness`], see [`Store::with_liveness`]), so two live callers asking the
+    /// same question are never merged. Atomically, for the newest
     /// such ask:
     /// - none, or its outcome was delivered, or it timed out / was withdrawn, or its undelivered
     ///   outcome is older than the redelivery window → a new open, attached ask
@@ -251,7 +258,17 @@ impl Store {
     /// # Errors
     /// The backend's write errors; nothing is stored then.
     pub async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
-        dispatch!(self, s => s.open_ask(ask).await)
+        let liveness = self.liveness.clone();
+        dispatch!(self, s => s.open_ask(ask, liveness).await)
+    }
+
+    /// The same store, telling whether an ask's caller ended with `liveness` instead of
+    /// [`ThisMachine`] (a simulation's processes, an embedder's own callers). An unkeyed
+    /// [`Store::open_ask`] never re-attaches to an ask whose caller `liveness` does not know
+    /// to be gone while its lease runs.
+    #[must_use]
+    pub fn with_liveness(self, liveness: std::sync::Arc<dyn Liveness>) -> Store {
+        Store { liveness, ..self }
     }
 
     /// Records how the ask closed, first outcome wins (compare-and-set across processes and
