@@ -209,6 +209,10 @@ impl HostCall {
             }
             (journal, _) => crate::call(journal.as_deref(), &self.tool, arguments, context).await,
         };
+        let outcome = match &self.durable {
+            Some(durable) => durable.outcome_to_deliver(outcome),
+            None => outcome,
+        };
         Asked {
             call: self,
             outcome,

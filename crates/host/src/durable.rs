@@ -173,6 +173,7 @@ pub fn local_asker(agent: Option<String>) -> Asker {
             .filter(|h| !h.is_empty()),
         session: std::env::var(SESSION_ENV).ok().filter(|s| !s.is_empty()),
         pid: Some(std::process::id()),
+        process: ask_user_store::this_process(),
     }
 }
 
@@ -273,6 +274,28 @@ impl Durable {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         Some((self.ask_id()?, kept?))
+    }
+
+    /// Whether the call was aborted: a signal, a host cancel or a closed stdout detached its
+    /// ask (the caller is going away).
+    pub fn is_aborted(&self) -> bool {
+        self.shared
+            .aborted
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The outcome this call may deliver, given the one its race settled on: `ASK_ABORTED` for
+    /// an aborted call ([`Durable::is_aborted`]), also when an answer reached the store while
+    /// it was detaching (the race then settles on that answer). A detached ask belongs to the
+    /// call's retry from that moment (an unkeyed retry, or a new process of the same key, may
+    /// re-attach at once), so the process that is going away never prints its answer: it stays
+    /// undelivered for the retry, and no answer is printed twice.
+    pub fn outcome_to_deliver(&self, outcome: ask_user_core::Outcome) -> ask_user_core::Outcome {
+        if self.is_aborted() && !matches!(outcome, ask_user_core::Outcome::Aborted) {
+            tracing::info!("aborted while an outcome arrived: it stays in the store for the retry");
+            return ask_user_core::Outcome::Aborted;
+        }
+        outcome
     }
 
     /// Marks the outcome delivered (the model can have read it): a compare-and-set on the

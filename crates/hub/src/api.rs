@@ -95,6 +95,7 @@ async fn post_ask(
         host: cap(body.context.host),
         session: cap(body.context.session),
         pid: None,
+        process: None,
     };
     let ask = NewAsk::new(&scope, decoded.request.to_canonical_json(), asker)
         .in_namespace(&namespace(&token));

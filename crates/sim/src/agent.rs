@@ -58,6 +58,38 @@ pub struct World {
     pub ledger: Ledger,
     /// Whether callers pass a host key.
     pub keyed: bool,
+    /// The processes running now (what the store's [`ask_user_store::Liveness`] asks).
+    pub processes: Processes,
+}
+
+/// The simulated processes that run now, by identity ([`Asker::process`]): the store's probe
+/// of whether an ask's caller ended (the machine's `/proc`, simulated). A retry is a new
+/// process with the same pid (a reused pid), so it is told apart by its identity.
+#[derive(Debug, Clone, Default)]
+pub struct Processes(Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>);
+
+impl Processes {
+    fn set(&self, identity: &str, running: bool) {
+        let mut live = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if running {
+            live.insert(identity.to_owned());
+        } else {
+            live.remove(identity);
+        }
+    }
+}
+
+impl ask_user_store::Liveness for Processes {
+    fn is_gone(&self, asker: &Asker) -> bool {
+        let live = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        asker.process.as_ref().is_some_and(|p| !live.contains(p))
+    }
 }
 
 impl World {
@@ -169,6 +201,12 @@ fn printed(outcome: &Outcome) -> Printed {
 /// Runs one process of `call` to its end and writes it in the ledger.
 pub async fn process(world: World, call: Call, retry: bool) {
     sleep_until(world.at(call.start)).await;
+    let identity = format!(
+        "caller {} {}",
+        call.caller,
+        if retry { "retry" } else { "first run" }
+    );
+    world.processes.set(&identity, true);
     let durable = Durable::new(
         world.store.clone(),
         ask_user_store::Namespace::local_user(1000),
@@ -176,6 +214,7 @@ pub async fn process(world: World, call: Call, retry: bool) {
         Asker {
             agent: Some(format!("caller {}", call.caller)),
             pid: Some(call.caller),
+            process: Some(identity.clone()),
             ..Asker::default()
         },
     );
@@ -194,6 +233,8 @@ pub async fn process(world: World, call: Call, retry: bool) {
     let mut shown: Option<Printed> = None;
     let work = async {
         let outcome = tool.call(ARGS, ExecutionContext::new(cancel.clone())).await;
+        // As `HostCall::call` does: an aborted call delivers ASK_ABORTED.
+        let outcome = durable.outcome_to_deliver(outcome);
         if call.kill == Kill::BeforeStdout {
             return;
         }
@@ -224,6 +265,10 @@ pub async fn process(world: World, call: Call, retry: bool) {
         () = sleep_until(bound) => Ended::Hung,
         () = signal => Ended::Hung,
     };
+    // A process that exited or was killed is gone (a hung one still runs).
+    if ended != Ended::Hung {
+        world.processes.set(&identity, false);
+    }
     let stored = match durable.ask_id() {
         Some(id) => world.store.get(id).await.ok(),
         None => None,
@@ -236,6 +281,12 @@ pub async fn process(world: World, call: Call, retry: bool) {
         printed: shown,
         ended,
         stored,
+        started: call.start,
+        finished: if ended == Ended::Hung {
+            u64::MAX
+        } else {
+            u64::try_from(world.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+        },
     });
 }
 

@@ -62,6 +62,28 @@ pub struct Run {
     /// Its ask as the store held it when the process ended (what the printed outcome is
     /// compared with: a later retry may mark it delivered).
     pub stored: Option<AskRecord>,
+    /// When it started (ms of simulated time).
+    pub started: u64,
+    /// When it ended (ms); `u64::MAX` for a process that hung (it still runs).
+    pub finished: u64,
+}
+
+/// Whether `run` may print the outcome of `ask`: it is the question of `run`'s caller, or
+/// `run` took the ask over once every earlier process holding it had ended or let it go
+/// without printing an answer (a signal detached the ask; an unkeyed call
+/// re-attaches to a detached ask of its scope: by the contract, a caller of the same identity
+/// and question after the first went away is that call's retry). Two live callers of one ask
+/// never pass.
+fn holds(run: &Run, ask: AskId, owner: Option<u32>, runs: &[Run]) -> bool {
+    if run.ask != Some(ask) {
+        return false;
+    }
+    if owner == Some(run.caller) {
+        return true;
+    }
+    runs.iter()
+        .filter(|r| r.ask == Some(ask) && !std::ptr::eq(*r, run) && r.started <= run.started)
+        .all(|r| r.finished <= run.started || !matches!(r.printed, Some(Printed::Answered(_))))
 }
 
 /// The shared ledger of one seed's run.
@@ -254,8 +276,14 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
             // An aborted call detaches: the ask stays open, or an answer stays undelivered
             // for the retry.
             (Printed::Aborted, None) => true,
+            // (or the process that took the detached ask over has printed it meanwhile).
             (Printed::Aborted, Some(Outcome::Answered { .. } | Outcome::Dismissed { .. })) => {
                 rec.is_some_and(|r| r.delivered_at.is_none())
+                    || runs.iter().any(|r| {
+                        !std::ptr::eq(r, run)
+                            && r.ask == Some(ask)
+                            && matches!(r.printed, Some(Printed::Answered(_)))
+                    })
             }
             (Printed::Other(_), _) => true,
             _ => false,
@@ -270,7 +298,11 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
         if let Printed::Answered(label) = printed {
             let own = acks
                 .iter()
-                .any(|a| &a.label == label && card_of(a.ask) == Some(run.caller));
+                .any(|a| &a.label == label && holds(run, a.ask, card_of(a.ask), &runs))
+                // An answer stored before the human was told (its terminal was killed first),
+                // printed by the process that holds the ask.
+                || (closed.is_some_and(|c| matches!(c, Outcome::Answered { answer, .. } if label_of(answer).as_deref() == Some(label.as_str())))
+                    && holds(run, ask, card_of(ask), &runs));
             if !own {
                 found.push(Violation::Misdelivered {
                     caller: run.caller,
@@ -280,12 +312,14 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
         }
     }
     for ack in &acks {
-        let Some(caller) = card_of(ack.ask) else {
+        let owner = card_of(ack.ask);
+        if owner.is_none() {
             continue;
-        };
-        let reached = runs
-            .iter()
-            .any(|r| r.caller == caller && r.printed == Some(Printed::Answered(ack.label.clone())));
+        }
+        let reached = runs.iter().any(|r| {
+            r.printed == Some(Printed::Answered(ack.label.clone()))
+                && (owner == Some(r.caller) || holds(r, ack.ask, owner, &runs))
+        });
         // Only the answer that counted must arrive (a second "sent" is already reported as
         // not stored).
         let counted = asks

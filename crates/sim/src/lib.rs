@@ -88,11 +88,13 @@ pub fn run_seed_with(seed: u64, faults: plan::Faults) -> Report {
 }
 
 async fn run_plan(plan: Plan) -> Report {
+    let processes = agent::Processes::default();
     let world = World {
         start: tokio::time::Instant::now(),
-        store: Store::memory(),
+        store: Store::memory().with_liveness(std::sync::Arc::new(processes.clone())),
         ledger: Ledger::default(),
         keyed: plan.keyed,
+        processes,
     };
     // The first run: every caller's process and the human, at once.
     let mut first = Vec::new();
@@ -176,8 +178,10 @@ async fn waiting_answer(world: &World, caller: u32) -> bool {
         if rec.asker.pid != Some(caller) {
             continue;
         }
+        // Printed by the caller, or by the process that took its ask over once it went away.
         let printed = runs.iter().any(|r| {
-            r.caller == caller && r.printed == Some(ledger::Printed::Answered(ack.label.clone()))
+            (r.caller == caller || r.ask == Some(ack.ask))
+                && r.printed == Some(ledger::Printed::Answered(ack.label.clone()))
         });
         if !printed {
             return true;

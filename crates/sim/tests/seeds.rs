@@ -7,15 +7,8 @@ use ask_user_sim::{replay_command, run_seed_with};
 /// Seeds run by the default test run (a few seconds in a debug build).
 const SEEDS: u64 = 3000;
 
-/// The faults the default run draws. Slow store writes (the window where a budget or a signal
-/// meets an answer being stored) and a second live caller still break the invariants — the
-/// known cases are the seeds of the ignored tests below (docs/hardening.md) — so the default run
-/// leaves them out until they are fixed; `scripts/sim` and
-/// `cargo test -p ask-user-sim -- --ignored` run every fault.
-const FAULTS: Faults = Faults {
-    slow_writes: false,
-    second_caller: false,
-};
+/// The faults the default run draws: every one (`scripts/sim` runs more seeds).
+const FAULTS: Faults = Faults::ALL;
 
 fn failures(seeds: impl Iterator<Item = u64>, faults: Faults) -> Vec<String> {
     seeds
@@ -49,12 +42,6 @@ fn thousands_of_seeds_hold_every_invariant() {
 }
 
 #[test]
-#[ignore = "every fault: finds the open findings of the seeds below; run by scripts/sim"]
-fn thousands_of_seeds_with_every_fault_hold_every_invariant() {
-    assert_holds(0..SEEDS, Faults::ALL);
-}
-
-#[test]
 fn a_seed_replays_the_same_run() {
     for seed in 0..200 {
         let (a, b) = (
@@ -85,21 +72,18 @@ fn a_seed_replays_the_same_run() {
 /// An answer stored while the budget's own write waits wins: it is printed, not the timeout
 /// (the timeout used to be printed and the answer marked delivered, so the retry asked again).
 #[test]
-#[ignore = "an open finding (docs/hardening.md); passes once it is fixed"]
 fn seed_71_the_answer_that_won_the_store_beats_the_budget() {
     assert_holds([71, 58].into_iter(), Faults::ALL);
 }
 
 /// The same with SIGTERM: the answer stays undelivered for the retry.
 #[test]
-#[ignore = "an open finding (docs/hardening.md); passes once it is fixed"]
 fn seed_5_the_answer_that_won_the_store_beats_sigterm() {
     assert_holds([5].into_iter(), Faults::ALL);
 }
 
 /// The budget runs out while the answer is being stored: the call ends within its bound.
 #[test]
-#[ignore = "an open finding (docs/hardening.md); passes once it is fixed"]
 fn seed_63_a_budget_during_the_answer_write_does_not_hang() {
     assert_holds([63].into_iter(), Faults::ALL);
 }
@@ -107,14 +91,28 @@ fn seed_63_a_budget_during_the_answer_write_does_not_hang() {
 /// The process's own answerer stores an answer that the store's follower sees first: no
 /// deadlock between the two.
 #[test]
-#[ignore = "an open finding (docs/hardening.md); passes once it is fixed"]
 fn seed_59_an_answer_seen_twice_does_not_hang() {
     assert_holds([59].into_iter(), Faults::ALL);
 }
 
 /// Two live callers with the same question in one scope are two asks.
 #[test]
-#[ignore = "an open finding (docs/hardening.md); passes once it is fixed"]
 fn seed_6_two_live_callers_are_never_merged() {
     assert_holds([6].into_iter(), Faults::ALL);
+}
+
+/// A caller killed with `kill -9` while it waits, answered after: its immediate retry (same
+/// identity, same question, within the dead caller's lease) collects the answer (the dead
+/// caller's lease made its ask look live, so the retry asked again).
+#[test]
+fn seed_431_a_killed_callers_retry_collects_its_answer() {
+    assert_holds([431].into_iter(), FAULTS);
+}
+
+/// SIGTERM while the detach write is slow and an answer arrives: the process going away prints
+/// `ASK_ABORTED` and leaves the answer to the retry (it printed the answer, left it
+/// undelivered, and a second caller of the same identity printed it again).
+#[test]
+fn seed_1168_a_call_going_away_never_prints_the_answer_its_retry_gets() {
+    assert_holds([1168, 31012, 38882].into_iter(), FAULTS);
 }

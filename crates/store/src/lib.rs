@@ -54,6 +54,7 @@
 mod channel;
 mod error;
 mod feed;
+mod liveness;
 mod memory;
 mod model;
 mod postgres;
@@ -69,6 +70,7 @@ use std::time::Duration;
 pub use channel::{ChannelToken, Spend};
 pub use error::{Error, Result};
 pub use feed::Feed;
+pub use liveness::{Liveness, ThisMachine, process_identity, this_process};
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
     HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened,
@@ -84,6 +86,8 @@ pub struct Store {
     backend: Backend,
     /// The waiters of [`Store::wait_outcome`], shared by this handle's clones.
     waiters: Arc<waiters::Waiters>,
+    /// Tells whether a local asker's process still runs ([`Store::with_liveness`]).
+    liveness: Arc<dyn Liveness>,
 }
 
 /// Which backend a [`Store`] is ([`Store::kind`]).
@@ -157,6 +161,7 @@ impl Store {
         Store {
             backend,
             waiters: Arc::default(),
+            liveness: Arc::new(ThisMachine),
         }
     }
 
@@ -242,8 +247,9 @@ impl Store {
     /// Opens an ask, before any answerer shows it (docs/contract.md §8 "Call key and
     /// re-attach"). The key includes the ask's [`Namespace`]: asks of other namespaces are
     /// never found. A host-keyed call considers every ask of its key; an unkeyed call only
-    /// those no live caller holds (detached, or whose lease ran out by `ask.created_at`), so
-    /// two live callers asking the same question are never merged. Atomically, for the newest
+    /// those no live caller holds (detached, whose lease ran out by `ask.created_at`, or whose
+    /// process ended: [`Liveness`], see [`Store::with_liveness`]), so two live callers asking the
+    /// same question are never merged. Atomically, for the newest
     /// such ask:
     /// - none, or its outcome was delivered, or it timed out / was withdrawn, or its undelivered
     ///   outcome is older than the redelivery window → a new open, attached ask
@@ -259,7 +265,17 @@ impl Store {
     /// # Errors
     /// The backend's write errors; nothing is stored then.
     pub async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
-        dispatch!(self, s => s.open_ask(ask).await)
+        let liveness = self.liveness.clone();
+        dispatch!(self, s => s.open_ask(ask, liveness).await)
+    }
+
+    /// The same store, telling whether an ask's caller ended with `liveness` instead of
+    /// [`ThisMachine`] (a simulation's processes, an embedder's own callers). An unkeyed
+    /// [`Store::open_ask`] never re-attaches to an ask whose caller `liveness` does not know
+    /// to be gone while its lease runs.
+    #[must_use]
+    pub fn with_liveness(self, liveness: Arc<dyn Liveness>) -> Store {
+        Store { liveness, ..self }
     }
 
     /// Records how the ask closed, first outcome wins (compare-and-set across processes and

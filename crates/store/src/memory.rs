@@ -8,9 +8,10 @@ use tokio::sync::broadcast;
 use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
+use crate::liveness::Liveness;
 use crate::model::{
-    AskId, AskRecord, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention,
-    Reuse, Swept, Timestamp, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded,
+    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -55,14 +56,20 @@ impl MemoryStore {
         let _ = self.tx.send(Change::Ask(id));
     }
 
-    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+    pub(crate) async fn open_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Opened> {
         let opened = {
             let mut inner = self.lock();
             let latest = inner
                 .asks
                 .values()
                 .rev()
-                .find(|r| r.key == ask.key)
+                .filter(|r| r.key == ask.key)
+                .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
+                .find(|r| candidate(r, ask.created_at, &*liveness))
                 .cloned();
             match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                 (Reuse::Reattach, Some(mut rec)) => {

@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::liveness::Liveness;
+
 /// How long an answered ask that was never delivered is handed to a retry that carries no host
 /// key (docs/contract.md §8: "within 10 minutes otherwise").
 pub const UNKEYED_REDELIVERY_WINDOW: Duration = Duration::from_secs(10 * 60);
@@ -238,6 +240,11 @@ pub struct Asker {
     /// The operating-system process id of the asking process, when local.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The asking process's identity on its machine ([`crate::this_process`]: boot, pid
+    /// namespace and the pid's start time), so a store on the same machine can tell it ended,
+    /// also once its pid was reused ([`crate::Liveness`]). Never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
 }
 
 /// What a caller gives to open (or re-attach to) an ask.
@@ -415,8 +422,35 @@ pub(crate) enum Reuse {
     Undelivered,
 }
 
-/// The re-attach rule of docs/contract.md §8 applied to the newest ask with the key (in its
-/// namespace), at `now`.
+/// Whether a caller may still be waiting on `rec` at `now`: attached with a lease that has not
+/// run out (an ask attached by a binary older than schema 6 has no lease: trusted as live),
+/// and not known to `liveness` as a process that ended (a local caller killed with `kill -9`).
+pub(crate) fn has_live_caller(rec: &AskRecord, now: Timestamp, liveness: &dyn Liveness) -> bool {
+    rec.attached && rec.lease_until.is_none_or(|until| until > now) && !liveness.is_gone(&rec.asker)
+}
+
+/// Whether a call with a key like `rec`'s may re-attach to `rec` at `now` (docs/contract.md §8
+/// "Exactly once, made precise"): a keyed call to any ask of its key (same namespace: the key
+/// includes it); an unkeyed call only to an ask no live caller holds ([`has_live_caller`]), so
+/// two live callers are never merged; neither to an ask that timed out or was withdrawn. Every backend picks the newest ask of the key that
+/// passes this, among the newest [`CANDIDATES`].
+pub(crate) fn candidate(rec: &AskRecord, now: Timestamp, liveness: &dyn Liveness) -> bool {
+    // A timed-out or withdrawn ask holds no decision: an older ask of the key may (a caller
+    // killed while waiting, answered since, whose retry comes after another caller's timeout).
+    let holds_nothing = rec
+        .closed
+        .as_ref()
+        .is_some_and(|c| !c.outcome.is_human_decision());
+    !holds_nothing && (rec.key.is_host_keyed() || !has_live_caller(rec, now, liveness))
+}
+
+/// How many of a key's newest asks a backend reads to find the [`candidate`]: the ones it
+/// skips are held by live callers, so more than this many callers of one question at once in
+/// one scope each get a new ask.
+pub(crate) const CANDIDATES: i64 = 16;
+
+/// The re-attach rule of docs/contract.md §8 applied to the newest [`candidate`] ask with the
+/// key (in its namespace), at `now`.
 pub(crate) fn reuse_of(latest: Option<&AskRecord>, now: Timestamp) -> Reuse {
     let Some(rec) = latest else { return Reuse::New };
     let Some(closed) = &rec.closed else {

@@ -33,9 +33,10 @@ use cached::{Cached, Conn};
 use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
+use crate::liveness::Liveness;
 use crate::model::{
-    AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
-    Swept, Timestamp, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
+    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -365,7 +366,11 @@ impl PgStore {
         }
     }
 
-    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+    pub(crate) async fn open_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Opened> {
         let shown = self.inner.shown.clone();
         let opened = self
             .in_tx(async |tx| {
@@ -379,24 +384,30 @@ impl PgStore {
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
                     .await
                     .map_err(e)?;
-                let latest = match tx
-                    .query_opt(
+                let rows = tx
+                    .query(
                         &format!(
                             "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
-                             AND request_hash = $3 ORDER BY id DESC LIMIT 1"
+                             AND request_hash = $3 ORDER BY id DESC LIMIT $4"
                         ),
                         &[
                             &ask.key.namespace().as_str(),
                             &ask.key.scope(),
                             &ask.key.request_hash(),
+                            &CANDIDATES,
                         ],
                     )
                     .await
-                    .map_err(e)?
-                {
-                    Some(r) => Some(read_row(&r).map_err(e)?.into_record(&shown)?),
-                    None => None,
-                };
+                    .map_err(e)?;
+                // The newest ask a call may re-attach to (model.rs `candidate`).
+                let mut latest = None;
+                for r in &rows {
+                    let rec = read_row(r).map_err(e)?.into_record(&shown)?;
+                    if candidate(&rec, ask.created_at, &*liveness) {
+                        latest = Some(rec);
+                        break;
+                    }
+                }
                 match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {

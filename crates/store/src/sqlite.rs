@@ -27,9 +27,10 @@ use tokio::sync::{Notify, broadcast};
 use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
+use crate::liveness::Liveness;
 use crate::model::{
-    AskId, AskRecord, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
-    Swept, Timestamp, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
+    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -346,6 +347,41 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<()> {
     tx.commit().map_err(err)
 }
 
+/// The newest ask of `ask`'s key a call may re-attach to ([`candidate`]), among the key's
+/// newest [`CANDIDATES`].
+fn newest_candidate(
+    tx: &rusqlite::Connection,
+    ask: &NewAsk,
+    liveness: &dyn Liveness,
+    shown: &str,
+) -> Result<Option<AskRecord>> {
+    let err = |e| map_err(shown, e);
+    let mut statement = tx
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM asks WHERE namespace = ?1 AND scope = ?2 \
+             AND request_hash = ?3 ORDER BY id DESC LIMIT ?4"
+        ))
+        .map_err(err)?;
+    let rows = statement
+        .query_map(
+            params![
+                ask.key.namespace().as_str(),
+                ask.key.scope(),
+                ask.key.request_hash(),
+                CANDIDATES
+            ],
+            read_row,
+        )
+        .map_err(err)?;
+    for row in rows {
+        let rec = row.map_err(err)?.into_record(shown)?;
+        if candidate(&rec, ask.created_at, liveness) {
+            return Ok(Some(rec));
+        }
+    }
+    Ok(None)
+}
+
 fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
     Ok(RawAsk {
         id: r.get(0)?,
@@ -496,29 +532,17 @@ impl SqliteStore {
         }
     }
 
-    pub(crate) async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
+    pub(crate) async fn open_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Opened> {
         let ask = ask.clone();
         let opened = self
             .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
                 let tx = conn.savepoint().map_err(err)?;
-                let latest = tx
-                    .query_row(
-                        &format!(
-                            "SELECT {COLUMNS} FROM asks WHERE namespace = ?1 AND scope = ?2 \
-                             AND request_hash = ?3 ORDER BY id DESC LIMIT 1"
-                        ),
-                        params![
-                            ask.key.namespace().as_str(),
-                            ask.key.scope(),
-                            ask.key.request_hash()
-                        ],
-                        read_row,
-                    )
-                    .optional()
-                    .map_err(err)?
-                    .map(|r| r.into_record(shown))
-                    .transpose()?;
+                let latest = newest_candidate(&tx, &ask, &*liveness, shown)?;
                 let opened = match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {

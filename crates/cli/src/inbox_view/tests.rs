@@ -25,6 +25,7 @@ fn ask(id: i64, agent: &str, minutes_ago: i64, question: &str) -> AskRecord {
             host: Some("laptop".to_owned()),
             session: Some(format!("session {id}")),
             pid: None,
+            process: None,
         },
         created_at: Timestamp(100 * MIN - minutes_ago * MIN),
         grace: Duration::from_secs(86_400),

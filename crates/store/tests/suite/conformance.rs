@@ -26,6 +26,7 @@ fn ask_at(scope: Scope, request: &str, at: Timestamp) -> NewAsk {
             host: Some("laptop".into()),
             session: Some("fix the build".into()),
             pid: Some(4242),
+            process: None,
         },
     );
     ask.created_at = at;

@@ -1,11 +1,13 @@
 //! Exactly once, made precise (docs/contract.md §8), on every backend like the conformance
 //! suite: `delivered` is a compare-and-set on the exact outcome, every ask belongs to a
-//! namespace.
+//! namespace, and an unkeyed call never merges two live callers (a caller whose process
+//! ended is not live, even within its lease).
 
 use std::time::Duration;
 
 use ask_user_store::{
-    Asker, Namespace, NewAsk, Opened, Outcome, Responder, Scope, Store, Timestamp,
+    Asker, Namespace, NewAsk, Opened, Outcome, Responder, Scope, Store, Timestamp, lease,
+    process_identity, this_process,
 };
 use pretty_assertions::assert_eq;
 
@@ -22,6 +24,52 @@ fn ask(scope: Scope, namespace: &Namespace, at: Timestamp) -> NewAsk {
 
 fn keyed(key: &str, namespace: &Namespace, at: Timestamp) -> NewAsk {
     ask(Scope::HostKey(key.into()), namespace, at)
+}
+
+fn unkeyed(namespace: &Namespace, at: Timestamp) -> NewAsk {
+    ask(Scope::Caller("cwd=/src/app".into()), namespace, at)
+}
+
+/// An unkeyed ask made by the local process `pid` (its identity as the asker records it).
+fn unkeyed_by(pid: u32, namespace: &Namespace, at: Timestamp) -> NewAsk {
+    let mut ask = unkeyed(namespace, at);
+    ask.asker = Asker {
+        pid: Some(pid),
+        process: process_identity(pid),
+        ..Asker::default()
+    };
+    assert!(
+        ask.asker.process.is_some(),
+        "Linux tells a process's identity"
+    );
+    ask
+}
+
+/// A real process that runs until killed (killed on drop).
+struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    fn start() -> Sleeper {
+        Sleeper(
+            std::process::Command::new("sleep")
+                .arg("600")
+                .env_clear()
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    fn kill(&mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn answered(v: &str, answerer: &str) -> Outcome {
@@ -67,6 +115,10 @@ every_backend!(
     delivered_is_a_compare_and_set_on_the_exact_outcome,
     the_same_key_in_two_namespaces_is_two_asks,
     a_keyed_call_reattaches_within_its_namespace_even_while_attached,
+    an_unkeyed_call_never_merges_two_live_callers,
+    an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away,
+    an_unkeyed_retry_collects_the_answer_of_a_caller_whose_process_ended,
+    a_timed_out_ask_does_not_hide_an_older_undelivered_answer,
 );
 
 async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
@@ -141,5 +193,105 @@ async fn a_keyed_call_reattaches_within_its_namespace_even_while_attached(f: Fix
     // The same key is the same call (a retry whose predecessor still holds its lease).
     assert!(
         matches!(open(&f.second().await, &keyed("k", &alice(), T0.plus(Duration::from_millis(5)))).await, Opened::Reattached(r) if r.id == a.id)
+    );
+}
+
+async fn an_unkeyed_call_never_merges_two_live_callers(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let Opened::Created(first) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    // A second terminal in the same directory, same question, while the first still waits.
+    let soon = T0.plus(Duration::from_millis(10));
+    let Opened::Created(second) = open(&f.second().await, &unkeyed(&me, soon)).await else {
+        panic!("a live caller's ask must not be shared")
+    };
+    assert_ne!(first.id, second.id);
+    assert_eq!(f.store.list_open().await.unwrap().len(), 2);
+    // The first goes away: a retry re-attaches to a detached one, not to the live second.
+    f.store.set_attached(first.id, false, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Reattached(r) if r.id == first.id)
+    );
+    // A caller that records no process identity is live until its lease runs out.
+    let after_lease = second.lease_until.unwrap().plus(Duration::from_millis(1));
+    assert!(second.lease_until.unwrap() <= soon.plus(lease()));
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, after_lease)).await, Opened::Reattached(r) if r.id == second.id)
+    );
+}
+
+async fn an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let Opened::Created(rec) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(rec.id, &yes, T0).await.unwrap();
+    // Its caller is alive (printing it now): another terminal's same question is its own.
+    let soon = T0.plus(Duration::from_millis(10));
+    let Opened::Created(other) = open(&f.store, &unkeyed(&me, soon)).await else {
+        panic!("a live caller's answer must not be handed to another caller")
+    };
+    f.store
+        .record_outcome(other.id, &Outcome::Withdrawn, soon)
+        .await
+        .unwrap();
+    // The first caller was stopped by a signal before printing: it detached; the retry gets it.
+    f.store.set_attached(rec.id, false, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Undelivered(r) if r.id == rec.id)
+    );
+}
+
+async fn an_unkeyed_retry_collects_the_answer_of_a_caller_whose_process_ended(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let mut caller = Sleeper::start();
+    let Opened::Created(rec) = open(&f.store, &unkeyed_by(caller.0.id(), &me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(rec.id, &yes, T0).await.unwrap();
+    let soon = T0.plus(Duration::from_millis(10));
+    // While its process runs, the answer is its own: this (live) process's same question is
+    // another ask.
+    let mine = unkeyed_by(std::process::id(), &me, soon);
+    assert_eq!(mine.asker.process, this_process());
+    let Opened::Created(other) = open(&f.store, &mine).await else {
+        panic!("a live process's answer must not be handed to another caller")
+    };
+    f.store
+        .record_outcome(other.id, &Outcome::Withdrawn, soon)
+        .await
+        .unwrap();
+    // `kill -9`: no detach, its lease still runs; the immediate retry collects the answer.
+    caller.kill();
+    assert!(rec.lease_until.unwrap() > soon);
+    let retry = f.second().await;
+    assert!(
+        matches!(open(&retry, &unkeyed(&me, soon)).await, Opened::Undelivered(r) if r.id == rec.id)
+    );
+}
+
+async fn a_timed_out_ask_does_not_hide_an_older_undelivered_answer(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let Opened::Created(first) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let soon = T0.plus(Duration::from_millis(10));
+    let Opened::Created(second) = open(&f.store, &unkeyed(&me, soon)).await else {
+        panic!("two live callers, two asks")
+    };
+    // The second times out; the first's caller went away, and the human answers its ask.
+    f.store
+        .record_outcome(second.id, &Outcome::TimedOut, soon)
+        .await
+        .unwrap();
+    f.store.set_attached(second.id, false, soon).await.unwrap();
+    f.store.set_attached(first.id, false, soon).await.unwrap();
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(first.id, &yes, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Undelivered(r) if r.id == first.id)
     );
 }
