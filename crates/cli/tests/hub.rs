@@ -21,6 +21,11 @@ use serde_json::{Value, json};
 
 /// Runs the Chromium driver; its `RESULT` JSON.
 fn browser(args: &[&str]) -> Value {
+    browser_env(args, &[])
+}
+
+/// [`browser`] with `env` set for the driver (a token it needs: never in its argv).
+fn browser_env(args: &[&str], env: &[(&str, &str)]) -> Value {
     let playwright = repo_root().join("tools/node/node_modules/playwright-core");
     assert!(
         playwright.join("package.json").exists(),
@@ -35,6 +40,7 @@ fn browser(args: &[&str]) -> Value {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/inbox.cjs"))
         .args(args)
         .env("PLAYWRIGHT_CORE", playwright)
+        .envs(env.iter().copied())
         .output()
         .expect("node runs (scripts/setup installs it)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -1037,4 +1043,202 @@ async fn an_agent_and_its_replica_killed_leave_an_ask_the_other_replica_marks_de
         assert!(start.elapsed() < DEADLINE, "never marked detached: {state}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// `hub serve` on a Postgres that does not answer yet (starting beside it) says on stderr that
+/// it waits for the database — naming it without its password — and serves as soon as the
+/// database answers, with no restart. The database's address is a loopback port where nothing
+/// listens at first; a forwarder to a real throwaway cluster opens there once the message
+/// is seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_serve_says_it_waits_for_a_starting_database_then_serves() {
+    let cluster = tokio::task::spawn_blocking(pg::Cluster::start)
+        .await
+        .unwrap();
+    let real = cluster
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("postgres://postgres:pg-s3cret@127.0.0.1:{port}/postgres");
+    let mut child = KillOnDrop(
+        Command::new(bin())
+            .env_clear()
+            .env("HOME", dir.path())
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = child.0.stderr.take().unwrap();
+    let (tx, lines) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let next_with = |needle: &str| -> String {
+        let start = Instant::now();
+        loop {
+            let left = DEADLINE.saturating_sub(start.elapsed());
+            match lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("no stderr line with {needle:?} ({e})"),
+            }
+        }
+    };
+    let waiting = next_with("waiting for the database");
+    assert!(
+        waiting.starts_with(&format!(
+            "ask-user hub: waiting for the database (store postgres://127.0.0.1:{port}/postgres: cannot connect to Postgres: "
+        )),
+        "{waiting}"
+    );
+    assert!(!waiting.contains("pg-s3cret"), "{waiting}");
+    // The database "finishes starting": its port answers now.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let forwarder = tokio::spawn(async move {
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let real = real.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) =
+                    tokio::net::TcpStream::connect(format!("127.0.0.1:{real}")).await
+                {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    let serving = next_with("serving on ");
+    assert!(
+        serving.contains("serving on http://127.0.0.1:"),
+        "{serving}"
+    );
+    drop(child);
+    forwarder.abort();
+}
+
+/// A child killed (and reaped) when dropped: a failed assertion leaves no `hub serve` behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An agent with a time budget (`ask --hub URL --timeout 10m`) sends its deadline with the
+/// ask; the hub's page counts down to it, as the terminal and the local page do, and when the
+/// ask times out the card closes saying so, the own answer typed meanwhile kept (read-only,
+/// copyable) and the countdown gone (real headless Chromium at phone size). An agent whose
+/// budget really runs out (`--timeout 2s`) closes its hub ask as timed out, not withdrawn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_counts_down_to_the_agents_deadline_and_a_time_out_keeps_the_typed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let tok = token(&store, "timed-agent");
+    let hub = Hub::start(&store, &[]);
+    let asked_at = now_ms();
+    let agent = Agent::start_with(&hub.url, &tok, "countdown", &["--timeout", "10m"]);
+    let cookie = session(&store, &hub.url).await;
+    wait_open(&hub.url, &cookie, 1).await;
+    let state = inbox(&hub.url, &cookie).await;
+    let deadline = state["open"][0]["deadline"].as_i64().expect("a deadline");
+    assert!(
+        deadline >= asked_at + 600_000 && deadline <= now_ms() + 600_000,
+        "{deadline} vs asked at {asked_at}"
+    );
+    let link = login_link(&store, &hub.url);
+    let url = hub.url.clone();
+    let token_env = tok.clone();
+    let seen = tokio::task::spawn_blocking(move || {
+        browser_env(&["countdown", &link, &url], &[("AGENT_TOKEN", &token_env)])
+    })
+    .await
+    .unwrap();
+    let counts = |t: &Value| {
+        t.as_str().is_some_and(|t| {
+            t.strip_prefix("Time left to answer: 9 min ")
+                .and_then(|rest| rest.strip_suffix(" s"))
+                .is_some_and(|n| n.parse::<u8>().is_ok_and(|n| n < 60))
+        })
+    };
+    assert!(counts(&seen["first"]) && counts(&seen["later"]), "{seen}");
+    assert_ne!(seen["first"], seen["later"], "{seen}");
+    assert_eq!(
+        (
+            &seen["withdrawn"],
+            &seen["closed"],
+            &seen["kept"],
+            &seen["readOnly"],
+            &seen["countdownHidden"],
+            &seen["errors"]
+        ),
+        (
+            &json!("timed_out"),
+            &json!("Timed out: the agent’s time limit ran out. Nothing was sent."),
+            &json!("half a thought"),
+            &json!(true),
+            &json!(true),
+            &json!([])
+        ),
+        "{seen}"
+    );
+    drop(agent);
+
+    let short = Agent::start_with(&hub.url, &tok, "short budget", &["--timeout", "2s"]);
+    let (code, out, err) = short.finish();
+    assert_eq!(code, 5, "{out}{err}");
+    // Its DELETE says why (`?reason=timed_out`): the page shows "timed out", not "withdrawn".
+    let start = Instant::now();
+    loop {
+        let state = inbox(&hub.url, &cookie).await;
+        let short = state["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["session"] == json!("short budget"))
+            .cloned();
+        if let Some(short) = short {
+            assert_eq!(short["state"], json!("timed_out"), "{state}");
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "never closed: {state}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
 }

@@ -333,10 +333,12 @@ async fn human_signs_in_and_reads(hub: &Served, dir: &Path, open: usize) {
 }
 
 /// A poll waiting when its token is revoked (by another process) ends with 401 instead of
-/// receiving the human's answer, and the agent's open asks are withdrawn: nothing answered
-/// now reaches it, and a new token of the same name finds nothing.
+/// receiving the human's answer; the agent's open asks close as "revoked" (not "withdrawn")
+/// on the page, and an answer given to one from a page still showing it is refused with that
+/// outcome; a new token of the same name finds nothing of them (its own namespace: the old
+/// id is "no such ask", the same call opens a new ask).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn revoking_a_token_ends_its_waiting_poll_and_withdraws_its_asks() {
+async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked() {
     let dir = tempfile::tempdir().unwrap();
     let tok = token(dir.path(), "leaver");
     let hub = Served::start(dir.path(), &[]);
@@ -375,6 +377,39 @@ async fn revoking_a_token_ends_its_waiting_poll_and_withdraws_its_asks() {
         .await
         .unwrap();
     assert_eq!(state["open"], json!([]), "{state}");
+    let closed = &state["history"][0];
+    assert_eq!(
+        (&closed["id"], &closed["state"], &closed["agent"]),
+        (&json!(id), &json!("revoked"), &json!("leaver")),
+        "{state}"
+    );
+    let late = http()
+        .post(format!("{}/inbox/asks/{id}/answer", hub.url))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .header("Origin", &hub.url)
+        .json(&json!({"answers": [{"id": "go", "selected": ["Yes"]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(late.status(), 409);
+    let late: Value = late.json().await.unwrap();
+    assert_eq!(late["counted"]["state"], json!("revoked"), "{late}");
+
+    // The same name again: another token, another namespace.
+    let again = token(dir.path(), "leaver");
+    let old = http()
+        .get(format!("{}/v1/asks/{id}", hub.url))
+        .bearer_auth(&again)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(old.status(), 404);
+    assert_eq!(
+        old.json::<Value>().await.unwrap(),
+        json!({"error": "no such ask for this agent"})
+    );
+    let fresh = post_ask(&hub.url, &again).await;
+    assert_ne!(fresh, id);
 }
 
 /// Signing out ends the page's live event stream (it no longer receives what changes).

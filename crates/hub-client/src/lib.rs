@@ -34,24 +34,12 @@ use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, Secret, Settled,
     UserInteraction,
 };
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub use upstream::Upstream;
 
-/// Who asks, as shown to the human beside the agent's name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CallerContext {
-    /// The project or working directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-    /// The machine's host name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    /// The session title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-}
+use ask_user_hub_wire::{AskState, AskView, PostAsk};
+pub use ask_user_hub_wire::{CallerContext, host_name};
 
 /// Where and how to reach the hub.
 #[derive(Debug, Clone)]
@@ -76,6 +64,10 @@ pub struct HubClientConfig {
     /// Where the outcome read from the hub waits until the host delivered it (see the crate
     /// doc); clones share it.
     pub upstream: Upstream,
+    /// The host's time budget per ask (`--timeout`), if it has one: the ask carries its
+    /// deadline (now + this, when the ask starts) so the hub's page counts down to it. The
+    /// budget itself is kept by the core, not by this answerer. Default `None`.
+    pub timeout: Option<Duration>,
 }
 
 impl HubClientConfig {
@@ -92,6 +84,7 @@ impl HubClientConfig {
             poll: Duration::from_secs(25),
             give_up_after: Duration::from_secs(120),
             upstream: Upstream::default(),
+            timeout: None,
         }
     }
 }
@@ -101,15 +94,6 @@ impl HubClientConfig {
 pub struct HubAnswerer {
     config: HubClientConfig,
     http: reqwest::Client,
-}
-
-/// What the hub says about an ask.
-#[derive(Debug, Clone, Deserialize)]
-struct View {
-    id: i64,
-    state: String,
-    #[serde(default)]
-    answers: Option<Answers>,
 }
 
 /// One attempt's failure.
@@ -144,6 +128,17 @@ pub fn plain_http(url: &str) -> bool {
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback());
     !local
+}
+
+/// The model-facing text of an ask the hub closed because this agent's token was revoked.
+pub const REVOKED_ON_HUB: &str = "the hub revoked this agent's token while the question was open: nothing the human answers reaches this agent; ask in plain text, or ask the hub's owner for a new token";
+
+/// `timeout` from now, as Unix milliseconds (saturating).
+fn deadline_ms(timeout: Duration) -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(now.saturating_add(timeout).as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The longest `Retry-After` honoured (a hub asking for more is retried after this).
@@ -183,7 +178,7 @@ impl HubAnswerer {
         &self,
         req: reqwest::RequestBuilder,
         timeout: Duration,
-    ) -> Result<Option<View>, Failure> {
+    ) -> Result<Option<AskView>, Failure> {
         let resp = req
             .bearer_auth(self.config.token.expose())
             .timeout(timeout)
@@ -222,7 +217,7 @@ impl HubAnswerer {
         }
     }
 
-    async fn post(&self, i: usize, body: &serde_json::Value) -> Result<View, Failure> {
+    async fn post(&self, i: usize, body: &serde_json::Value) -> Result<AskView, Failure> {
         let req = self
             .http
             .post(self.url(i, "/v1/asks"))
@@ -233,7 +228,7 @@ impl HubAnswerer {
             .ok_or_else(|| Failure::Transient("empty answer".to_owned(), None))
     }
 
-    async fn poll(&self, i: usize, id: i64) -> Result<View, Failure> {
+    async fn poll(&self, i: usize, id: i64) -> Result<AskView, Failure> {
         let url = self.url(
             i,
             &format!("/v1/asks/{id}?wait={}", self.config.poll.as_secs_f64()),
@@ -244,8 +239,13 @@ impl HubAnswerer {
             .ok_or_else(|| Failure::Transient("empty answer".to_owned(), None))
     }
 
-    async fn withdraw(&self, i: usize, id: i64) {
-        let req = self.http.delete(self.url(i, &format!("/v1/asks/{id}")));
+    /// Withdraws ask `id` (`?reason=timed_out` when the call's own budget ran out, so the
+    /// hub's page says "timed out").
+    async fn withdraw(&self, i: usize, id: i64, timed_out: bool) {
+        let reason = if timed_out { "?reason=timed_out" } else { "" };
+        let req = self
+            .http
+            .delete(self.url(i, &format!("/v1/asks/{id}{reason}")));
         let _ = self.send(req, Duration::from_secs(3)).await;
     }
 
@@ -256,7 +256,10 @@ impl HubAnswerer {
             None | Some(Settled::Aborted) => {
                 tracing::info!("the caller went away: the hub ask {id} stays for its retry");
             }
-            Some(_) => self.withdraw(at, id).await,
+            Some(settled) => {
+                let timed_out = matches!(settled, Settled::TimedOut(_));
+                self.withdraw(at, id, timed_out).await;
+            }
         }
     }
 
@@ -269,11 +272,13 @@ impl HubAnswerer {
         let key = self.config.key.clone().unwrap_or_else(random_key);
         let arguments: serde_json::Value =
             serde_json::from_str(&request.to_canonical_json()).unwrap_or_default();
-        let body = serde_json::json!({
-            "arguments": arguments,
-            "context": self.config.context,
-            "key": key,
-        });
+        let body = serde_json::to_value(PostAsk {
+            arguments,
+            context: self.config.context.clone(),
+            key: Some(key),
+            deadline: self.config.timeout.map(deadline_ms),
+        })
+        .unwrap_or_default();
         let n = self.config.urls.len();
         // First post: each URL once; none answers → unavailable at once.
         let mut errors = Vec::new();
@@ -309,7 +314,7 @@ impl HubAnswerer {
         let mut need_post = false;
         let mut said_lost = false;
         loop {
-            if view.state != "open" {
+            if !view.state.is_open() {
                 return self.finish(at, view, decide).await;
             }
             let step = async {
@@ -377,19 +382,23 @@ impl HubAnswerer {
     /// Offers the hub's outcome into the ask's race; once the race accepted it, leaves it with
     /// the [`Upstream`] for the host to confirm (decided before acknowledged, docs/contract.md
     /// §4; delivered last, §8).
-    async fn finish(&self, at: usize, view: View, decide: &Decide) -> Result<Answers, AskError> {
-        let (offer, result) = match view.state.as_str() {
-            "answered" => {
-                let answers = view.answers.ok_or_else(|| {
-                    AskError::Failed("the hub sent an answer without answers".to_owned())
-                })?;
+    async fn finish(&self, at: usize, view: AskView, decide: &Decide) -> Result<Answers, AskError> {
+        let (offer, result) = match view.state {
+            AskState::Answered => {
+                let answers = view
+                    .answers
+                    .and_then(|a| serde_json::from_value::<Answers>(a).ok())
+                    .ok_or_else(|| {
+                        AskError::Failed("the hub sent an answer without answers".to_owned())
+                    })?;
                 (Offer::Answers(answers.clone()), Ok(answers))
             }
-            "dismissed" => (Offer::Dismiss, Err(AskError::Dismissed)),
+            AskState::Dismissed => (Offer::Dismiss, Err(AskError::Dismissed)),
+            AskState::Revoked => return Err(AskError::Failed(REVOKED_ON_HUB.to_owned())),
             other => {
                 return Err(AskError::Failed(format!(
                     "the question was closed on the hub ({})",
-                    other.replace('_', " ")
+                    other.as_str().replace('_', " ")
                 )));
             }
         };
@@ -461,4 +470,71 @@ fn describe(e: &reqwest::Error) -> String {
 fn http_client() -> reqwest::ClientBuilder {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn plain_http_is_only_for_this_machine() {
+        let cases = [
+            ("http://127.0.0.1:8765", false),
+            ("http://127.9.9.9:1", false),
+            ("http://localhost:8765", false),
+            ("http://LOCALHOST", false),
+            ("http://[::1]:8765", false),
+            ("https://hub.example.com", false),
+            ("https://10.0.0.5:8765", false),
+            ("http://hub.example.com", true),
+            ("http://10.0.0.5:8765", true),
+            ("http://[fe80::1]:8765", true),
+            ("http://localhost.evil.example", true),
+            ("http://127.0.0.1.nip.io", true),
+            (" http://hub.example.com ", true),
+        ];
+        for (url, plain) in cases {
+            assert_eq!(plain_http(url), plain, "{url}");
+        }
+    }
+
+    #[test]
+    fn the_answerer_refuses_to_send_its_token_over_plain_http_beyond_loopback() {
+        let urls = vec![
+            "http://127.0.0.1:1".to_owned(),
+            "http://hub.example.com:8765".to_owned(),
+        ];
+        let Err(AskError::Unavailable(text)) =
+            HubAnswerer::new(HubClientConfig::new(urls, "auh_secret"))
+        else {
+            panic!("a plain-http hub beyond loopback was accepted");
+        };
+        assert_eq!(
+            text,
+            "refusing to send the agent's token over plain http to http://hub.example.com:8765: give the hub's https:// address (plain http only to this machine: localhost, 127.0.0.1, [::1])"
+        );
+        assert!(!text.contains("auh_secret"));
+        for ok in ["http://127.0.0.1:1", "https://hub.example.com"] {
+            assert!(
+                HubAnswerer::new(HubClientConfig::new(vec![ok.to_owned()], "t")).is_ok(),
+                "{ok}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_deadline_is_now_plus_the_budget_in_unix_ms() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let d = deadline_ms(Duration::from_secs(90));
+        let d = u128::try_from(d).unwrap();
+        assert!(
+            d >= now + 90_000 && d < now + 90_000 + 60_000,
+            "{d} vs {now}"
+        );
+        assert_eq!(deadline_ms(Duration::MAX), i64::MAX);
+    }
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ask_user_core::{Answers, Outcome};
+use ask_user_hub_wire::{AskState, Delivered};
 
 /// How long telling the hub may take before the host gives up on it (the hub then hands the
 /// outcome to the retry again: at least once).
@@ -78,15 +79,22 @@ impl Upstream {
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         for p in pending.into_iter().filter(|p| p.is(printed)) {
             let body = match &p.answers {
-                Some(answers) => serde_json::json!({ "state": "answered", "answers": answers }),
-                None => serde_json::json!({ "state": "dismissed" }),
+                Some(answers) => Delivered {
+                    state: AskState::Answered,
+                    answers: serde_json::to_value(answers).ok(),
+                },
+                None => Delivered {
+                    state: AskState::Dismissed,
+                    answers: None,
+                },
             };
+            let body = serde_json::to_string(&body).unwrap_or_default();
             let sent = p
                 .http
                 .post(&p.url)
                 .bearer_auth(p.token.expose())
                 .header("content-type", "application/json")
-                .body(body.to_string())
+                .body(body)
                 .timeout(DELIVERED_TIMEOUT)
                 .send()
                 .await;

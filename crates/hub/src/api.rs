@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{Limits, decode};
+use ask_user_hub_wire::{Delivered, PostAsk};
 use ask_user_store::{
     AskId, AskRecord, Asker, Namespace, NewAsk, Outcome, Recorded, Scope, Store, Timestamp,
 };
@@ -15,7 +16,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 use crate::auth::{Agent, error};
-use crate::{AskView, Hub, MAX_WAIT};
+use crate::{Hub, MAX_WAIT, view_of};
 
 /// The text for an ask that does not exist or is not this agent's: the same for both, so a
 /// token never learns whether another agent's ask exists.
@@ -28,26 +29,8 @@ pub(crate) fn routes() -> Router<Arc<Hub>> {
         .route("/v1/asks/{id}/delivered", post(delivered))
 }
 
-/// The caller's context: who asks, as shown to the human.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Context {
-    project: Option<String>,
-    host: Option<String>,
-    session: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct PostAsk {
-    arguments: serde_json::Value,
-    #[serde(default)]
-    context: Context,
-    #[serde(default)]
-    key: Option<String>,
-}
-
 /// Caps a context field so a caller cannot fill the human's page.
-fn cap(s: Option<String>) -> Option<String> {
+pub(crate) fn cap(s: Option<String>) -> Option<String> {
     s.map(|s| s.chars().take(200).collect::<String>())
         .filter(|s| !s.trim().is_empty())
 }
@@ -100,7 +83,13 @@ async fn post_ask(
     let ask = NewAsk::new(&scope, decoded.request.to_canonical_json(), asker)
         .in_namespace(&namespace(&token));
     match hub.store.open_ask(&ask).await {
-        Ok(opened) => axum::Json(AskView::of(opened.record())).into_response(),
+        Ok(opened) => {
+            let rec = opened.record();
+            if rec.is_open() {
+                hub.deadlines.set(rec.id, body.deadline, Timestamp::now());
+            }
+            axum::Json(view_of(rec)).into_response()
+        }
         Err(e) => store_error(&e),
     }
 }
@@ -147,6 +136,16 @@ impl Drop for DetachOnDrop {
     }
 }
 
+/// How long a `?wait=SECONDS` long-poll waits: at most [`MAX_WAIT`]; none for a missing,
+/// non-positive or non-finite value.
+pub(crate) fn wait_of(seconds: Option<f64>) -> Duration {
+    seconds
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::ZERO, |s| {
+            Duration::try_from_secs_f64(s.min(MAX_WAIT.as_secs_f64())).unwrap_or(MAX_WAIT)
+        })
+}
+
 async fn get_ask(
     State(hub): State<Arc<Hub>>,
     agent: Agent,
@@ -157,14 +156,9 @@ async fn get_ask(
         Ok(r) => r,
         Err(resp) => return resp,
     };
-    let wait = w
-        .wait
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(Duration::ZERO, |s| {
-            Duration::try_from_secs_f64(s.min(MAX_WAIT.as_secs_f64())).unwrap_or(MAX_WAIT)
-        });
+    let wait = wait_of(w.wait);
     if !rec.is_open() || wait.is_zero() {
-        return axum::Json(AskView::of(&rec)).into_response();
+        return axum::Json(view_of(&rec)).into_response();
     }
     // The agent waits: its ask is attached with a fresh lease (docs/contract.md §8
     // "Liveness"), renewed while this request waits. An agent that stops polling (killed, or
@@ -203,7 +197,7 @@ async fn get_ask(
         },
     };
     guard.armed = false;
-    axum::Json(AskView::of(&out)).into_response()
+    axum::Json(view_of(&out)).into_response()
 }
 
 /// `POST /v1/asks/{id}/delivered`: the agent printed the outcome it read. The body may name
@@ -227,7 +221,7 @@ async fn delivered(
         );
     };
     if let Some(axum::Json(printed)) = body
-        && !printed.matches(&closed.outcome)
+        && !delivered_matches(&printed, &closed.outcome)
     {
         return error(
             StatusCode::CONFLICT,
@@ -248,36 +242,45 @@ async fn delivered(
     }
 }
 
-/// The outcome an agent says it delivered: its state and, for an answer, the answer JSON.
+/// Whether the outcome an agent says it delivered is `outcome`.
+pub(crate) fn delivered_matches(printed: &Delivered, outcome: &Outcome) -> bool {
+    printed.state == crate::state_of(Some(outcome))
+        && match outcome {
+            Outcome::Answered { answer, .. } => printed.answers.as_ref() == Some(answer),
+            _ => true,
+        }
+}
+
+/// `DELETE /v1/asks/{id}?reason=timed_out`: why the agent withdraws. `timed_out` (its own
+/// budget ran out) closes the ask as timed out, so the page says so; anything else, or none,
+/// as withdrawn.
 #[derive(Debug, Deserialize)]
-struct Delivered {
-    state: String,
+struct Withdraw {
     #[serde(default)]
-    answers: Option<serde_json::Value>,
+    reason: Option<String>,
 }
 
-impl Delivered {
-    fn matches(&self, outcome: &Outcome) -> bool {
-        self.state == outcome.state_name()
-            && match outcome {
-                Outcome::Answered { answer, .. } => self.answers.as_ref() == Some(answer),
-                _ => true,
-            }
-    }
-}
-
-async fn delete_ask(State(hub): State<Arc<Hub>>, agent: Agent, Path(id): Path<i64>) -> Response {
+async fn delete_ask(
+    State(hub): State<Arc<Hub>>,
+    agent: Agent,
+    Path(id): Path<i64>,
+    Query(why): Query<Withdraw>,
+) -> Response {
     let rec = match own(&hub.store, &agent, id).await {
         Ok(r) => r,
         Err(resp) => return resp,
     };
+    let outcome = match why.reason.as_deref() {
+        Some("timed_out") => Outcome::TimedOut,
+        _ => Outcome::Withdrawn,
+    };
     match hub
         .store
-        .record_outcome(rec.id, &Outcome::Withdrawn, Timestamp::now())
+        .record_outcome(rec.id, &outcome, Timestamp::now())
         .await
     {
         Ok(Recorded::Won | Recorded::Lost(_)) => match hub.store.get(rec.id).await {
-            Ok(r) => axum::Json(AskView::of(&r)).into_response(),
+            Ok(r) => axum::Json(view_of(&r)).into_response(),
             Err(e) => store_error(&e),
         },
         Err(e) => store_error(&e),

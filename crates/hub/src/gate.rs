@@ -27,11 +27,11 @@ use crate::auth::{UNAUTHORIZED, error, hash_secret, session_cookie};
 use crate::{Hub, KIND_LOGIN, KIND_SESSION, KIND_TOKEN};
 
 /// The most requests one agent token holds open at once on one replica (long-polls included);
-/// beyond, 429 [`TOO_MANY_OPEN`].
+/// beyond, 429 `too many requests open at once for this agent's token …`.
 pub const MAX_OPEN_PER_TOKEN: usize = 32;
 
 /// The most asks one agent token may have open at once (all replicas: counted in the store);
-/// beyond, a new ask is refused with 429 [`QUOTA`].
+/// beyond, a new ask is refused with 429 `quota: this agent already has 64 asks open, …`.
 pub const MAX_OPEN_ASKS_PER_TOKEN: u64 = 64;
 
 /// The text of an ask beyond [`MAX_OPEN_ASKS_PER_TOKEN`].

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::auth::{
     COOKIE, Human, HumanRefusal, check_page_request, error, hash_secret, new_secret,
 };
-use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, SESSION_TTL};
+use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, RevokedTokens, SESSION_TTL};
 
 const PAGE_HTML: &str = include_str!("assets/inbox.html");
 const SIGNED_OUT: &str = include_str!("assets/signed-out.html");
@@ -216,11 +216,38 @@ struct Card {
     created_at: i64,
     closed_at: Option<i64>,
     questions: serde_json::Value,
+    /// When the agent's budget runs out (Unix ms), while open: the page counts down to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deadline: Option<i64>,
     #[serde(flatten)]
     view: AskView,
 }
 
-fn card(rec: &AskRecord) -> Card {
+/// What the page needs beside an ask's record to show it: the revoked tokens and the agents'
+/// deadlines.
+struct Shown<'a> {
+    revoked: RevokedTokens,
+    hub: &'a Hub,
+}
+
+impl Shown<'_> {
+    async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
+        match RevokedTokens::load(&hub.store).await {
+            Ok(revoked) => Ok(Shown { revoked, hub }),
+            Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+        }
+    }
+
+    fn card(&self, rec: &AskRecord) -> Card {
+        let mut card = card(rec, self.revoked.view(rec));
+        if rec.is_open() {
+            card.deadline = self.hub.deadlines.get(rec.id);
+        }
+        card
+    }
+}
+
+fn card(rec: &AskRecord, view: AskView) -> Card {
     let questions = card_questions(&rec.request);
     Card {
         id: rec.id.0,
@@ -231,7 +258,8 @@ fn card(rec: &AskRecord) -> Card {
         created_at: rec.created_at.0,
         closed_at: rec.closed.as_ref().map(|c| c.at.0),
         questions,
-        view: AskView::of(rec),
+        deadline: None,
+        view,
     }
 }
 
@@ -277,11 +305,15 @@ async fn state(
     };
     let more = open.len() > limit as usize;
     open.truncate(limit as usize);
+    let shown = match Shown::of(&hub).await {
+        Ok(s) => s,
+        Err(resp) => return resp,
+    };
     if query.before.is_some() {
         // An older page ("Show more"): no count (on Postgres it is most of a first page's time
         // with 100,000 open asks) and no history; the page keeps those of its first read.
         return axum::Json(serde_json::json!({
-            "open": open.iter().map(card).collect::<Vec<_>>(),
+            "open": open.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
             "more": more,
         }))
         .into_response();
@@ -304,10 +336,10 @@ async fn state(
         }
     };
     axum::Json(serde_json::json!({
-        "open": open.iter().map(card).collect::<Vec<_>>(),
+        "open": open.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
         "open_total": total,
         "more": more,
-        "history": history.iter().map(card).collect::<Vec<_>>(),
+        "history": history.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
     }))
     .into_response()
 }
@@ -359,14 +391,20 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
     {
         Ok(Recorded::Won) => axum::Json(serde_json::json!({ "sent": true })).into_response(),
         Ok(Recorded::Lost(_)) => match hub.store.get(id).await {
-            Ok(rec) => (
-                StatusCode::CONFLICT,
-                axum::Json(serde_json::json!({
-                    "error": ALREADY_CLOSED,
-                    "counted": AskView::of(&rec),
-                })),
-            )
-                .into_response(),
+            Ok(rec) => {
+                let counted = match RevokedTokens::load(&hub.store).await {
+                    Ok(revoked) => revoked.view(&rec),
+                    Err(_) => crate::view_of(&rec),
+                };
+                (
+                    StatusCode::CONFLICT,
+                    axum::Json(serde_json::json!({
+                        "error": ALREADY_CLOSED,
+                        "counted": counted,
+                    })),
+                )
+                    .into_response()
+            }
             Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
         },
         Err(ask_user_store::Error::NotFound(_)) => error(StatusCode::NOT_FOUND, "no such ask"),

@@ -28,10 +28,13 @@
 //!
 //! | Request | Answer |
 //! |---|---|
-//! | `POST /v1/asks` `{"arguments": …, "context": {"project","host","session"}, "key"?: "…"}` | 200 [`AskView`] (new, re-attached or undelivered); 422 with the model-facing refusal when the arguments are invalid |
+//! | `POST /v1/asks` [`PostAsk`](ask_user_hub_wire::PostAsk) `{"arguments": …, "context": {"project","host","session"}, "key"?: "…", "deadline"?: MS}` | 200 [`AskView`] (new, re-attached or undelivered); 422 with the model-facing refusal when the arguments are invalid |
 //! | `GET /v1/asks/{id}?wait=SECONDS` | 200 [`AskView`] once closed or after `wait` (at most [`MAX_WAIT`]) |
 //! | `POST /v1/asks/{id}/delivered` | 204: the model has read the outcome |
-//! | `DELETE /v1/asks/{id}` | 200 [`AskView`]: withdrawn, or the outcome that counted first |
+//! | `DELETE /v1/asks/{id}[?reason=timed_out]` | 200 [`AskView`]: withdrawn (timed out with that reason), or the outcome that counted first |
+//!
+//! The bodies are the wire crate's (`ask-user-hub-wire`), shared with the client; an ask's
+//! state is an [`AskState`].
 //!
 //! Without a valid token: 401 `{"error": …}`; an ask that is not this agent's: 404, the same
 //! text as a missing one.
@@ -48,8 +51,12 @@
 
 mod api;
 mod auth;
+mod deadline;
 mod gate;
 mod inbox;
+mod revoke;
+#[cfg(test)]
+mod unit_tests;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -57,12 +64,13 @@ use std::time::Duration;
 
 use ask_user_store::{AskRecord, NewSecret, Outcome, Store, Timestamp};
 use axum::Router;
-use serde::Serialize;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::{CONTENT_SECURITY_POLICY, hash_secret, new_secret};
 pub use gate::{MAX_OPEN_ASKS_PER_TOKEN, MAX_OPEN_PER_TOKEN, REVOCATION_CHECK};
+pub(crate) use revoke::RevokedTokens;
+pub use revoke::revoke_token;
 
 /// The longest a single long-poll waits before answering "still open" (the agent polls again).
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -80,6 +88,10 @@ pub const SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 pub(crate) const KIND_TOKEN: &str = "hub-token";
 pub(crate) const KIND_LOGIN: &str = "hub-login";
 pub(crate) const KIND_SESSION: &str = "hub-session";
+/// A revoked token's mark (name: the token's id; made when it was revoked), so the page tells
+/// its asks closed by the revocation as revoked ([`AskState::Revoked`]). Never a credential:
+/// its hash is derived from the token's id, not secret.
+pub(crate) const KIND_REVOKED: &str = "hub-revoked-token";
 
 /// How a hub serves: its store, its public address, and its limits.
 #[derive(Debug, Clone)]
@@ -137,6 +149,8 @@ pub(crate) struct Hub {
     pub(crate) rate: auth::RateLimits,
     pub(crate) open: gate::OpenRequests,
     pub(crate) revocations: Arc<gate::Revocations>,
+    /// The agents' deadlines, for the page's countdown (this replica's memory).
+    pub(crate) deadlines: deadline::Deadlines,
     /// Fires when [`serve`]'s stop does: waiting polls answer 503 and event streams end, so
     /// the drain is prompt.
     pub(crate) stopping: CancellationToken,
@@ -233,27 +247,7 @@ pub fn check_public_url(
 /// # Errors
 /// [`HubError::BadPublicUrl`].
 pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError> {
-    let (origin, public_host, https) = match &config.public_url {
-        Some(url) => auth::parse_public_url(url)?,
-        None => {
-            let scheme = if config.tls.is_some() {
-                "https"
-            } else {
-                "http"
-            };
-            (format!("{scheme}://{bound}"), None, config.tls.is_some())
-        }
-    };
-    let hub = Arc::new(Hub {
-        store: config.store.clone(),
-        hosts: auth::HostPolicy::new(bound, public_host),
-        origin,
-        secure_cookies: https || config.tls.is_some(),
-        rate: auth::RateLimits::default(),
-        open: gate::OpenRequests::default(),
-        revocations: config.revocations.clone(),
-        stopping: config.stopping.clone(),
-    });
+    let hub = hub_state(config, bound)?;
     let agents = api::routes().route_layer(axum::middleware::from_fn_with_state(
         hub.clone(),
         gate::agents,
@@ -276,6 +270,33 @@ pub fn router(config: &HubConfig, bound: SocketAddr) -> Result<Router, HubError>
     Ok(app
         .layer(axum::middleware::from_fn(auth::security_headers))
         .layer(axum::middleware::from_fn(gate::anonymous)))
+}
+
+/// The state every route of `config`'s hub at `bound` shares.
+fn hub_state(config: &HubConfig, bound: SocketAddr) -> Result<Arc<Hub>, HubError> {
+    let (origin, public_host, https) = match &config.public_url {
+        Some(url) => auth::parse_public_url(url)?,
+        None => {
+            let scheme = if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            (format!("{scheme}://{bound}"), None, config.tls.is_some())
+        }
+    };
+    let hub = Arc::new(Hub {
+        store: config.store.clone(),
+        hosts: auth::HostPolicy::new(bound, public_host),
+        origin,
+        secure_cookies: https || config.tls.is_some(),
+        rate: auth::RateLimits::default(),
+        open: gate::OpenRequests::default(),
+        revocations: config.revocations.clone(),
+        deadlines: deadline::Deadlines::default(),
+        stopping: config.stopping.clone(),
+    });
+    Ok(hub)
 }
 
 /// Serves the hub on `listener` until `stop` fires, over TLS when [`HubConfig::tls`] is set,
@@ -410,40 +431,41 @@ fn check_key_mode(key: &std::path::Path) -> Result<(), String> {
     }
 }
 
-/// What an agent (and the page) sees of one ask.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct AskView {
-    /// The store's id.
-    pub id: i64,
-    /// `open`, `answered`, `dismissed`, `timed_out` or `withdrawn`.
-    pub state: String,
-    /// Whether an agent waits for it (false: detached).
-    pub attached: bool,
-    /// The answers (the core's output shape), when answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answers: Option<serde_json::Value>,
-    /// Who answered or dismissed, when the human did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub by: Option<ask_user_store::Responder>,
+pub use ask_user_hub_wire::{AskState, AskView};
+
+/// The wire state of a store outcome (an open ask: [`AskState::Open`]).
+pub(crate) fn state_of(outcome: Option<&Outcome>) -> AskState {
+    match outcome {
+        None => AskState::Open,
+        Some(Outcome::Answered { .. }) => AskState::Answered,
+        Some(Outcome::Dismissed { .. }) => AskState::Dismissed,
+        Some(Outcome::TimedOut) => AskState::TimedOut,
+        Some(Outcome::Withdrawn) => AskState::Withdrawn,
+    }
 }
 
-impl AskView {
-    pub(crate) fn of(rec: &AskRecord) -> AskView {
-        let (state, answers, by) = match rec.closed.as_ref().map(|c| &c.outcome) {
-            None => ("open", None, None),
-            Some(Outcome::Answered { answer, by }) => {
-                ("answered", Some(answer.clone()), Some(by.clone()))
-            }
-            Some(o @ Outcome::Dismissed { by }) => (o.state_name(), None, Some(by.clone())),
-            Some(o) => (o.state_name(), None, None),
-        };
-        AskView {
-            id: rec.id.0,
-            state: state.to_owned(),
-            attached: rec.attached,
-            answers,
-            by,
-        }
+/// What an agent (and the page) sees of ask `rec` ([`AskView`]).
+pub(crate) fn view_of(rec: &AskRecord) -> AskView {
+    let outcome = rec.closed.as_ref().map(|c| &c.outcome);
+    let (answers, by) = match outcome {
+        Some(Outcome::Answered { answer, by }) => (Some(answer.clone()), Some(responder(by))),
+        Some(Outcome::Dismissed { by }) => (None, Some(responder(by))),
+        _ => (None, None),
+    };
+    AskView {
+        id: rec.id.0,
+        state: state_of(outcome),
+        attached: rec.attached,
+        answers,
+        by,
+    }
+}
+
+fn responder(by: &ask_user_store::Responder) -> ask_user_hub_wire::Responder {
+    ask_user_hub_wire::Responder {
+        answerer: by.answerer.clone(),
+        channel: by.channel.clone(),
+        user: by.user.clone(),
     }
 }
 
@@ -493,29 +515,6 @@ pub async fn list_tokens(store: &Store) -> Result<Vec<(String, Timestamp)>, Admi
         .into_iter()
         .map(|s| (s.name, s.created_at))
         .collect())
-}
-
-/// Revokes the token(s) of agent `name`: its next request is refused, its waiting requests end
-/// (401) within [`REVOCATION_CHECK`] on every replica, and its open asks are withdrawn.
-///
-/// # Errors
-/// [`AdminError::NoSuchToken`]; the store's errors.
-pub async fn revoke_token(store: &Store, name: &str) -> Result<(), AdminError> {
-    let now = Timestamp::now();
-    if store.revoke_secrets(KIND_TOKEN, Some(name), now).await? == 0 {
-        return Err(AdminError::NoSuchToken(name.to_owned()));
-    }
-    // Its open asks can no longer be answered into it: they are withdrawn (the page moves
-    // them to the history), so an answer given now goes nowhere and a token made later
-    // under the same name finds nothing of them.
-    for ask in store.list_open().await? {
-        if ask.asker.agent.as_deref() == Some(name) {
-            store
-                .record_outcome(ask.id, &Outcome::Withdrawn, now)
-                .await?;
-        }
-    }
-    Ok(())
 }
 
 /// A new single-use sign-in link under `base_url` (the hub's public URL), valid

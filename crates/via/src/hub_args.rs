@@ -109,7 +109,7 @@ impl HubAskArgs {
             project: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
-            host: host_name(),
+            host: ask_user_hub_client::host_name(),
             session: self.session_title.clone(),
         };
         Ok(Some(config))
@@ -145,14 +145,6 @@ fn check_urls_and_token(urls: &[String], token: &str) -> Result<(), String> {
         return Err(HUB_TOKEN_UNUSABLE.to_owned());
     }
     Ok(())
-}
-
-fn host_name() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
 }
 
 /// The `--via` names to build: with `--hub` and no `hub` among them, the hub alone (so

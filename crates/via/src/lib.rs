@@ -216,9 +216,11 @@ impl ask_user_core::UserInteraction for InboxWait {
 }
 
 fn hub(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
-    let config = options.hub.clone().ok_or_else(|| {
+    let mut config = options.hub.clone().ok_or_else(|| {
         "needs the hub's URL and this agent's token: --hub URL and ASK_USER_HUB_TOKEN or --hub-token-file FILE".to_owned()
     })?;
+    // The hub's page counts down to the budget, as the terminal and the local page do.
+    config.timeout = options.timeout;
     let answerer = ask_user_hub_client::HubAnswerer::new(config).map_err(|e| e.to_string())?;
     Ok(Some(Arc::new(answerer)))
 }

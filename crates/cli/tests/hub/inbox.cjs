@@ -3,6 +3,9 @@
 //
 //   node inbox.cjs answer <login-link> <option-label>   sign in, answer the only open ask
 //   node inbox.cjs screens <login-link> <dir> <count>   sign in, wait for <count> asks, screenshots
+//   node inbox.cjs countdown <login-link> <hub-url>     sign in, read the only card's countdown,
+//       type an own answer, then time the ask out as its agent would (DELETE
+//       ?reason=timed_out with the agent's token from $AGENT_TOKEN) and read the closed card
 //
 // Prints `RESULT <json>` (observations the Rust test asserts); any failure exits non-zero.
 'use strict';
@@ -72,6 +75,35 @@ async function main() {
       await close();
     }
     console.log('RESULT ' + JSON.stringify(shots));
+  } else if (mode === 'countdown') {
+    const { context, close } = await launch({ width: 390, height: 844 });
+    const page = await signIn(context, link);
+    const card = page.locator('article.card').first();
+    await card.waitFor({ timeout: 60000 });
+    const countdown = card.locator('.countdown');
+    await countdown.waitFor({ state: 'visible', timeout: 60000 });
+    const first = await countdown.textContent();
+    // It counts: the text changes within a few seconds (the clock, not a re-render).
+    await page.waitForFunction((t) => {
+      const c = document.querySelector('article.card .countdown');
+      return c && c.textContent !== t;
+    }, first, { timeout: 60000 });
+    const later = await countdown.textContent();
+    const own = card.locator('.own-input').first();
+    await own.click();
+    await own.pressSequentially('half a thought');
+    const id = await card.getAttribute('data-id');
+    const r = await fetch(arg + '/v1/asks/' + id + '?reason=timed_out', {
+      method: 'DELETE', headers: { Authorization: 'Bearer ' + process.env.AGENT_TOKEN },
+    });
+    const withdrawn = (await r.json()).state;
+    await card.locator('form.is-closed').waitFor({ state: 'attached', timeout: 60000 });
+    const closed = await card.locator('.closed-text').textContent();
+    const kept = await own.inputValue();
+    const readOnly = await own.evaluate((e) => e.readOnly);
+    const countdownHidden = await countdown.evaluate((e) => e.hidden);
+    console.log('RESULT ' + JSON.stringify({ first, later, withdrawn, closed, kept, readOnly, countdownHidden, errors: page.errors }));
+    await close();
   } else {
     throw new Error('unknown mode ' + mode);
   }

@@ -126,8 +126,14 @@ pub(crate) struct Agent {
 
 impl Agent {
     pub(crate) fn start(urls: &str, token: &str, session: &str) -> Agent {
+        Agent::start_with(urls, token, session, &[])
+    }
+
+    /// [`Agent::start`] with `extra` flags (e.g. `--timeout 10m`).
+    pub(crate) fn start_with(urls: &str, token: &str, session: &str, extra: &[&str]) -> Agent {
         let mut child = Command::new(bin())
             .args(["ask", "--hub", urls, "--session-title", session])
+            .args(extra)
             .env("ASK_USER_STORE", AGENT_STORE)
             .env("ASK_USER_HUB_TOKEN", token)
             .env_remove("ASK_USER_HUB")

@@ -85,7 +85,11 @@
     dismissed: ["✕", "dismissed"],
     timed_out: ["⏱", "timed out"],
     withdrawn: ["⊘", "withdrawn by the agent"],
+    revoked: ["⊘", "closed: the agent's token was revoked"],
   };
+
+  /** What a card closed by its agent's revoked token says (cards.js has no such kind). */
+  const REVOKED_TEXT = "Closed: this agent's token was revoked, so no answer reaches it. Nothing was sent.";
 
   /** The card kind (cards.js) for an ask that closed elsewhere. */
   function closedKind(view) {
@@ -93,6 +97,32 @@
       answered: "answered-other", dismissed: "dismissed-other",
       timed_out: "timed-out", withdrawn: "cancelled",
     }[view.state] || "gone";
+  }
+
+  /** A countdown on the card while the agent's time budget runs (`deadline`: Unix ms, as the
+   * local page shows it); it stops when the card closes, the typed text staying. */
+  function startCountdown(entry) {
+    const el = entry.form.querySelector(".countdown");
+    const tick = () => {
+      const deadline = entry.data.deadline;
+      if (typeof deadline !== "number" || entry.closed) { el.hidden = true; return; }
+      const left = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+      const m = Math.floor(left / 60);
+      const sec = left % 60;
+      el.textContent = "Time left to answer: " + (m > 0 ? m + " min " : "") + sec + " s";
+      el.classList.toggle("urgent", left <= 30);
+      el.hidden = false;
+    };
+    tick();
+    entry.timer = setInterval(tick, 1000);
+  }
+
+  /** Closes a card (cards.js) and stops its countdown. */
+  function closeEntry(entry, kind, where, text) {
+    entry.closed = true;
+    if (entry.timer) clearInterval(entry.timer);
+    entry.form.querySelector(".countdown").hidden = true;
+    cards.closeCard(entry.form, kind, where, text);
   }
 
   /** Sends the card's answer or dismissal: the card closes as the hub says. */
@@ -106,18 +136,17 @@
     try { r = await post(path, body); } catch (_) { r = { status: 0, data: {} }; }
     entry.sending = false;
     if (r.status === 200 && r.data.sent) {
-      entry.closed = true;
       entry.here = true;
-      cards.closeCard(entry.form, sentKind, null, null);
+      closeEntry(entry, sentKind, null, null);
       document.getElementById("flash").textContent = "sent to " + agentOf(item.ask);
       refresh();
       return;
     }
     if (r.status === 409 && r.data.counted) {
-      entry.closed = true;
       const counted = Object.assign({ questions: item.ask.questions }, r.data.counted);
       const what = summary(counted);
-      cards.closeCard(entry.form, "not-taken", null, r.data.error + (what ? ": " + what : ""));
+      closeEntry(entry, "not-taken", null, r.data.error + (what ? ": " + what : ""));
+      if (counted.state === "revoked") entry.form.querySelector(".closed-text").textContent = REVOKED_TEXT;
       render();
       return;
     }
@@ -162,7 +191,8 @@
     meta.append(detached);
     const questions = questionsOf(ask);
     const form = cards.buildCard({ batch: ask.id, questions });
-    const entry = { form, data: { batch: ask.id, questions }, closed: false, sending: false };
+    const entry = { form, data: { batch: ask.id, questions, deadline: ask.deadline }, closed: false, sending: false };
+    startCountdown(entry);
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       if (entry.closed || entry.sending) return;
@@ -316,6 +346,7 @@
       const item = asks.get(ask.id);
       if (!item) { asks.set(ask.id, { ask, card: null, entry: null, shown: false }); continue; }
       item.ask = ask;
+      if (item.entry) item.entry.data.deadline = ask.deadline;
       const badge = item.card && item.card.querySelector(".detached");
       if (badge) badge.hidden = ask.attached;
     }
@@ -326,8 +357,11 @@
       if (!item.shown) { asks.delete(id); continue; }
       // Closed elsewhere: closed in place, saying how when the history knows.
       const view = history.find((h) => h.id === id);
-      item.entry.closed = true;
-      cards.closeCard(item.entry.form, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
+      closeEntry(item.entry, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
+      if (view && view.state === "revoked") {
+        item.entry.form.querySelector(".closed-icon").textContent = STATE.revoked[0];
+        item.entry.form.querySelector(".closed-text").textContent = REVOKED_TEXT;
+      }
     }
   }
 
