@@ -441,7 +441,7 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
 fn hooks_note(host: SetupHost) -> &'static str {
     match host {
         SetupHost::ClaudeCode => {
-            "Its own questions, plan approvals and permission prompts ask through ask-user while `ask-user away on` (else its own dialogs); for `claude -p`, add `--permission-prompt-tool mcp__ask-user__ask_user_question` (AskUserQuestion is offered in -p only then).\n"
+            "Its own questions, plan approvals and permission prompts ask through ask-user while `ask-user away on` (else its own dialogs). In `claude -p`, AskUserQuestion needs `--permission-prompt-tool mcp__ask-user__ask_user_question`, and that tool then also takes the permission prompts (and refuses them).\n"
         }
         SetupHost::Codex => {
             "Its permission prompts ask through ask-user while `ask-user away on`; Codex runs a new hook only once you trust it (`/hooks` in codex).\n"

@@ -49,7 +49,8 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
         &std::fs::read_to_string(lab.path("home/.claude/settings.json")).unwrap(),
     )
     .unwrap();
-    let ours = json!({"type": "command", "command": format!("'{BIN}' hook claude-code --wait 59m"), "timeout": 3600});
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600});
     assert_eq!(
         settings["hooks"]["PermissionRequest"],
         json!([{"matcher": "*", "hooks": [mine["hooks"]["PermissionRequest"][0]["hooks"][0], ours]}])
