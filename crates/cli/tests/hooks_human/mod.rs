@@ -175,3 +175,39 @@ fn setup_codex_writes_the_hooks_codex_runs_and_the_inbox_allows() {
     );
     assert!(made.exists(), "{}\n{}", run.stdout, run.stderr);
 }
+
+/// What `claude -p` reads when it killed the hook at its timeout: it then asks its permission
+/// prompt tool, which `ask-user mcp`'s question tool is not.
+const KILLED: &str = "<tool_use_error>Error calling tool (AskUserQuestion): Error: invalid arguments: questions: missing, send {\"questions\":[{\"id\":\"…\",\"question\":\"…\"}]}</tool_use_error>";
+
+#[test]
+fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
+    let lab = Lab::new();
+    // No --wait: Claude Code kills the hook at its 2 s timeout, and the model asks again.
+    let hook = lab.hook("claude-code", "--always --via inbox");
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 2);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let turn = Turn {
+        still_open: Some("questions: missing"),
+        retries: 100,
+        ..Turn::call("AskUserQuestion", one_question())
+    };
+    let running = claude(&lab, &turn, &flags);
+    running.wait_records(1);
+    let inbox = lab.inbox();
+    pick(&inbox, "[Database] Which database?", 1, "Postgres");
+    let run = running.finish();
+    let texts = run.texts();
+    let (last, killed) = texts.split_last().unwrap();
+    assert!(!killed.is_empty(), "{run:?}");
+    for text in killed {
+        assert_eq!(text, KILLED);
+    }
+    assert_eq!(
+        last,
+        "Your questions have been answered: \"Which database?\"=\"Postgres\". You can now continue with these answers in mind."
+    );
+}
