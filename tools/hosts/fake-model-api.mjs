@@ -14,6 +14,10 @@
 //          fewer than $FAKE_RETRIES (default 0) retries were made, call the tool again with
 //          the same arguments; else answer with the text "done".
 // Every other request (titles, summaries, token counts, quota probes) gets the text "ok".
+// With $FAKE_TOOL set, the tool called is the one of exactly that name instead (a host's own
+// tool: Claude Code's `AskUserQuestion`, `ExitPlanMode`, `Bash`; Codex's `shell`), for the
+// hook tests; the rest of the script is the same. $FAKE_STILL_OPEN replaces the words that
+// mark a result as still open.
 //
 // Listens on 127.0.0.1:$FAKE_PORT (0: any) and prints `listening <port>` on stdout once
 // ready. Every request is logged as one JSON line to $FAKE_LOG when set.
@@ -25,7 +29,14 @@ const args = JSON.parse(process.env.FAKE_TOOL_ARGS ?? "{}");
 const record = process.env.FAKE_RECORD;
 const logFile = process.env.FAKE_LOG;
 const retries = Number(process.env.FAKE_RETRIES ?? 0);
-const STILL_OPEN = "call ask_user_question again";
+// $FAKE_STILL_OPEN: the words of a "still open, ask again" result (the hook tests' differ).
+const STILL_OPEN = process.env.FAKE_STILL_OPEN ?? "call ask_user_question again";
+const exactTool = process.env.FAKE_TOOL;
+
+// Whether `name` is the tool the script calls.
+function isTool(name) {
+  return exactTool ? name === exactTool : Boolean(name?.endsWith(TOOL_SUFFIX));
+}
 
 // Whether the model calls the tool (again), given the results of its calls so far.
 function callsAgain(results) {
@@ -62,7 +73,7 @@ function json(res, status, body) {
 // ---- Anthropic Messages -------------------------------------------------------------------
 
 function anthropicTool(body) {
-  return (body.tools ?? []).map((t) => t.name).find((n) => n?.endsWith(TOOL_SUFFIX));
+  return (body.tools ?? []).map((t) => t.name).find(isTool);
 }
 
 function anthropicResults(body) {
@@ -133,9 +144,9 @@ function responses(body, res) {
   let namespace;
   for (const t of body.tools ?? []) {
     if (t.type === "namespace") {
-      const inner = (t.tools ?? []).find((i) => i.name?.endsWith(TOOL_SUFFIX));
+      const inner = (t.tools ?? []).find((i) => isTool(i.name));
       if (inner) [tool, namespace] = [inner.name, t.name];
-    } else if ((t.name ?? t.function?.name)?.endsWith(TOOL_SUFFIX)) {
+    } else if (isTool(t.name ?? t.function?.name)) {
       tool = t.name ?? t.function?.name;
     }
   }
@@ -192,7 +203,7 @@ function gemini(body, res, stream) {
   const tool = (body.tools ?? [])
     .flatMap((t) => t.functionDeclarations ?? t.function_declarations ?? [])
     .map((d) => d.name)
-    .find((n) => n?.endsWith(TOOL_SUFFIX));
+    .find(isTool);
   const results = [];
   for (const content of body.contents ?? []) {
     for (const part of content.parts ?? []) {

@@ -48,6 +48,16 @@ pub(crate) struct HookArgs {
         default_value = "inbox"
     )]
     via: Vec<String>,
+    /// Answer from FILE (`{"answers":[…]}`, the output shape; the ids are the hook's own: `q1`,
+    /// `q2`… for AskUserQuestion, `plan`, `permission`, `f1`… for a form) instead of a human: for
+    /// tests and scripted runs. Nothing is stored; `--via` is not used.
+    #[arg(long, value_name = "FILE")]
+    answers: Option<PathBuf>,
+    /// Stop waiting after this long and leave the question open (the ask is detached, as when
+    /// the host kills the hook): the model reads a deny saying it is still open, and asking
+    /// again gets the human's answer given meanwhile. Set it inside the host's hook timeout.
+    #[arg(long, value_name = "DURATION", value_parser = ask_user_host::parse_timeout)]
+    wait: Option<std::time::Duration>,
     /// Where `--via web` listens.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     web_addr: std::net::SocketAddr,
@@ -119,11 +129,12 @@ pub(crate) fn away(args: &AwayArgs) -> Ended {
     }
 }
 
-/// How long the host lets the hook run (seconds), and the ask's own budget inside it: the ask
-/// gives up first, so the model reads an honest "no answer" deny instead of a killed hook.
+/// How long the host lets the hook run (seconds): Claude Code's default is 600 s; a hook it
+/// kills loses the reply it was about to give, so the settings give a human an hour.
 pub(crate) const HOOK_TIMEOUT_SECS: u64 = 3600;
-/// The ask's budget inside [`HOOK_TIMEOUT_SECS`].
-pub(crate) const HOOK_ASK_TIMEOUT: &str = "55m";
+/// The hook's `--wait` inside [`HOOK_TIMEOUT_SECS`]: it stops waiting first and tells the model
+/// the question is still open (a retry gets the answer), instead of being killed mid-reply.
+pub(crate) const HOOK_WAIT: &str = "59m";
 
 /// The hook entries of a host's settings that run `binary` as this hook (what `ask-user hook
 /// HOST --settings` prints; a setup command merges them into the host's settings).
@@ -132,7 +143,7 @@ pub(crate) fn settings_entries(host: HookHost, binary: &std::path::Path) -> serd
     let command = |host: &str| {
         serde_json::json!([{
             "type": "command",
-            "command": format!("{quoted} hook {host} --timeout {HOOK_ASK_TIMEOUT}"),
+            "command": format!("{quoted} hook {host} --wait {HOOK_WAIT}"),
             "timeout": HOOK_TIMEOUT_SECS,
         }])
     };
@@ -176,10 +187,81 @@ pub(crate) fn run(args: HookArgs) -> Ended {
         Ok(journal) => journal.map(Arc::new),
         Err(e) => return Ended::Usage(e.to_string()),
     };
-    let hub = match crate::hub::client_config(&args.hub, Some(&ask.key)) {
-        Ok(hub) => hub,
-        Err(message) => return Ended::Usage(message),
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
+    let call = match &args.answers {
+        // Scripted answers involve no human and keep nothing: no store (as `ask --answers`).
+        Some(path) => match ask_user_via::answers_file(path) {
+            Ok(scripted) => HostCall::builder(scripted)
+                .notify(args.host_args.notify.clone())
+                .journal(journal)
+                .timeout(args.host_args.timeout)
+                .build(),
+            Err(e) => return Ended::Usage(e.to_string()),
+        },
+        None => match asking_call(&args, &ask, journal, &runtime) {
+            Ok(call) => call,
+            Err(message) => return Ended::Usage(message),
+        },
+    };
+    runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost.
+        let _signals = ask::cancel_on_signals(cancel.clone());
+        let asked = call.call(
+            ask.arguments.as_str(),
+            ExecutionContext::new(cancel.clone()),
+        );
+        let (asked, stopped) = waiting(asked, args.wait, &cancel).await;
+        if stopped && matches!(asked.outcome(), Outcome::Aborted) {
+            // Detached and undelivered: the model's retry re-attaches and gets the answer.
+            tracing::info!("hook stopped waiting; the question stays open");
+            let _ = crate::write_stdout(hook_map::still_open(&ask));
+            return;
+        }
+        if let Some(code) = asked.outcome().code() {
+            tracing::info!(code = code.as_str(), "hook ask ended without an answer");
+        }
+        let mut stdout =
+            |outcome: &Outcome| crate::write_stdout(hook_map::reply(&ask, outcome)).is_ok();
+        let _ = asked.deliver(&mut stdout).await;
+    });
+    Ended::Written { status: 0 }
+}
+
+/// Awaits `asked`, cancelling it (the ask is detached, still open) after `wait`; says whether
+/// the wait ran out.
+async fn waiting<F: std::future::Future>(
+    asked: F,
+    wait: Option<std::time::Duration>,
+    cancel: &CancellationToken,
+) -> (F::Output, bool) {
+    let Some(wait) = wait else {
+        return (asked.await, false);
+    };
+    tokio::pin!(asked);
+    tokio::select! {
+        done = &mut asked => (done, false),
+        () = tokio::time::sleep(wait) => {
+            cancel.cancel();
+            (asked.await, true)
+        }
+    }
+}
+
+/// The call asking a human through `--via` (and the hub), durable in the store.
+fn asking_call(
+    args: &HookArgs,
+    ask: &hook_map::HookAsk,
+    journal: Option<Arc<ask_user_host::Journal>>,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<HostCall, String> {
+    let hub = crate::hub::client_config(&args.hub, Some(&ask.key))?;
     let via = crate::hub::via_names(hub.is_some(), &args.via);
     let show = |page, addr| web::show(page, addr, false);
     let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
@@ -193,23 +275,10 @@ pub(crate) fn run(args: HookArgs) -> Ended {
     };
     let upstream = hub.as_ref().map(|h| h.upstream.clone());
     options.hub = hub;
-    let answerers = match ask_user_via::build(&via, &options) {
-        Ok(answerers) => answerers,
-        Err(e) => return Ended::Usage(e.to_string()),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
-    };
+    let answerers = ask_user_via::build(&via, &options).map_err(|e| e.to_string())?;
     let mut store = args.store.clone();
     store.key = Some(ask.key.clone());
-    let durable = match runtime.block_on(durable::open(&store, &via, namespace)) {
-        Ok(durable) => durable,
-        Err(message) => return Ended::Usage(message),
-    };
+    let durable = runtime.block_on(durable::open(&store, &via, namespace))?;
     let mut call = HostCall::builder(Arc::new(FirstAnswer::new(answerers)))
         .notify(args.host_args.notify.clone())
         .journal(journal)
@@ -218,22 +287,7 @@ pub(crate) fn run(args: HookArgs) -> Ended {
     if let Some(upstream) = upstream {
         call = call.acknowledge(Arc::new(ask::HubDelivered(upstream)));
     }
-    let call = call.build();
-    runtime.block_on(async {
-        let cancel = CancellationToken::new();
-        // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost.
-        let _signals = ask::cancel_on_signals(cancel.clone());
-        let asked = call
-            .call(ask.arguments.as_str(), ExecutionContext::new(cancel))
-            .await;
-        if let Some(code) = asked.outcome().code() {
-            tracing::info!(code = code.as_str(), "hook ask ended without an answer");
-        }
-        let mut stdout =
-            |outcome: &Outcome| crate::write_stdout(hook_map::reply(&ask, outcome)).is_ok();
-        let _ = asked.deliver(&mut stdout).await;
-    });
-    Ended::Written { status: 0 }
+    Ok(call.build())
 }
 
 /// Nothing printed, exit 0: the host goes on with its own dialog.
@@ -255,7 +309,7 @@ mod tests {
             HookHost::ClaudeCode,
             std::path::Path::new("/opt/it's/ask-user"),
         );
-        let command = "'/opt/it'\\''s/ask-user' hook claude-code --timeout 55m";
+        let command = "'/opt/it'\\''s/ask-user' hook claude-code --wait 59m";
         assert_eq!(
             entries,
             serde_json::json!({"hooks": {
@@ -264,7 +318,7 @@ mod tests {
             }})
         );
         assert!(
-            ask_user_core::time::parse_duration(HOOK_ASK_TIMEOUT)
+            ask_user_core::time::parse_duration(HOOK_WAIT)
                 .unwrap()
                 .as_secs()
                 < HOOK_TIMEOUT_SECS

@@ -59,8 +59,9 @@ enum Kind {
         questions: Value,
         texts: Vec<String>,
     },
-    /// `ExitPlanMode`.
-    Plan,
+    /// `ExitPlanMode`: its input, given back as `updatedInput` on approval (Claude Code asks
+    /// its own prompt for an `allow` without one: the tool needs the user).
+    Plan(Value),
     /// A permission prompt.
     Permission,
     /// An MCP server's form.
@@ -102,7 +103,7 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
                 .get("plan")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            (Kind::Plan, plan_arguments(plan))
+            (Kind::Plan(input.clone()), plan_arguments(plan))
         }
         (_, "PermissionRequest", tool) if !tool.is_empty() => {
             (Kind::Permission, permission_arguments(tool, &input))
@@ -120,16 +121,20 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
         }
         _ => return Ok(None),
     };
-    let call = match (text("tool_use_id"), text("elicitation_id")) {
-        ("", "") => format!(
-            "{:016x}",
-            fnv1a(&format!("{tool}\n{input}\n{}", text("message")))
-        ),
-        ("", id) | (id, _) => id.to_owned(),
-    };
+    // Not the tool-use id: a model asking again (after a hook that stopped waiting, or was
+    // killed) sends a new one, and must find the same ask. The event's own content is the key.
+    let form = event
+        .get("requested_schema")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let call = fnv1a(&format!(
+        "{tool}\n{input}\n{}\n{}\n{form}",
+        text("mcp_server_name"),
+        text("message")
+    ));
     Ok(Some(HookAsk {
         arguments,
-        key: format!("{}:{}:{call}", host.name(), text("session_id")),
+        key: format!("{}:{}:{call:016x}", host.name(), text("session_id")),
         kind,
     }))
 }
@@ -146,8 +151,10 @@ pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
             }
             pre_tool_use_allow(json!({"questions": questions, "answers": given}))
         }
-        (Kind::Plan, Outcome::Answered(answers)) => match first(answers) {
-            Some(item) if item.selected.iter().any(|l| l == APPROVE) => pre_tool_use_allow_as_is(),
+        (Kind::Plan(input), Outcome::Answered(answers)) => match first(answers) {
+            Some(item) if item.selected.iter().any(|l| l == APPROVE) => {
+                pre_tool_use_allow(input.clone())
+            }
             item => pre_tool_use_deny(&said(
                 item,
                 "The user wants to keep planning and did not approve the plan.",
@@ -178,18 +185,26 @@ pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
     value.to_string()
 }
 
+/// What the model reads when the hook stopped waiting (`--wait`) while the question stays open
+/// for the human: asking again re-attaches to it and gets the answer given meanwhile.
+pub(crate) const STILL_OPEN: &str = "The user has not answered yet and the question is still open for them; ask again with the same input to get their answer (do not assume one).";
+
+/// The JSON the host reads when the hook stopped waiting and the ask stays open: a deny (a
+/// form: `cancel`) whose reason is [`STILL_OPEN`]; nothing is allowed.
+pub(crate) fn still_open(ask: &HookAsk) -> String {
+    let value = match &ask.kind {
+        Kind::Permission => permission(json!({"behavior": "deny", "message": STILL_OPEN})),
+        Kind::Form(_) => elicitation("cancel", None),
+        Kind::Questions { .. } | Kind::Plan(_) => pre_tool_use_deny(STILL_OPEN),
+    };
+    value.to_string()
+}
+
 fn pre_tool_use_allow(updated_input: Value) -> Value {
     json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
         "permissionDecision": "allow",
         "updatedInput": updated_input,
-    }})
-}
-
-fn pre_tool_use_allow_as_is() -> Value {
-    json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "allow",
     }})
 }
 
@@ -333,7 +348,7 @@ fn said(item: Option<&AnswerItem>, plain: &str, lead: &str) -> String {
     }
 }
 
-/// 64-bit FNV-1a: a stable key for a hook event without a tool-use id.
+/// 64-bit FNV-1a: a stable key for a hook event (stable across builds, unlike std's hasher).
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)

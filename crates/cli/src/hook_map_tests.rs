@@ -58,7 +58,17 @@ fn own(id: &str, text: &str) -> AnswerItem {
 #[test]
 fn ask_user_question_answers_go_back_as_updated_input_answers() {
     let ask = parsed(HookHost::ClaudeCode, "ask");
-    assert_eq!(ask.key, "claude-code:abc123:toolu_01ABC");
+    assert!(ask.key.starts_with("claude-code:abc123:"), "{}", ask.key);
+    let mut again: Value = serde_json::from_str(&event("ask")).unwrap();
+    again["tool_use_id"] = json!("toolu_02_the_retry");
+    let retry = parse(HookHost::ClaudeCode, &again.to_string())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        retry.key, ask.key,
+        "a retry (a new tool-use id) finds the same ask"
+    );
+    check("ask.still-open.reply.json", &still_open(&ask));
     let cases = [
         (
             "labels",
@@ -142,8 +152,12 @@ fn a_permission_is_allowed_only_by_the_humans_choice() {
         .unwrap();
     assert!(
         codex.key.starts_with("codex:019a-codex:"),
-        "no tool-use id: keyed by the tool and its input ({})",
+        "keyed by the session, the tool and its input ({})",
         codex.key
+    );
+    check(
+        "codex-permission.still-open.reply.json",
+        &still_open(&codex),
     );
 }
 
@@ -173,7 +187,8 @@ fn a_long_plan_is_cut_and_says_so() {
 #[test]
 fn an_mcp_servers_form_is_asked_field_by_field_and_answered_as_content() {
     let ask = parsed(HookHost::ClaudeCode, "form");
-    assert_eq!(ask.key, "claude-code:abc123:el-7");
+    assert!(ask.key.starts_with("claude-code:abc123:"), "{}", ask.key);
+    check("form.still-open.reply.json", &still_open(&ask));
     let cases = [
         (
             "accepted",

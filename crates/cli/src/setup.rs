@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::Ended;
+use crate::hook_map::HookHost;
 
 /// The server's name in every host's config (Claude Code's tool is then
 /// `mcp__ask-user__ask_user_question`).
@@ -86,6 +87,17 @@ pub(crate) enum Entry {
         /// The string added when missing.
         item: String,
     },
+    /// In a JSON settings file: `ask-user hook` entries merged into `hooks` (each event's list
+    /// of `{matcher, hooks}` groups): the group with the same matcher gets ours in place of a
+    /// previous `ask-user hook` handler, or beside the user's; a missing group is added.
+    JsonHooks {
+        /// The file.
+        file: PathBuf,
+        /// The host, as `ask-user hook HOST` names it (identifies our handlers).
+        host: &'static str,
+        /// `{EVENT: [{matcher, hooks: [handler]}]}`, as `ask-user hook HOST --settings` prints.
+        hooks: Value,
+    },
     /// In a TOML file: the table at this dotted path, replaced by these keys.
     TomlTable {
         /// The file.
@@ -102,6 +114,7 @@ impl Entry {
         match self {
             Entry::Json { file, .. }
             | Entry::JsonListItem { file, .. }
+            | Entry::JsonHooks { file, .. }
             | Entry::TomlTable { file, .. } => file,
         }
     }
@@ -155,20 +168,33 @@ pub(crate) fn entries(
                 path: keys(&["permissions", "allow"]),
                 item: format!("mcp__{SERVER_NAME}__ask_user_question"),
             },
+            Entry::JsonHooks {
+                file: homes.home.join(".claude/settings.json"),
+                host: "claude-code",
+                hooks: hooks_of(HookHost::ClaudeCode, binary),
+            },
         ],
-        SetupHost::Codex => vec![Entry::TomlTable {
-            file: homes.codex_home.join("config.toml"),
-            path: keys(&["mcp_servers", SERVER_NAME]),
-            values: vec![
-                ("command".into(), json!(command)),
-                ("args".into(), json!(args)),
-                ("startup_timeout_sec".into(), json!(20)),
-                // Codex's hard limit on a call; ask-user ends its calls 30 s before it
-                // with "still open; call again" (the retry re-attaches).
-                ("tool_timeout_sec".into(), json!(300)),
-                ("default_tools_approval_mode".into(), json!("approve")),
-            ],
-        }],
+        SetupHost::Codex => vec![
+            Entry::TomlTable {
+                file: homes.codex_home.join("config.toml"),
+                path: keys(&["mcp_servers", SERVER_NAME]),
+                values: vec![
+                    ("command".into(), json!(command)),
+                    ("args".into(), json!(args)),
+                    ("startup_timeout_sec".into(), json!(20)),
+                    // Codex's hard limit on a call; ask-user ends its calls 30 s before it
+                    // with "still open; call again" (the retry re-attaches).
+                    ("tool_timeout_sec".into(), json!(300)),
+                    ("default_tools_approval_mode".into(), json!("approve")),
+                ],
+            },
+            // Codex reads Claude Code's hook shape from `hooks.json` beside its config.
+            Entry::JsonHooks {
+                file: homes.codex_home.join("hooks.json"),
+                host: "codex",
+                hooks: hooks_of(HookHost::Codex, binary),
+            },
+        ],
         SetupHost::Gemini => vec![Entry::Json {
             file: homes.home.join(".gemini/settings.json"),
             path: keys(&["mcpServers", SERVER_NAME]),
@@ -209,6 +235,11 @@ pub(crate) fn apply(entry: &Entry, current: Option<&str>) -> Result<String, Stri
             }
             Ok(json_text(&root))
         }
+        Entry::JsonHooks { host, hooks, .. } => {
+            let mut root = json_root(current, &file)?;
+            merge_hooks(&mut root, host, hooks, &file)?;
+            Ok(json_text(&root))
+        }
         Entry::TomlTable { path, values, .. } => {
             let mut doc: toml_edit::DocumentMut = current
                 .unwrap_or_default()
@@ -234,6 +265,70 @@ pub(crate) fn apply(entry: &Entry, current: Option<&str>) -> Result<String, Stri
             Ok(doc.to_string())
         }
     }
+}
+
+/// `ask-user hook HOST --settings`'s `hooks` object.
+fn hooks_of(host: HookHost, binary: &Path) -> Value {
+    crate::hook::settings_entries(host, binary)
+        .get("hooks")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Merges `hooks` into `root.hooks` (see [`Entry::JsonHooks`]).
+fn merge_hooks(
+    root: &mut Value,
+    host: &str,
+    hooks: &Value,
+    file: &impl std::fmt::Display,
+) -> Result<(), String> {
+    let Some(events) = hooks.as_object() else {
+        return Ok(());
+    };
+    let ours = |handler: &Value| {
+        handler
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| is_our_hook(c, host))
+    };
+    for (event, groups) in events {
+        let slot = json_slot(root, &["hooks".to_owned(), event.clone()], file)?;
+        if slot.is_null() {
+            *slot = Value::Array(Vec::new());
+        }
+        let Value::Array(present) = slot else {
+            return Err(format!("{file}: hooks.{event} is not a list"));
+        };
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group.get("matcher");
+            let handlers = group.get("hooks").and_then(Value::as_array);
+            let same = present.iter_mut().find(|g| g.get("matcher") == matcher);
+            let Some(same) = same else {
+                present.push(group.clone());
+                continue;
+            };
+            let Some(Value::Array(theirs)) = same.get_mut("hooks") else {
+                return Err(format!(
+                    "{file}: a hooks.{event} group's hooks is not a list"
+                ));
+            };
+            theirs.retain(|h| !ours(h));
+            theirs.extend(handlers.into_iter().flatten().cloned());
+        }
+    }
+    Ok(())
+}
+
+/// Whether a hook's command runs `ask-user hook HOST` (ours, replaced on setup).
+fn is_our_hook(command: &str, host: &str) -> bool {
+    let needle = format!(" hook {host}");
+    command.contains("ask-user")
+        && command.match_indices(&needle).any(|(at, _)| {
+            matches!(
+                command[at + needle.len()..].chars().next(),
+                None | Some(' ')
+            )
+        })
 }
 
 fn toml_value(value: &Value) -> toml_edit::Value {
@@ -337,8 +432,22 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
             args.host.name(),
             binary.display()
         ));
+        report.push_str(hooks_note(args.host));
     }
     Ok(report)
+}
+
+/// What the user needs to know about the hook entries just written.
+fn hooks_note(host: SetupHost) -> &'static str {
+    match host {
+        SetupHost::ClaudeCode => {
+            "Its own questions, plan approvals and permission prompts ask through ask-user while `ask-user away on` (else its own dialogs). In `claude -p`, AskUserQuestion needs `--permission-prompt-tool mcp__ask-user__ask_user_question`, and that tool then also takes the permission prompts (and refuses them).\n"
+        }
+        SetupHost::Codex => {
+            "Its permission prompts ask through ask-user while `ask-user away on`; Codex runs a new hook only once you trust it (`/hooks` in codex).\n"
+        }
+        SetupHost::Gemini | SetupHost::Cursor => "",
+    }
 }
 
 /// The entry alone, as it appears in its file.
@@ -349,6 +458,10 @@ fn shown(entry: &Entry) -> String {
             format!("{}: {text}", path.join("."))
         }
         Entry::JsonListItem { path, item, .. } => format!("{}: [… {item:?}]", path.join(".")),
+        Entry::JsonHooks { hooks, .. } => {
+            let text = serde_json::to_string_pretty(hooks).unwrap_or_default();
+            format!("hooks (merged by matcher): {text}")
+        }
         Entry::TomlTable { file, .. } => {
             apply(entry, None).unwrap_or_else(|e| format!("{}: {e}", file.display()))
         }
@@ -412,6 +525,56 @@ mod tests {
         assert_eq!(
             parsed["permissions"]["allow"],
             json!(["Bash(ls)", "mcp__ask-user__ask_user_question"])
+        );
+    }
+
+    #[test]
+    fn hook_entries_merge_by_matcher_keep_the_users_hooks_and_are_idempotent() {
+        let list = entries(SetupHost::ClaudeCode, &bin(), &[], &homes());
+        let entry = &list[2];
+        let ours = "'/opt/ask-user/bin/ask-user' hook claude-code --wait 59m";
+        let before = json!({"model": "opus", "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
+                {"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [
+                    {"type": "command", "command": "notify-me"},
+                    {"type": "command", "command": "/old/ask-user hook claude-code --timeout 55m", "timeout": 600},
+                ]},
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+        }});
+        let once = apply(entry, Some(&before.to_string())).unwrap();
+        let parsed: Value = serde_json::from_str(&once).unwrap();
+        let handler = json!({"type": "command", "command": ours, "timeout": 3600});
+        assert_eq!(
+            parsed,
+            json!({"model": "opus", "hooks": {
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash"}]},
+                    {"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [
+                        {"type": "command", "command": "notify-me"},
+                        handler,
+                    ]},
+                ],
+                "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [handler]}],
+            }})
+        );
+        assert_eq!(apply(entry, Some(&once)).unwrap(), once);
+        let error = apply(entry, Some(r#"{"hooks":{"PreToolUse":{}}}"#)).unwrap_err();
+        assert!(error.contains("hooks.PreToolUse is not a list"), "{error}");
+        assert!(!is_our_hook("/x/ask-user hook claude-codex", "claude-code"));
+        assert!(is_our_hook("/x/ask-user hook codex", "codex"));
+
+        let codex = entries(SetupHost::Codex, &bin(), &[], &homes());
+        let Entry::JsonHooks { file, .. } = &codex[1] else {
+            panic!("{codex:?}")
+        };
+        assert_eq!(file, &PathBuf::from("/home/u/.codex/hooks.json"));
+        let fresh: Value = serde_json::from_str(&apply(&codex[1], None).unwrap()).unwrap();
+        assert_eq!(
+            fresh,
+            crate::hook::settings_entries(HookHost::Codex, &bin())
         );
     }
 

@@ -1,0 +1,312 @@
+//! `ask-user hook` with the real hosts end to end (tests/hooks_host): Claude Code 2.1.332
+//! (`claude -p`) and Codex 0.171.0 (`codex exec`) run the hook for their own tools, called by
+//! the FAKE model API, and the exact text each model reads is pinned. The human is either a
+//! scripted answer file (`hook --answers`, a real ask-user process with no human) or
+//! `ask-user inbox` in a real terminal (tmux) on the lab user's default store.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod hooks_host;
+
+use hooks_host::{Lab, Turn, claude, codex};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const PROMPT_TOOL: [&str; 2] = [
+    "--permission-prompt-tool",
+    "mcp__ask-user__ask_user_question",
+];
+
+/// Claude Code's AskUserQuestion input: a single-select and a multi-select.
+fn two_questions() -> Value {
+    json!({"questions": [
+        {"question": "Which database?", "header": "Database", "multiSelect": false, "options": [
+            {"label": "Postgres", "description": "Managed, with backups."},
+            {"label": "SQLite", "description": "One file."},
+        ]},
+        {"question": "Which checks should run?", "header": "Checks", "multiSelect": true, "options": [
+            {"label": "Lint", "description": "clippy"},
+            {"label": "Tests", "description": "cargo test"},
+        ]},
+    ]})
+}
+
+/// `claude -p` calling AskUserQuestion, the hook answering from `answers`: the model's texts.
+fn ask_claude(answers: Value) -> Vec<String> {
+    let lab = Lab::new();
+    let settings = lab.settings(
+        "PreToolUse",
+        "AskUserQuestion|ExitPlanMode",
+        &lab.scripted_hook(answers),
+        60,
+    );
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let run = claude(
+        &lab,
+        &Turn::call("AskUserQuestion", two_questions()),
+        &flags,
+    )
+    .finish();
+    assert_eq!(run.records.len(), 1, "{run:?}\n{}", lab.hook_log());
+    run.texts()
+}
+
+#[test]
+fn claude_p_reads_the_labels_chosen_one_and_several() {
+    let texts = ask_claude(json!({"answers": [
+        {"id": "q1", "selected": ["Postgres"]},
+        {"id": "q2", "selected": ["Lint", "Tests"]},
+    ]}));
+    assert_eq!(
+        texts,
+        [
+            "Your questions have been answered: \"Which database?\"=\"Postgres\", \"Which checks should run?\"=\"Lint, Tests\". You can now continue with these answers in mind."
+        ]
+    );
+}
+
+#[test]
+fn claude_p_reads_an_own_answer_and_leaves_a_skipped_question_out() {
+    let texts = ask_claude(json!({"answers": [
+        {"id": "q1", "selected": [], "custom": "Postgres 16, on the existing cluster"},
+        {"id": "q2", "selected": []},
+    ]}));
+    assert_eq!(
+        texts,
+        [
+            "The user answered: \"Which database?\"=\"Postgres 16, on the existing cluster\". Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say."
+        ]
+    );
+}
+
+#[test]
+fn claude_p_reads_no_answer_when_every_question_was_skipped() {
+    let texts = ask_claude(json!({"answers": [
+        {"id": "q1", "selected": []},
+        {"id": "q2", "selected": []},
+    ]}));
+    assert_eq!(texts, ["The user did not answer the questions."]);
+}
+
+#[test]
+fn claude_p_no_answer_in_the_hooks_time_is_a_deny() {
+    let lab = Lab::new();
+    let hook = lab.hook("claude-code", "--always --via inbox --timeout 1s");
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 60);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let run = claude(
+        &lab,
+        &Turn::call("AskUserQuestion", two_questions()),
+        &flags,
+    )
+    .finish();
+    assert_eq!(
+        run.texts(),
+        [
+            "PreToolUse:AskUserQuestion hook error: Error: no answer within 1s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
+        ],
+        "{run:?}\n{}",
+        lab.hook_log()
+    );
+}
+
+const PLAN: &str = "1. Add the migration.\n2. Backfill the column.\n3. Switch reads.";
+
+fn plan_claude(answers: Value) -> Vec<String> {
+    let lab = Lab::new();
+    let settings = lab.settings(
+        "PreToolUse",
+        "AskUserQuestion|ExitPlanMode",
+        &lab.scripted_hook(answers),
+        60,
+    );
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(["--permission-mode", "plan"]);
+    flags.extend(PROMPT_TOOL);
+    let run = claude(
+        &lab,
+        &Turn::call("ExitPlanMode", json!({"plan": PLAN})),
+        &flags,
+    )
+    .finish();
+    assert_eq!(run.records.len(), 1, "{run:?}\n{}", lab.hook_log());
+    run.texts()
+}
+
+#[test]
+fn claude_p_plan_approved_leaves_plan_mode() {
+    let texts = plan_claude(json!({"answers": [{"id": "plan", "selected": ["Approve"]}]}));
+    assert_eq!(
+        texts,
+        ["User has approved exiting plan mode. You can now proceed."]
+    );
+}
+
+#[test]
+fn claude_p_plan_kept_reads_the_humans_words() {
+    let texts = plan_claude(json!({"answers": [
+        {"id": "plan", "selected": [], "custom": "Backfill in batches of 10k first."},
+    ]}));
+    assert_eq!(
+        texts,
+        [
+            "PreToolUse:ExitPlanMode hook error: The user did not approve the plan: Backfill in batches of 10k first."
+        ]
+    );
+}
+
+/// `claude -p` calling Bash (`touch made`), the PermissionRequest hook answering `answers`:
+/// the model's texts and whether the command ran.
+fn bash_claude(answers: Value) -> (Vec<String>, bool) {
+    let lab = Lab::new();
+    let settings = lab.settings("PermissionRequest", "*", &lab.scripted_hook(answers), 60);
+    let made = lab.path("work/made");
+    let turn = Turn::call(
+        "Bash",
+        json!({"command": format!("touch '{}'", made.display()), "description": "Make a file"}),
+    );
+    let flags = ["--settings", settings.to_str().unwrap()];
+    let run = claude(&lab, &turn, &flags).finish();
+    assert_eq!(run.records.len(), 1, "{run:?}\n{}", lab.hook_log());
+    (run.texts(), made.exists())
+}
+
+#[test]
+fn claude_p_permission_allowed_runs_the_command() {
+    let (texts, ran) = bash_claude(json!({"answers": [
+        {"id": "permission", "selected": ["Allow once"]},
+    ]}));
+    assert_eq!(
+        (texts, ran),
+        (vec!["(Bash completed with no output)".to_owned()], true)
+    );
+}
+
+#[test]
+fn claude_p_permission_denied_reads_the_humans_reason() {
+    let (texts, ran) = bash_claude(json!({"answers": [
+        {"id": "permission", "selected": [], "custom": "Not on a Friday."},
+    ]}));
+    assert_eq!(
+        (texts, ran),
+        (
+            vec!["The user denied this tool call: Not on a Friday.".to_owned()],
+            false
+        )
+    );
+}
+
+/// Claude Code's own rule, pinned: in `-p` with a permission prompt tool (which AskUserQuestion
+/// needs there), a permission is asked of that tool too, and the first decision counts: a hook
+/// waiting for a human loses to it. `ask-user mcp`'s tool is no permission tool, so the call
+/// fails (a deny). (A hook that answers at once may win the race: not pinned.)
+#[test]
+fn claude_p_with_a_permission_prompt_tool_asks_that_tool_not_the_permission_hook() {
+    let lab = Lab::new();
+    let hook =
+        lab.scripted_hook(json!({"answers": [{"id": "permission", "selected": ["Allow once"]}]}));
+    let settings = lab.settings("PermissionRequest", "*", &hook, 60);
+    let mcp = lab.mcp_config(None);
+    let made = lab.path("work/made");
+    let turn = Turn::call(
+        "Bash",
+        json!({"command": format!("touch '{}'", made.display())}),
+    );
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let run = claude(&lab, &turn, &flags).finish();
+    assert_eq!(
+        run.texts(),
+        [
+            "<tool_use_error>Error calling tool (Bash): Error: invalid arguments: questions: missing, send {\"questions\":[{\"id\":\"…\",\"question\":\"…\"}]}</tool_use_error>"
+        ],
+        "{run:?}"
+    );
+    assert!(!made.exists());
+}
+
+#[test]
+fn claude_p_elicitation_form_is_answered_as_content() {
+    let lab = Lab::new();
+    let schema = json!({"type": "object", "properties": {
+        "environment": {"type": "string", "title": "Environment", "enum": ["staging", "production"]},
+        "confirm": {"type": "boolean", "title": "Run migrations"},
+        "replicas": {"type": "integer", "title": "Replicas"},
+    }, "required": ["environment", "confirm"]});
+    let hook = lab.scripted_hook(json!({"answers": [
+        {"id": "f1", "selected": ["production"]},
+        {"id": "f2", "selected": ["Yes"]},
+        {"id": "f3", "selected": [], "custom": " 3 "},
+    ]}));
+    let settings = lab.settings("Elicitation", "deployer", &hook, 60);
+    let mcp = lab.mcp_config(Some(&schema));
+    let flags = [
+        "--settings",
+        settings.to_str().unwrap(),
+        "--strict-mcp-config",
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        "mcp__deployer__deploy",
+    ];
+    let run = claude(
+        &lab,
+        &Turn::call("mcp__deployer__deploy", json!({})),
+        &flags,
+    )
+    .finish();
+    assert_eq!(
+        run.texts(),
+        [
+            r#"form: {"action":"accept","content":{"environment":"production","confirm":true,"replicas":3}}"#
+        ],
+        "{run:?}\n{}",
+        lab.hook_log()
+    );
+}
+
+#[test]
+fn codex_permission_denied_reads_the_humans_reason() {
+    let lab = Lab::new();
+    let answers = lab.write(
+        "answers.json",
+        r#"{"answers":[{"id":"permission","selected":[],"custom":"Not on a Friday."}]}"#,
+    );
+    let hook = lab.hook(
+        "codex",
+        &format!("--always --answers '{}'", answers.display()),
+    );
+    let hooks = json!({"hooks": {"PermissionRequest": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": hook, "timeout": 60},
+    ]}]}});
+    lab.write("codex/hooks.json", &hooks.to_string());
+    let made = lab.path("work/made");
+    let run = codex(&lab, &escalated_touch(&made)).finish();
+    assert_eq!(
+        run.texts(),
+        [
+            "exec_command failed: CreateProcess { message: \"Rejected(\\\"The user denied this tool call: Not on a Friday.\\\")\" }"
+        ],
+        "{run:?}\n{}",
+        lab.hook_log()
+    );
+    assert!(!made.exists());
+}
+
+/// Codex's `exec_command` asking to run `touch FILE` outside the sandbox (an approval).
+fn escalated_touch(file: &std::path::Path) -> Turn {
+    Turn::call(
+        "exec_command",
+        json!({"cmd": format!("touch '{}'", file.display()),
+            "sandbox_permissions": "require_escalated", "justification": "Make a file?"}),
+    )
+}
+mod hooks_human;

@@ -1,0 +1,381 @@
+//! The real hosts running `ask-user hook` (tests/hooks.rs): Claude Code (`claude -p`) and Codex
+//! (`codex exec`), pinned in tools/hosts, each run in a network namespace with only loopback
+//! against the FAKE model API (tools/hosts/fake-model-api.mjs, a script), which calls the host's
+//! own tool (`$FAKE_TOOL`) and records the exact tool result the host hands its model.
+//!
+//! A [`Lab`] is one test's temporary HOME, state directory (the default store and the away
+//! switch live there, as for a user), work directory and Codex home. Every process gets a
+//! cleared environment; every host run is its own process group, killed when dropped.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use ask_user_hosts_e2e::{DEADLINE, Host, Netns, host_bin, tool_text, workspace_root};
+use ask_user_test_support::TmuxPane;
+use serde_json::{Value, json};
+
+/// The ask-user binary under test.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
+
+/// The prompt of every run (the fake model ignores it).
+const PROMPT: &str = "Do what you need to do.";
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// One test's HOME, state directory, work directory and Codex home.
+pub(crate) struct Lab {
+    dir: tempfile::TempDir,
+    runs: std::cell::Cell<u32>,
+}
+
+impl Lab {
+    pub(crate) fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "state", "work", "codex"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Self {
+            dir,
+            runs: std::cell::Cell::new(0),
+        }
+    }
+
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes `text` to the lab file `name` and returns its path.
+    pub(crate) fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `ask-user ARGS` as the user of this lab (cleared environment); its stdout, or a panic
+    /// with its stderr when it fails.
+    pub(crate) fn ask_user(&self, args: &[&str]) -> String {
+        let out = self
+            .user_env(&mut Command::new(BIN))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ask-user {args:?}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn user_env<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        command
+            .env_clear()
+            .env("PATH", PATH)
+            .env("HOME", self.path("home"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("CODEX_HOME", self.path("codex"))
+            .current_dir(self.path("work"))
+    }
+
+    /// The shell command a host runs as the hook: `ask-user hook HOST FLAGS`, its log in
+    /// `hook.log`.
+    pub(crate) fn hook(&self, host: &str, flags: &str) -> String {
+        format!(
+            "'{BIN}' hook {host} {flags} 2>>'{}'",
+            self.path("hook.log").display()
+        )
+    }
+
+    /// `ask-user hook claude-code --always --answers FILE`, answering with `answers`.
+    pub(crate) fn scripted_hook(&self, answers: Value) -> String {
+        let file = self.write("answers.json", &answers.to_string());
+        self.hook(
+            "claude-code",
+            &format!("--always --answers '{}'", file.display()),
+        )
+    }
+
+    /// A Claude Code settings file whose hooks for `event` (matching `matcher`) run `command`
+    /// with a `timeout` of `timeout` seconds.
+    pub(crate) fn settings(
+        &self,
+        event: &str,
+        matcher: &str,
+        command: &str,
+        timeout: u64,
+    ) -> PathBuf {
+        let hooks = json!({"hooks": {event: [{"matcher": matcher, "hooks": [
+            {"type": "command", "command": command, "timeout": timeout},
+        ]}]}});
+        self.write("settings.json", &hooks.to_string())
+    }
+
+    /// An MCP config with `ask-user mcp --via none` (the permission prompt tool of `-p`
+    /// runs; the hooks answer first, so it is never called) and, when `form` is given, the FAKE
+    /// form server (tools/hosts/form-server.mjs) named `deployer`, asking for that schema.
+    pub(crate) fn mcp_config(&self, form: Option<&Value>) -> PathBuf {
+        let store = format!("sqlite:{}", self.path("mcp.sqlite3").display());
+        let mut servers = json!({"ask-user": {
+            "type": "stdio", "command": BIN, "args": ["mcp", "--via", "none", "--store", store],
+            "env": {"HOME": self.path("home"), "XDG_STATE_HOME": self.path("state")},
+        }});
+        if let Some(schema) = form {
+            servers["deployer"] = json!({
+                "type": "stdio", "command": "node",
+                "args": [workspace_root().join("tools/hosts/form-server.mjs")],
+                "env": {"FORM_SCHEMA": schema.to_string(), "PATH": PATH},
+            });
+        }
+        self.write("mcp.json", &json!({ "mcpServers": servers }).to_string())
+    }
+
+    /// `ask-user inbox` in a tmux pane, as this lab's user (the default store).
+    pub(crate) fn inbox(&self) -> TmuxPane {
+        let pane = tempfile::tempdir().unwrap();
+        let script = format!(
+            "cd '{work}' && exec env -i PATH='{PATH}' TERM=\"$TERM\" HOME='{home}' XDG_STATE_HOME='{state}' '{BIN}' inbox 2> inbox.err\n",
+            work = self.path("work").display(),
+            home = self.path("home").display(),
+            state = self.path("state").display(),
+        );
+        TmuxPane::start(pane, &script, 110, 32, "inbox.err")
+    }
+
+    /// The hook's log so far.
+    pub(crate) fn hook_log(&self) -> String {
+        std::fs::read_to_string(self.path("hook.log")).unwrap_or_default()
+    }
+
+    fn next_run(&self) -> PathBuf {
+        let n = self.runs.get() + 1;
+        self.runs.set(n);
+        let dir = self.path(&format!("run-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
+
+/// What the fake model does: call `tool` with `arguments`; when a result holds `still_open`,
+/// call it again, up to `retries` times.
+pub(crate) struct Turn {
+    pub(crate) tool: &'static str,
+    pub(crate) arguments: Value,
+    pub(crate) still_open: Option<&'static str>,
+    pub(crate) retries: u32,
+}
+
+impl Turn {
+    pub(crate) fn call(tool: &'static str, arguments: Value) -> Self {
+        Self {
+            tool,
+            arguments,
+            still_open: None,
+            retries: 0,
+        }
+    }
+}
+
+/// A process group killed (SIGKILL) and reaped on drop: the host and every hook it started.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A host run under way (see [`Running::finish`]).
+pub(crate) struct Running {
+    host: Host,
+    dir: PathBuf,
+    child: Group,
+    _fake: Group,
+    _ns: Netns,
+}
+
+/// What a host run left: the tool results the fake model received, in order, and the logs.
+#[derive(Debug)]
+pub(crate) struct HostRun {
+    pub(crate) host: Host,
+    pub(crate) records: Vec<Value>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl HostRun {
+    /// The text the model read from each tool result.
+    pub(crate) fn texts(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .map(|r| tool_text(self.host, &r["result"]))
+            .collect()
+    }
+}
+
+impl Running {
+    /// Waits until the fake model has received `n` tool results (the host is still running).
+    pub(crate) fn wait_records(&self, n: usize) {
+        let start = Instant::now();
+        while read(&self.dir.join("record.jsonl")).lines().count() < n {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "{:?} sent no {n} tool results within {DEADLINE:?}: {}",
+                self.host,
+                read(&self.dir.join("host.err"))
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the host to end (at most [`DEADLINE`]) and reads what the fake recorded.
+    pub(crate) fn finish(mut self) -> HostRun {
+        let start = Instant::now();
+        while self.child.0.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "{:?} did not finish within {DEADLINE:?}: {}",
+                self.host,
+                read(&self.dir.join("host.err"))
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let records = read(&self.dir.join("record.jsonl"))
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        HostRun {
+            host: self.host,
+            records,
+            stdout: read(&self.dir.join("host.out")),
+            stderr: read(&self.dir.join("host.err")),
+        }
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The fake model API inside `ns`, for `turn`; returns it and its port.
+fn fake_model(ns: &Netns, dir: &Path, turn: &Turn) -> (Group, u16) {
+    let mut command = ns.command("node");
+    command
+        .arg(workspace_root().join("tools/hosts/fake-model-api.mjs"))
+        .env("PATH", PATH)
+        .env("FAKE_TOOL", turn.tool)
+        .env("FAKE_TOOL_ARGS", turn.arguments.to_string())
+        .env("FAKE_RECORD", dir.join("record.jsonl"))
+        .env("FAKE_LOG", dir.join("fake.log"))
+        .env("FAKE_RETRIES", turn.retries.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0);
+    if let Some(words) = turn.still_open {
+        command.env("FAKE_STILL_OPEN", words);
+    }
+    let mut child = Group(command.spawn().unwrap());
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("listening ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the fake model API did not start: {line:?}"));
+    (child, port)
+}
+
+fn start(lab: &Lab, host: Host, turn: &Turn, configure: impl FnOnce(&mut Command, u16)) -> Running {
+    let dir = lab.next_run();
+    let ns = Netns::new();
+    let (fake, port) = fake_model(&ns, &dir, turn);
+    let mut command = ns.command(host_bin(host));
+    lab.user_env(&mut command)
+        .env("TERM", "dumb")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join("host.out")).unwrap())
+        .stderr(std::fs::File::create(dir.join("host.err")).unwrap())
+        .process_group(0);
+    configure(&mut command, port);
+    Running {
+        host,
+        child: Group(command.spawn().unwrap()),
+        dir,
+        _fake: fake,
+        _ns: ns,
+    }
+}
+
+/// Starts `claude -p` with `flags` for `turn` (the user's settings are the lab's HOME).
+pub(crate) fn claude(lab: &Lab, turn: &Turn, flags: &[&str]) -> Running {
+    start(lab, Host::ClaudeCode, turn, |command, port| {
+        command
+            .args(["-p", PROMPT, "--output-format", "text"])
+            .args(flags)
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-fake-key")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("ENABLE_TOOL_SEARCH", "false");
+    })
+}
+
+/// Codex's config.toml for the fake model at `port` (the lab's `$CODEX_HOME`), keeping the
+/// tables another writer (`ask-user setup codex`) added.
+fn codex_config(lab: &Lab, port: u16) {
+    let file = lab.path("codex/config.toml");
+    let kept = read(&file)
+        .split_once("[mcp_servers.ask-user]")
+        .map(|(_, table)| format!("\n[mcp_servers.ask-user]{table}"))
+        .unwrap_or_default();
+    let config = format!(
+        r#"model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+env_key = "FAKE_MODEL_API_KEY"
+{kept}"#
+    );
+    std::fs::write(file, config).unwrap();
+}
+
+/// Starts `codex exec` for `turn` with its approvals on (`--approve-for-me`: a command asking
+/// for escalation is a permission request, which the `PermissionRequest` hooks of
+/// `$CODEX_HOME/hooks.json` decide first) and hook trust bypassed for this run.
+pub(crate) fn codex(lab: &Lab, turn: &Turn) -> Running {
+    start(lab, Host::Codex, turn, |command, port| {
+        codex_config(lab, port);
+        command
+            .args([
+                "exec",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-hook-trust",
+                "--approve-for-me",
+                PROMPT,
+            ])
+            .env("FAKE_MODEL_API_KEY", "fake-key");
+    })
+}

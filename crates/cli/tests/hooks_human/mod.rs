@@ -1,0 +1,213 @@
+//! The hooks as a user sets them up (`ask-user setup`, `ask-user away on`), the human answering
+//! in `ask-user inbox` in a real terminal (tmux) while the real host waits on the hook.
+
+use ask_user_test_support::TmuxPane;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::hooks_host::{BIN, Lab, Turn, claude, codex};
+use super::{PROMPT_TOOL, escalated_touch};
+
+/// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
+fn pick(pane: &TmuxPane, question: &str, n: usize, option: &str) {
+    pane.wait_text(question);
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 1. ");
+    for _ in 1..n {
+        pane.keys(&["Down"]);
+    }
+    pane.wait_text(&format!("› {n}. {option}"));
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+}
+
+fn one_question() -> Value {
+    json!({"questions": [{"question": "Which database?", "header": "Database", "multiSelect": false,
+        "options": [{"label": "Postgres", "description": "Managed."}, {"label": "SQLite", "description": "One file."}]}]})
+}
+
+#[test]
+fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
+    let lab = Lab::new();
+    // The user's own settings: a permission rule and a hook of theirs on every permission.
+    let seen = lab.path("user-hook.log");
+    let mine = json!({"permissions": {"allow": ["Bash(ls:*)"]}, "hooks": {"PermissionRequest": [
+        {"matcher": "*", "hooks": [{"type": "command", "command": format!("echo seen >> '{}'", seen.display())}]},
+    ]}});
+    std::fs::create_dir_all(lab.path("home/.claude")).unwrap();
+    lab.write("home/.claude/settings.json", &mine.to_string());
+    let report = lab.ask_user(&["setup", "claude-code"]);
+    assert!(report.contains("updated: "), "{report}");
+    assert_eq!(
+        lab.ask_user(&["setup", "claude-code"])
+            .matches("unchanged: ")
+            .count(),
+        3
+    );
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.path("home/.claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600});
+    assert_eq!(
+        settings["hooks"]["PermissionRequest"],
+        json!([{"matcher": "*", "hooks": [mine["hooks"]["PermissionRequest"][0]["hooks"][0], ours]}])
+    );
+    assert_eq!(
+        settings["permissions"]["allow"],
+        json!(["Bash(ls:*)", "mcp__ask-user__ask_user_question"])
+    );
+    lab.ask_user(&["away", "on"]);
+
+    // A permission, allowed in the inbox while `claude -p` waits (no permission prompt tool:
+    // with one, `-p` asks that tool instead and ignores the PermissionRequest hook's decision).
+    let made = lab.path("work/made");
+    let turn = Turn::call(
+        "Bash",
+        json!({"command": format!("touch '{}'", made.display()), "description": "Make a file"}),
+    );
+    let running = claude(&lab, &turn, &[]);
+    let inbox = lab.inbox();
+    pick(
+        &inbox,
+        "[Permission] Allow the agent to use Bash?",
+        1,
+        "Allow once",
+    );
+    let run = running.finish();
+    assert_eq!(run.texts(), ["(Bash completed with no output)"], "{run:?}");
+    assert!(made.exists());
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "seen\n",
+        "the user's hook ran too"
+    );
+    drop(inbox);
+
+    // A question, dismissed in the inbox: a deny with the dismissal's text.
+    let running = claude(
+        &lab,
+        &Turn::call("AskUserQuestion", one_question()),
+        &PROMPT_TOOL,
+    );
+    let inbox = lab.inbox();
+    inbox.wait_text("[Database] Which database?");
+    inbox.type_text("1");
+    inbox.keys(&["Enter"]);
+    inbox.wait_text("› 1. Postgres");
+    inbox.keys(&["C-c"]);
+    inbox.wait_text("Taken: the agent is told you dismissed the question.");
+    let run = running.finish();
+    assert_eq!(
+        run.texts(),
+        [
+            "PreToolUse:AskUserQuestion hook error: Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on."
+        ],
+        "{run:?}"
+    );
+}
+
+/// The words of the hook's still-open reply (`hook_map::STILL_OPEN`).
+const STILL_OPEN: &str = "The user has not answered yet and the question is still open for them; ask again with the same input to get their answer (do not assume one).";
+
+#[test]
+fn a_hook_that_stops_waiting_leaves_the_question_open_and_the_retry_gets_the_answer() {
+    let lab = Lab::new();
+    // The hook stops waiting after 1 s, long before the host's 30 s would kill it.
+    let hook = lab.hook("claude-code", "--always --via inbox --wait 1s");
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 30);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let turn = Turn {
+        still_open: Some("still open for them"),
+        retries: 200,
+        ..Turn::call("AskUserQuestion", one_question())
+    };
+    let running = claude(&lab, &turn, &flags);
+    running.wait_records(1);
+    let inbox = lab.inbox();
+    pick(&inbox, "[Database] Which database?", 2, "SQLite");
+    let run = running.finish();
+    let texts = run.texts();
+    let (last, waited) = texts.split_last().unwrap();
+    assert!(!waited.is_empty(), "{run:?}");
+    for text in waited {
+        assert_eq!(
+            text,
+            &format!("PreToolUse:AskUserQuestion hook error: {STILL_OPEN}")
+        );
+    }
+    assert_eq!(
+        last,
+        "Your questions have been answered: \"Which database?\"=\"SQLite\". You can now continue with these answers in mind."
+    );
+}
+
+#[test]
+fn setup_codex_writes_the_hooks_codex_runs_and_the_inbox_allows() {
+    let lab = Lab::new();
+    lab.ask_user(&["setup", "codex"]);
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(lab.path("codex/hooks.json")).unwrap())
+            .unwrap();
+    let printed: Value =
+        serde_json::from_str(&lab.ask_user(&["hook", "codex", "--settings"])).unwrap();
+    assert_eq!(written, printed, "setup writes what --settings prints");
+    lab.ask_user(&["away", "on"]);
+    let made = lab.path("work/made");
+    let running = codex(&lab, &escalated_touch(&made));
+    let inbox = lab.inbox();
+    pick(
+        &inbox,
+        "[Permission] Allow the agent to use Bash?",
+        1,
+        "Allow once",
+    );
+    let run = running.finish();
+    let texts = run.texts();
+    assert!(
+        texts.len() == 1 && texts[0].contains("Process exited with code 0"),
+        "{run:?}"
+    );
+    assert!(made.exists(), "{}\n{}", run.stdout, run.stderr);
+}
+
+/// What `claude -p` reads when it killed the hook at its timeout: it then asks its permission
+/// prompt tool, which `ask-user mcp`'s question tool is not.
+const KILLED: &str = "<tool_use_error>Error calling tool (AskUserQuestion): Error: invalid arguments: questions: missing, send {\"questions\":[{\"id\":\"…\",\"question\":\"…\"}]}</tool_use_error>";
+
+#[test]
+fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
+    let lab = Lab::new();
+    // No --wait: Claude Code kills the hook at its 2 s timeout, and the model asks again.
+    let hook = lab.hook("claude-code", "--always --via inbox");
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 2);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(PROMPT_TOOL);
+    let turn = Turn {
+        still_open: Some("questions: missing"),
+        retries: 100,
+        ..Turn::call("AskUserQuestion", one_question())
+    };
+    let running = claude(&lab, &turn, &flags);
+    running.wait_records(1);
+    let inbox = lab.inbox();
+    pick(&inbox, "[Database] Which database?", 1, "Postgres");
+    let run = running.finish();
+    let texts = run.texts();
+    let (last, killed) = texts.split_last().unwrap();
+    assert!(!killed.is_empty(), "{run:?}");
+    for text in killed {
+        assert_eq!(text, KILLED);
+    }
+    assert_eq!(
+        last,
+        "Your questions have been answered: \"Which database?\"=\"Postgres\". You can now continue with these answers in mind."
+    );
+}
