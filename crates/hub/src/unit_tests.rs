@@ -89,6 +89,7 @@ fn asker(agent: &str) -> Asker {
         host: None,
         session: None,
         pid: None,
+        process: None,
     }
 }
 
