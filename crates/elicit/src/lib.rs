@@ -56,5 +56,5 @@ pub use headless::{HUMAN_REACTION, REFUSED_UNSEEN, refused_unseen};
 pub use rounds::{MAX_ROUNDS, did_not_fit, not_accepted};
 pub use schema::{
     Field, FieldKind, Form, FormStyle, OWN_ANSWER_BESIDE, OWN_ANSWER_CHOICE, OWN_ANSWER_INSTEAD,
-    OWN_ANSWER_NEXT, OWN_ANSWER_TITLE, form, own_answer_form, own_choice_label,
+    OWN_ANSWER_NEXT, OWN_ANSWER_TITLE, SEVERAL_QUESTIONS, form, own_answer_form, own_choice_label,
 };

@@ -186,7 +186,8 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
                 });
             }
         } else {
-            let (kind, schema) = question_field(question, style);
+            let (kind, schema) =
+                question_field(question, style, (index, request.questions().len()));
             properties.insert(question.id.clone(), schema);
             order.push(question.id.clone());
             fields.push(Field {
@@ -220,12 +221,17 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
         } else {
             OWN_ANSWER_INSTEAD
         };
+        let count = request.questions().len();
+        let title = if style == FormStyle::Titled && count > 1 {
+            // Beside several questions, the title says which one it answers.
+            format!("{OWN_ANSWER_TITLE} to {}/{count}", index + 1)
+        } else {
+            OWN_ANSWER_TITLE.to_owned()
+        };
         properties.insert(
             key.clone(),
             PrimitiveSchemaDefinition::String(
-                StringSchema::new()
-                    .title(OWN_ANSWER_TITLE)
-                    .description(description),
+                StringSchema::new().title(title).description(description),
             ),
         );
         order.push(key.clone());
@@ -245,8 +251,44 @@ pub fn form(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormS
     }
 }
 
-fn question_field(question: &Question, style: FormStyle) -> (FieldKind, PrimitiveSchemaDefinition) {
-    let title: Cow<'static, str> = Cow::Owned(question.question.clone());
+/// [`FormStyle::Titled`]'s field title: `i/n ` when the form has several questions, the
+/// header chip, the question, and ` (choose any)` on a multi-select.
+fn titled_title(question: &Question, (index, count): (usize, usize)) -> String {
+    let mut title = String::new();
+    if count > 1 {
+        title.push_str(&format!("{}/{count} ", index + 1));
+    }
+    if let Some(header) = &question.header {
+        title.push_str(&format!("[{header}] "));
+    }
+    title.push_str(&question.question);
+    if question.multi_select && !question.options.is_empty() {
+        title.push_str(" (choose any)");
+    }
+    title
+}
+
+/// [`FormStyle::Titled`]'s field description: the options that have a description, as
+/// `Label: description`, joined by ` · `; `None` when no option has one.
+fn titled_description(question: &Question) -> Option<String> {
+    let described: Vec<String> = question
+        .options
+        .iter()
+        .filter_map(|o| o.description.as_ref().map(|d| format!("{}: {d}", o.label)))
+        .collect();
+    (!described.is_empty()).then(|| described.join(" \u{b7} "))
+}
+
+fn question_field(
+    question: &Question,
+    style: FormStyle,
+    place: (usize, usize),
+) -> (FieldKind, PrimitiveSchemaDefinition) {
+    let title: Cow<'static, str> = if style == FormStyle::Titled {
+        Cow::Owned(titled_title(question, place))
+    } else {
+        Cow::Owned(question.question.clone())
+    };
     let recommended = question
         .recommended()
         .map(|i| question.options[i].label.clone());
@@ -274,6 +316,9 @@ fn question_field(question: &Question, style: FormStyle) -> (FieldKind, Primitiv
     if question.multi_select {
         let mut schema =
             TitledMultiSelectEnumSchema::new(TitledItems::new(titled)).with_title(title);
+        if let Some(description) = titled_description(question) {
+            schema = schema.with_description(description);
+        }
         if let Some(label) = recommended {
             schema = schema.with_default(vec![label]);
         }
@@ -282,14 +327,24 @@ fn question_field(question: &Question, style: FormStyle) -> (FieldKind, Primitiv
     } else {
         let mut schema = TitledSingleSelectEnumSchema::new(titled);
         schema.title = Some(title);
+        schema.description = titled_description(question).map(Cow::Owned);
         schema.default = recommended;
         let schema = EnumSchema::Single(SingleSelectEnumSchema::Titled(schema));
         (FieldKind::Choice, PrimitiveSchemaDefinition::Enum(schema))
     }
 }
 
-/// The message: every question with its header chip and option descriptions, numbered when
-/// there are several.
+/// [`FormStyle::Titled`]'s message for a form of several questions (after `N `). Each
+/// question is in its own field's title (`1/3 [Header] Question?`), its option descriptions
+/// in the field's description, so the message stays one line: hosts show a few lines of it
+/// and cut the rest (Claude Code: "… (+7 more lines)").
+pub const SEVERAL_QUESTIONS: &str =
+    "questions, one field each below; a blank field skips its question.";
+
+/// The message. [`FormStyle::Titled`]: one question's header chip and question, or for
+/// several [`SEVERAL_QUESTIONS`] (the fields carry the rest). The primitive styles, whose
+/// multi-select fields are bare option labels: every question with its header chip and
+/// option descriptions, numbered when there are several.
 fn message(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormStyle) -> String {
     let mut out = String::new();
     if let Some(notice) = notice {
@@ -297,6 +352,13 @@ fn message(request: &AskUserQuestionRequest, notice: Option<&str>, style: FormSt
         out.push_str("\n\n");
     }
     let count = request.questions().len();
+    if style == FormStyle::Titled {
+        match request.questions() {
+            [question] => out.push_str(&titled_title(question, (0, 1))),
+            _ => out.push_str(&format!("{count} {SEVERAL_QUESTIONS}")),
+        }
+        return out;
+    }
     for (index, question) in request.questions().iter().enumerate() {
         if index > 0 {
             out.push_str("\n\n");

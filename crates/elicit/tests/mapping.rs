@@ -26,13 +26,13 @@ fn the_form_has_one_field_per_question_plus_own_answers_in_question_order() {
     assert_eq!(
         serde_json::to_string(&form.params()).unwrap(),
         concat!(
-            r#"{"mode":"form","message":"1/3 [Database] Which database?\n- PostgreSQL (Recommended): Full SQL, needs a server.\n- SQLite: A file.\n\n2/3 Which languages? (choose any)\n- Rust\n- Go (Recommended)\n- Python\n\n3/3 [Name] Service name?","#,
+            r#"{"mode":"form","message":"3 questions, one field each below; a blank field skips its question.","#,
             r#""requestedSchema":{"type":"object","properties":{"#,
-            r#""db":{"type":"string","title":"Which database?","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},"#,
-            r#""db.own":{"type":"string","title":"Your own answer","description":"Optional: type this instead of choosing an option."},"#,
-            r#""langs":{"type":"array","title":"Which languages?","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go (Recommended)","title":"Go (Recommended)"},{"const":"Python","title":"Python"}]},"default":["Go (Recommended)"]},"#,
-            r#""langs.own":{"type":"string","title":"Your own answer","description":"Optional: type this in addition to, or instead of, the options."},"#,
-            r#""name":{"type":"string","title":"Service name?"}}}}"#
+            r#""db":{"type":"string","title":"1/3 [Database] Which database?","description":"PostgreSQL (Recommended): Full SQL, needs a server. · SQLite: A file.","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},"#,
+            r#""db.own":{"type":"string","title":"Your own answer to 1/3","description":"Optional: type this instead of choosing an option."},"#,
+            r#""langs":{"type":"array","title":"2/3 Which languages? (choose any)","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go (Recommended)","title":"Go (Recommended)"},{"const":"Python","title":"Python"}]},"default":["Go (Recommended)"]},"#,
+            r#""langs.own":{"type":"string","title":"Your own answer to 2/3","description":"Optional: type this in addition to, or instead of, the options."},"#,
+            r#""name":{"type":"string","title":"3/3 [Name] Service name?"}}}}"#
         )
     );
 }
@@ -405,4 +405,28 @@ fn the_own_answer_choice_never_takes_an_options_label() {
             .with_content(json!({"a": "Type my own answer"})),
     );
     assert!(matches!(reply, Reply::Answered(_)), "{reply:?}");
+}
+
+#[test]
+fn a_titled_batch_keeps_its_message_to_one_line_and_each_question_in_its_field() {
+    // Claude Code showed four lines of the message and "… (+7 more lines)" for three questions.
+    let questions: Vec<String> = (1..=10)
+        .map(|i| format!(r#"{{"id":"q{i}","question":"Question {i}?","options":[{{"label":"A","description":"The first."}},"B"]}}"#))
+        .collect();
+    let form = form(
+        &request(&format!(r#"{{"questions":[{}]}}"#, questions.join(","))),
+        None,
+        FormStyle::Titled,
+    );
+    assert_eq!(
+        form.message,
+        "10 questions, one field each below; a blank field skips its question."
+    );
+    let schema = serde_json::to_value(&form.schema).unwrap();
+    assert_eq!(schema["properties"]["q7"]["title"], "7/10 Question 7?");
+    assert_eq!(schema["properties"]["q7"]["description"], "A: The first.");
+    assert_eq!(
+        schema["properties"]["q7.own"]["title"],
+        "Your own answer to 7/10"
+    );
 }

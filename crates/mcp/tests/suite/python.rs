@@ -64,16 +64,16 @@ async fn accept_maps_the_form_back_to_answers_in_both_eras_and_transports() {
             assert_eq!(forms[0]["mode"], "form");
             assert_eq!(
                 forms[0]["message"],
-                "1/3 [Database] Which database?\n- PostgreSQL (Recommended): Full SQL, needs a server.\n- SQLite\n\n2/3 Which languages? (choose any)\n- Rust\n- Go\n- Python\n\n3/3 Service name?"
+                "3 questions, one field each below; a blank field skips its question."
             );
             assert_eq!(
                 forms[0]["requestedSchema"],
                 json!({"type":"object","properties":{
-                    "db":{"type":"string","title":"Which database?","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},
-                    "db.own":{"type":"string","title":"Your own answer","description":"Optional: type this instead of choosing an option."},
-                    "langs":{"type":"array","title":"Which languages?","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go","title":"Go"},{"const":"Python","title":"Python"}]}},
-                    "langs.own":{"type":"string","title":"Your own answer","description":"Optional: type this in addition to, or instead of, the options."},
-                    "name":{"type":"string","title":"Service name?"}}})
+                    "db":{"type":"string","title":"1/3 [Database] Which database?","description":"PostgreSQL (Recommended): Full SQL, needs a server.","oneOf":[{"const":"PostgreSQL (Recommended)","title":"PostgreSQL (Recommended)"},{"const":"SQLite","title":"SQLite"}],"default":"PostgreSQL (Recommended)"},
+                    "db.own":{"type":"string","title":"Your own answer to 1/3","description":"Optional: type this instead of choosing an option."},
+                    "langs":{"type":"array","title":"2/3 Which languages? (choose any)","items":{"anyOf":[{"const":"Rust","title":"Rust"},{"const":"Go","title":"Go"},{"const":"Python","title":"Python"}]}},
+                    "langs.own":{"type":"string","title":"Your own answer to 2/3","description":"Optional: type this in addition to, or instead of, the options."},
+                    "name":{"type":"string","title":"3/3 Service name?"}}})
             );
         }
     }
@@ -170,7 +170,7 @@ async fn content_that_does_not_fit_is_refused_and_the_form_sent_again() {
             assert_eq!(forms.len(), 2, "{target:?} {mode}");
             assert_eq!(
                 forms[1]["message"],
-                "Not accepted: \"MySQL\" is not one of the options of question \"db\". Please answer again.\n\nWhich database?\n- PostgreSQL\n- SQLite"
+                "Not accepted: \"MySQL\" is not one of the options of question \"db\". Please answer again.\n\nWhich database?"
             );
         }
         // Three refusals end the call.
