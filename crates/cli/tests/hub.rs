@@ -606,7 +606,7 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
     ];
     let hub = Hub::start(&store, &tls);
     assert!(hub.url.starts_with("https://127.0.0.1:"), "{}", hub.url);
-    let mut agent = Command::new(bin())
+    let mut agent = ask_user()
         .args(["ask", "--hub", &hub.url])
         .env("ASK_USER_STORE", AGENT_STORE)
         .env("ASK_USER_HUB_TOKEN", &tok)
@@ -828,9 +828,8 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
     assert_eq!(out["elicitations"], json!([]));
 
     // `--hub` without a token: a usage error before serving, the same text as `ask --hub`.
-    let out = Command::new(bin())
+    let out = ask_user()
         .args(["mcp", "--hub", &hub.url, "--store", "memory"])
-        .env_remove("ASK_USER_HUB_TOKEN")
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -336,17 +336,55 @@ async fn human_signs_in_and_reads(hub: &Served, dir: &Path, open: usize) {
 /// receiving the human's answer; the agent's open asks close as "revoked" (not "withdrawn")
 /// on the page, and an answer given to one from a page still showing it is refused with that
 /// outcome; a new token of the same name finds nothing of them (its own namespace: the old
-/// id is "no such ask", the same call opens a new ask).
+/// id is "no such ask", the same call opens a new ask). A real agent (`ask --hub`) waiting
+/// then ends with the model-facing text that says its token was revoked (exit 1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked() {
     let dir = tempfile::tempdir().unwrap();
     let tok = token(dir.path(), "leaver");
     let hub = Served::start(dir.path(), &[]);
     let id = post_ask(&hub.url, &tok).await;
+    let mut agent = Killed(
+        command(dir.path(), &["ask", "--hub", &hub.url])
+            .env("ASK_USER_STORE", "memory")
+            .env("ASK_USER_HUB_TOKEN", &tok)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    {
+        use std::io::Write;
+        let mut stdin = agent.0.stdin.take().unwrap();
+        stdin.write_all(QUESTION.as_bytes()).unwrap();
+    }
     let mut poll = raw(&hub.addr(), &long_poll(&hub.addr(), &tok, id)).await;
     // Let it start waiting (a short read that finds nothing yet).
     let (early, closed) = read_to_close(&mut poll, Duration::from_millis(300)).await;
     assert!(!closed && early.is_empty(), "{early}");
+    // The agent's own ask is open too before the revocation.
+    let human = hub.session(dir.path()).await;
+    let start = Instant::now();
+    loop {
+        let state: Value = http()
+            .get(format!("{}/inbox/state", hub.url))
+            .header("Cookie", format!("ask_user_hub={human}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if state["open"].as_array().unwrap().len() == 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the agent's ask never opened: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let (code, _, err) = run(
         dir.path(),
         &[
@@ -377,11 +415,22 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
         .await
         .unwrap();
     assert_eq!(state["open"], json!([]), "{state}");
-    let closed = &state["history"][0];
+    let history = state["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{state}");
+    for closed in history {
+        assert_eq!(
+            (&closed["state"], &closed["agent"]),
+            (&json!("revoked"), &json!("leaver")),
+            "{state}"
+        );
+    }
+    let (code, out) = agent.finish();
     assert_eq!(
-        (&closed["id"], &closed["state"], &closed["agent"]),
-        (&json!(id), &json!("revoked"), &json!("leaver")),
-        "{state}"
+        (code, out.as_str()),
+        (
+            1,
+            "Error: the hub revoked this agent's token while the question was open: nothing the human answers reaches this agent; ask in plain text, or ask the hub's owner for a new token"
+        )
     );
     let late = http()
         .post(format!("{}/inbox/asks/{id}/answer", hub.url))
@@ -410,6 +459,33 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
     );
     let fresh = post_ask(&hub.url, &again).await;
     assert_ne!(fresh, id);
+}
+
+/// A child killed (and reaped) when dropped.
+struct Killed(Child);
+
+impl Killed {
+    /// Waits (up to [`DEADLINE`]) for the child to end: its exit code and stdout.
+    fn finish(&mut self) -> (i32, String) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                let mut out = String::new();
+                std::io::Read::read_to_string(&mut self.0.stdout.take().unwrap(), &mut out)
+                    .unwrap();
+                return (status.code().unwrap_or(-1), out);
+            }
+            assert!(start.elapsed() < DEADLINE, "the agent did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Signing out ends the page's live event stream (it no longer receives what changes).

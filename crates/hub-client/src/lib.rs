@@ -14,7 +14,8 @@
 //!   made precise"): refused connections, resets, 5xx and 429 (honouring `Retry-After`) never
 //!   end the call; it keeps its key and re-attaches until the call's own budget (or its
 //!   caller) ends it. After [`HubClientConfig::give_up_after`] without a hub it says so once
-//!   in the log and keeps trying. Only a refusal (the token revoked: 401/403) ends it.
+//!   in the log and keeps trying. Only a refusal ends it: the token revoked meanwhile (401:
+//!   the model reads [`REVOKED_ON_HUB`]) or another 4xx.
 //!
 //! **Delivery order**: the answerer never tells the hub "delivered" itself. It leaves the
 //! outcome it read with the config's [`Upstream`]; the host, once it stored the outcome and
@@ -106,6 +107,9 @@ enum Failure {
     Unknown(String),
     /// The hub refused: give up with this text.
     Refused(String),
+    /// The hub refused the token (401). On the first post: a wrong token; once the ask was
+    /// posted with it: the token was revoked meanwhile.
+    Unauthorized(String),
 }
 
 /// Whether `url` is plain `http://` to a host that is not this machine (`localhost` or a
@@ -212,6 +216,8 @@ impl HubAnswerer {
             Err(Failure::Transient(text, retry_after))
         } else if status == reqwest::StatusCode::NOT_FOUND {
             Err(Failure::Unknown(text))
+        } else if status == reqwest::StatusCode::UNAUTHORIZED {
+            Err(Failure::Unauthorized(text))
         } else {
             Err(Failure::Refused(text))
         }
@@ -293,7 +299,7 @@ impl HubAnswerer {
                     posted = Some((i, v));
                     break;
                 }
-                Err(Failure::Refused(t)) => {
+                Err(Failure::Refused(t) | Failure::Unauthorized(t)) => {
                     let reason = format!("the hub {} refused the ask: {t}", self.config.urls[i]);
                     tracing::warn!("{reason}");
                     return Err(AskError::Unavailable(reason));
@@ -344,6 +350,11 @@ impl HubAnswerer {
                         self.config.urls[at % n]
                     )));
                 }
+                // The token took the post, so a 401 now means it was revoked meanwhile.
+                Err(Failure::Unauthorized(t)) => {
+                    tracing::warn!(hub = %self.config.urls[at % n], "{t}");
+                    return Err(AskError::Failed(REVOKED_ON_HUB.to_owned()));
+                }
                 Err(Failure::Transient(t, _) | Failure::Unknown(t)) if cancel.is_cancelled() => {
                     tracing::debug!(error = %t, "cancelled while the hub was away");
                     self.cancelled(at, view.id, decide).await;
@@ -352,7 +363,9 @@ impl HubAnswerer {
                 Err(failure) => {
                     let (t, wait) = match failure {
                         Failure::Transient(t, retry_after) => (t, retry_after),
-                        Failure::Unknown(t) | Failure::Refused(t) => (t, None),
+                        Failure::Unknown(t) | Failure::Refused(t) | Failure::Unauthorized(t) => {
+                            (t, None)
+                        }
                     };
                     if !said_lost && last_ok.elapsed() >= self.config.give_up_after {
                         said_lost = true;

@@ -37,13 +37,28 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ask-user")
 }
 
+/// `ask-user` with a cleared environment: a home and config/state/data directories of these
+/// tests' own (never the developer's, never an inherited `ASK_USER_*`), and a plain `PATH`.
+/// Each caller adds only what its process needs (a store, a token).
+pub(crate) fn ask_user() -> Command {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hub-tests-home");
+    let mut cmd = Command::new(bin());
+    cmd.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"));
+    cmd
+}
+
 pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Runs `ask-user ARGS` to completion: (status, stdout, stderr).
 pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
+    let out = ask_user().args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -84,7 +99,7 @@ impl Hub {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Hub {
-        let mut child = Command::new(bin())
+        let mut child = ask_user()
             .args(["hub", "serve", "--listen", listen, "--store", store])
             .args(extra)
             .envs(env.iter().copied())
@@ -131,12 +146,11 @@ impl Agent {
 
     /// [`Agent::start`] with `extra` flags (e.g. `--timeout 10m`).
     pub(crate) fn start_with(urls: &str, token: &str, session: &str, extra: &[&str]) -> Agent {
-        let mut child = Command::new(bin())
+        let mut child = ask_user()
             .args(["ask", "--hub", urls, "--session-title", session])
             .args(extra)
             .env("ASK_USER_STORE", AGENT_STORE)
             .env("ASK_USER_HUB_TOKEN", token)
-            .env_remove("ASK_USER_HUB")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
