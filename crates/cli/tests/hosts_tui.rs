@@ -28,11 +28,27 @@ fn form_only(arguments: &str) -> Scenario {
     Scenario::new(arguments).server_args(["--via", "none"])
 }
 
-/// Codex puts `Wall time: N seconds\nOutput:` before every result (N varies): the rest.
-fn after_wall_time(text: &str) -> &str {
-    text.split_once("Output:\n")
-        .or_else(|| text.split_once("Output:"))
-        .map_or(text, |(_, rest)| rest)
+/// The texts Codex's model read, its varying `Wall time: 0.0108 seconds` as `N`.
+fn codex_texts(session: &Session) -> Vec<String> {
+    session
+        .wait_texts(1)
+        .iter()
+        .map(|text| {
+            match text
+                .strip_prefix("Wall time: ")
+                .and_then(|rest| rest.split_once(" seconds"))
+            {
+                Some((_, after)) => format!("Wall time: N seconds{after}"),
+                None => text.clone(),
+            }
+        })
+        .collect()
+}
+
+/// What Codex's model reads for a result whose text is `text` (an answer or an `isError`
+/// result alike: Codex drops `isError`).
+fn codex_wrapped(text: &str) -> String {
+    format!("Wall time: N seconds\nOutput:\n{text}")
 }
 
 /// A person reads the form before the first key: this models their reading time and
@@ -80,10 +96,11 @@ fn codex_tui_submits_a_choice_alone() {
     codex_form(&session, 1);
     press(pane, "Down", "SQLite chosen", |s| s.contains("› 2. SQLite"));
     pane.keys(&["Enter"]);
-    let texts = session.wait_texts(1);
     assert_eq!(
-        texts.iter().map(|t| after_wall_time(t)).collect::<Vec<_>>(),
-        [r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#],
+        codex_texts(&session),
+        [codex_wrapped(
+            r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
+        )],
         "{}",
         session.diagnostics()
     );
@@ -127,10 +144,9 @@ fn codex_tui_answers_a_multi_select_free_text_and_an_own_answer() {
     pane.type_text("ap-south (Mumbai)");
     pane.wait_text("› ap-south (Mumbai)");
     pane.keys(&["Enter"]);
-    let texts = session.wait_texts(1);
     assert_eq!(
-        texts.iter().map(|t| after_wall_time(t)).collect::<Vec<_>>(),
-        [BATCH_ANSWER],
+        codex_texts(&session),
+        [codex_wrapped(BATCH_ANSWER)],
         "{}",
         session.diagnostics()
     );
@@ -142,10 +158,9 @@ fn codex_tui_esc_is_the_persons_dismissal() {
     let session = interactive(Host::Codex, BIN, &form_only(ONE));
     codex_form(&session, 1);
     session.pane().keys(&["Escape"]);
-    let texts = session.wait_texts(1);
     assert_eq!(
-        texts.iter().map(|t| after_wall_time(t)).collect::<Vec<_>>(),
-        [DISMISSED_TEXT],
+        codex_texts(&session),
+        [codex_wrapped(DISMISSED_TEXT)],
         "{}",
         session.diagnostics()
     );
@@ -236,4 +251,25 @@ fn claude_code_esc_is_the_persons_dismissal() {
         "{}",
         session.diagnostics()
     );
+}
+
+// ---- Long waits ----------------------------------------------------------------------------
+
+/// Codex TUI: a form nobody answers until the call's limit (`--call-limit 2s` here; 270 s by
+/// default, before Codex's own 300 s) reads the still-open text, and Codex takes the form off
+/// the screen. (Claude Code needs no limit: its form is an input-required round the client
+/// holds, with no call open meanwhile.)
+#[test]
+fn codex_tui_form_left_open_past_the_limit_reads_still_open() {
+    let scenario = Scenario::new(ONE).server_args(["--via", "none", "--call-limit", "2s"]);
+    let session = interactive(Host::Codex, BIN, &scenario);
+    assert_eq!(
+        codex_texts(&session),
+        [codex_wrapped(ask_user_mcp::STILL_OPEN_TEXT)],
+        "{}",
+        session.diagnostics()
+    );
+    session
+        .pane()
+        .wait_for("the form off the screen", |s| !s.contains("Field 1/1"));
 }
