@@ -271,3 +271,17 @@ fn setup_is_idempotent_and_doctor_reports_what_each_host_sees() {
     );
     assert!(report.contains("ask-user ends them at 270 s"), "{report}");
 }
+
+/// Gemini CLI: the answer given on the next answerer (scripted answers standing in for the
+/// page) reaches the model inside Gemini's `<untrusted_context>` wrapper of a success.
+#[test]
+fn gemini_reads_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"]},{"id":"name","selected":[],"custom":"billing-api"},{"id":"region","selected":[],"custom":"ap-south (Mumbai)"}]}"#;
+    std::fs::write(&answers, answer).unwrap();
+    let scenario = Scenario::new(BATCH).server_args(["--answers", answers.to_str().unwrap()]);
+    let out = run(Host::Gemini, BIN, &scenario);
+    let expected = format!("<untrusted_context>\n{answer}\n</untrusted_context>");
+    assert_eq!(out.texts(), [expected], "{}", out.diagnostics());
+}
