@@ -33,6 +33,9 @@ pub struct Session {
 
 /// Starts `host`'s interactive UI with the prompt, `ask_user` (the binary's path) as its MCP
 /// server named `ask-user`, for `scenario`; the fake model calls the tool on its first turn.
+/// Claude Code and the Codex TUI; Gemini CLI 0.61's interactive mode (`--prompt-interactive`)
+/// starts, but its requests to the model here carry no MCP tool even once `/mcp list` says the
+/// server is ready, so no test uses it.
 pub fn interactive(host: Host, ask_user: impl AsRef<Path>, scenario: &Scenario) -> Session {
     let dir = tempfile::tempdir().unwrap();
     let ns = Netns::new();
