@@ -273,3 +273,26 @@ fn codex_tui_form_left_open_past_the_limit_reads_still_open() {
         .pane()
         .wait_for("the form off the screen", |s| !s.contains("Field 1/1"));
 }
+
+/// Claude Code: a person who reads the form and takes its Decline button dismissed the
+/// questions too.
+#[test]
+fn claude_code_decline_is_the_persons_dismissal() {
+    let session = interactive(Host::ClaudeCode, BIN, &form_only(ONE));
+    let pane = session.pane();
+    pane.wait_text("requests your input");
+    read_the_form();
+    claude_down_to(pane, "Your own answer:");
+    claude_down_to(pane, "Accept");
+    press(pane, "Right", "the cursor on Decline", |s| {
+        line_with(s, &["❯ Decline"])
+    });
+    read_the_form();
+    pane.keys(&["Enter"]);
+    assert_eq!(
+        session.wait_texts(1),
+        [DISMISSED_TEXT],
+        "{}",
+        session.diagnostics()
+    );
+}
