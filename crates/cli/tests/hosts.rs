@@ -1,8 +1,8 @@
 //! The real agent hosts end to end (crates/hosts-e2e): Claude Code (`claude -p`) and Codex
 //! (`codex exec`) headless, each in a network namespace with only loopback, against the fake
 //! model API, with `ask-user mcp` as their MCP server. The exact tool result each host hands
-//! its model is pinned (Codex's varying `Wall time: N seconds` aside). Gemini CLI and the
-//! interactive runs are in `scripts/hosts-e2e`.
+//! its model is pinned (Codex's varying `Wall time: N seconds` aside), and Gemini CLI's
+//! (`gemini -p`). The interactive UIs are in `hosts_tui.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -196,10 +196,8 @@ fn without_a_browser_the_log_says_where_the_question_waits_and_never_the_url() {
 }
 
 /// Gemini CLI (no elicitation): the question goes to the page, and at the limit the model
-/// reads the still-open text inside Gemini's wrapper. Slow (Gemini's start-up), so in
-/// `scripts/hosts-e2e` only.
+/// reads the still-open text inside Gemini's wrapper (about 6 s here).
 #[test]
-#[ignore = "slow: scripts/hosts-e2e runs it"]
 fn gemini_reads_still_open_at_the_limit() {
     let host = Host::Gemini;
     let scenario =
@@ -272,4 +270,18 @@ fn setup_is_idempotent_and_doctor_reports_what_each_host_sees() {
         "{report}"
     );
     assert!(report.contains("ask-user ends them at 270 s"), "{report}");
+}
+
+/// Gemini CLI: the answer given on the next answerer (scripted answers standing in for the
+/// page) reaches the model inside Gemini's `<untrusted_context>` wrapper of a success.
+#[test]
+fn gemini_reads_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers.json");
+    let answer = r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"langs","selected":["Rust","Go"]},{"id":"name","selected":[],"custom":"billing-api"},{"id":"region","selected":[],"custom":"ap-south (Mumbai)"}]}"#;
+    std::fs::write(&answers, answer).unwrap();
+    let scenario = Scenario::new(BATCH).server_args(["--answers", answers.to_str().unwrap()]);
+    let out = run(Host::Gemini, BIN, &scenario);
+    let expected = format!("<untrusted_context>\n{answer}\n</untrusted_context>");
+    assert_eq!(out.texts(), [expected], "{}", out.diagnostics());
 }

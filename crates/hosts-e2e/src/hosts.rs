@@ -6,10 +6,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::{Host, Scenario};
+use crate::{Host, Mode, Scenario};
 
 /// The prompt of every run (the fake model ignores it).
-const PROMPT: &str = "Ask me what you need to know.";
+pub(crate) const PROMPT: &str = "Ask me what you need to know.";
 
 /// `ask-user mcp` as the hosts start it: through `sh` so its stderr lands in `server.log`
 /// (hosts keep an MCP server's stderr to themselves).
@@ -22,17 +22,6 @@ pub(crate) struct ServerCommand {
 impl ServerCommand {
     pub(crate) fn new(ask_user: &Path, dir: &Path, scenario: &Scenario) -> Self {
         let log = dir.join("server.log");
-        let mut args = vec![
-            "-c".to_owned(),
-            format!("exec \"$0\" \"$@\" 2>>'{}'", log.display()),
-            ask_user.display().to_string(),
-            "mcp".to_owned(),
-        ];
-        args.extend(scenario.server_args.iter().cloned());
-        if !scenario.server_args.iter().any(|a| a == "--store") {
-            let store = dir.join("store.sqlite3");
-            args.extend(["--store".to_owned(), format!("sqlite:{}", store.display())]);
-        }
         let mut env = vec![
             ("HOME".to_owned(), dir.join("home").display().to_string()),
             (
@@ -41,6 +30,27 @@ impl ServerCommand {
             ),
         ];
         env.extend(scenario.server_env.iter().cloned());
+        // The environment is set in the script too: interactive Claude Code does not pass a
+        // server entry's `env` on (the server would use the real HOME's state directory).
+        let assignments: Vec<String> = env
+            .iter()
+            .map(|(k, v)| shell_quote(&format!("{k}={v}")))
+            .collect();
+        let mut args = vec![
+            "-c".to_owned(),
+            format!(
+                "exec /usr/bin/env {} \"$0\" \"$@\" 2>>{}",
+                assignments.join(" "),
+                shell_quote(&log.display().to_string())
+            ),
+            ask_user.display().to_string(),
+            "mcp".to_owned(),
+        ];
+        args.extend(scenario.server_args.iter().cloned());
+        if !scenario.server_args.iter().any(|a| a == "--store") {
+            let store = dir.join("store.sqlite3");
+            args.extend(["--store".to_owned(), format!("sqlite:{}", store.display())]);
+        }
         Self {
             command: "/bin/sh".to_owned(),
             args,
@@ -58,9 +68,15 @@ impl ServerCommand {
     }
 }
 
-/// Writes `host`'s config under `dir` and sets its arguments and environment on `command`.
+/// Claude Code's dummy API key (long enough for its "approved keys" list, which holds the
+/// last 20 characters).
+const CLAUDE_KEY: &str = "sk-ant-api03-fake-key-for-the-host-tests-0000";
+
+/// Writes `host`'s config under `dir` and sets its arguments and environment on `command`
+/// for `mode`.
 pub(crate) fn configure(
     host: Host,
+    mode: Mode,
     command: &mut Command,
     dir: &Path,
     port: u16,
@@ -72,17 +88,19 @@ pub(crate) fn configure(
     }
     command
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", &home)
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1");
+        .env("HOME", &home);
+    match mode {
+        Mode::Headless => command.env("TERM", "dumb").env("NO_COLOR", "1"),
+        Mode::Interactive => command.env("TERM", "xterm-256color").env("LANG", "C.UTF-8"),
+    };
     match host {
-        Host::ClaudeCode => claude(command, dir, port, server),
-        Host::Codex => codex(command, dir, port, server),
-        Host::Gemini => gemini(command, &home, port, server),
+        Host::ClaudeCode => claude(command, mode, dir, port, server),
+        Host::Codex => codex(command, mode, dir, port, server),
+        Host::Gemini => gemini(command, mode, &home, port, server),
     }
 }
 
-fn claude(command: &mut Command, dir: &Path, port: u16, server: &ServerCommand) {
+fn claude(command: &mut Command, mode: Mode, dir: &Path, port: u16, server: &ServerCommand) {
     let config: PathBuf = dir.join("mcp.json");
     let servers = json!({"mcpServers": {"ask-user": {
         "type": "stdio",
@@ -91,19 +109,35 @@ fn claude(command: &mut Command, dir: &Path, port: u16, server: &ServerCommand) 
         "env": server.env_object(),
     }}});
     std::fs::write(&config, servers.to_string()).unwrap();
+    match mode {
+        Mode::Headless => {
+            command.args(["-p", PROMPT, "--output-format", "text"]);
+        }
+        Mode::Interactive => {
+            // Past the first-run screens: onboarding done, the key approved, the folder trusted.
+            let work = dir.join("work");
+            let tail = &CLAUDE_KEY[CLAUDE_KEY.len() - 20..];
+            let state = json!({
+                "hasCompletedOnboarding": true,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [tail], "rejected": []},
+                "projects": {work.display().to_string(): {
+                    "hasTrustDialogAccepted": true,
+                    "hasCompletedProjectOnboarding": true,
+                }},
+            });
+            std::fs::write(dir.join("home/.claude.json"), state.to_string()).unwrap();
+            // The prompt is typed once the MCP server is connected ([`crate::Session`]):
+            // the first turn of a prompt given here goes out before MCP tools are listed.
+        }
+    }
     command
-        .args([
-            "-p",
-            PROMPT,
-            "--output-format",
-            "text",
-            "--strict-mcp-config",
-        ])
+        .arg("--strict-mcp-config")
         .arg("--mcp-config")
         .arg(&config)
         .args(["--allowedTools", "mcp__ask-user__ask_user_question"])
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
-        .env("ANTHROPIC_API_KEY", "sk-ant-fake-key")
+        .env("ANTHROPIC_API_KEY", CLAUDE_KEY)
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
@@ -112,12 +146,17 @@ fn claude(command: &mut Command, dir: &Path, port: u16, server: &ServerCommand) 
         .env("ENABLE_TOOL_SEARCH", "false");
 }
 
+/// A word for `sh`, in single quotes.
+pub(crate) fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 fn toml_string(text: &str) -> String {
     // A TOML basic string: JSON's escapes are valid TOML escapes for these characters.
     serde_json::to_string(text).unwrap()
 }
 
-fn codex(command: &mut Command, dir: &Path, port: u16, server: &ServerCommand) {
+fn codex(command: &mut Command, mode: Mode, dir: &Path, port: u16, server: &ServerCommand) {
     let codex_home = dir.join("codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let args: Vec<String> = server.args.iter().map(|a| toml_string(a)).collect();
@@ -129,7 +168,7 @@ fn codex(command: &mut Command, dir: &Path, port: u16, server: &ServerCommand) {
     let config = format!(
         r#"model = "fake-model"
 model_provider = "fake"
-approval_policy = "never"
+approval_policy = {approval}
 sandbox_mode = "read-only"
 check_for_update_on_startup = false
 
@@ -153,19 +192,32 @@ command = {command}
 args = [{args}]
 env = {{ {env} }}
 default_tools_approval_mode = "approve"
+
+[projects.{work}]
+trust_level = "trusted"
 "#,
+        // `never` also declines every form at once, in the TUI too: the TUI asks.
+        approval = match mode {
+            Mode::Headless => "\"never\"",
+            Mode::Interactive => "\"on-request\"",
+        },
         command = toml_string(&server.command),
         args = args.join(", "),
         env = env.join(", "),
+        work = toml_string(&dir.join("work").display().to_string()),
     );
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    match mode {
+        Mode::Headless => command.args(["exec", "--skip-git-repo-check", PROMPT]),
+        // The prompt is typed once the TUI is up ([`crate::Session`]).
+        Mode::Interactive => command,
+    };
     command
-        .args(["exec", "--skip-git-repo-check", PROMPT])
         .env("CODEX_HOME", &codex_home)
         .env("FAKE_MODEL_API_KEY", "fake-key");
 }
 
-fn gemini(command: &mut Command, home: &Path, port: u16, server: &ServerCommand) {
+fn gemini(command: &mut Command, mode: Mode, home: &Path, port: u16, server: &ServerCommand) {
     let settings = home.join(".gemini");
     std::fs::create_dir_all(&settings).unwrap();
     let config = json!({
@@ -181,8 +233,12 @@ fn gemini(command: &mut Command, home: &Path, port: u16, server: &ServerCommand)
         "telemetry": {"enabled": false},
     });
     std::fs::write(settings.join("settings.json"), config.to_string()).unwrap();
+    match mode {
+        Mode::Headless => command.args(["-p", PROMPT]),
+        Mode::Interactive => command.args(["--prompt-interactive", PROMPT]),
+    };
     command
-        .args(["-p", PROMPT, "--model", "gemini-2.5-flash"])
+        .args(["--model", "gemini-2.5-flash"])
         .env("GEMINI_API_KEY", "fake-key")
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
         .env("GEMINI_CLI_NO_RELAUNCH", "true")

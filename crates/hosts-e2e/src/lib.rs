@@ -21,6 +21,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod hosts;
+mod tui;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub use hosts::tool_text;
+pub use tui::{RESULT_DEADLINE, Session, interactive};
 
 /// How long one host run may take before the test fails (generous: a headless run takes
 /// about a second here; CI machines are slow).
@@ -59,6 +61,16 @@ impl Host {
             Host::Gemini => "gemini",
         }
     }
+}
+
+/// How the host runs: headless (`claude -p`, `codex exec`, `gemini -p`), or its interactive
+/// terminal UI in a tmux pane ([`interactive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One prompt, no terminal, the final answer on stdout.
+    Headless,
+    /// The host's own terminal UI, started with the prompt, in a real terminal.
+    Interactive,
 }
 
 /// What one run does: the arguments the fake model calls the tool with, the `ask-user mcp`
@@ -201,6 +213,15 @@ impl Default for Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
+        // Whatever still runs inside (a host, its MCP server, the fake) ends with it.
+        if let Ok(out) = Command::new("ip")
+            .args(["netns", "pids", &self.name])
+            .output()
+        {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).status();
+            }
+        }
         let _ = Command::new("ip")
             .args(["netns", "del", &self.name])
             .status();
@@ -222,7 +243,7 @@ fn ip(args: &[&str]) {
 
 /// A child process killed (and reaped) on drop.
 #[derive(Debug)]
-struct Killed(Child);
+pub(crate) struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -232,7 +253,7 @@ impl Drop for Killed {
 }
 
 /// The fake model API, listening inside `ns`; returns the process and its port.
-fn fake_model(ns: &Netns, dir: &Path, scenario: &Scenario) -> (Killed, u16) {
+pub(crate) fn fake_model(ns: &Netns, dir: &Path, scenario: &Scenario) -> (Killed, u16) {
     let mut command = ns.command("node");
     command
         .arg(workspace_root().join("tools/hosts/fake-model-api.mjs"))
@@ -269,7 +290,14 @@ pub fn run(host: Host, ask_user: impl AsRef<Path>, scenario: &Scenario) -> Run {
     let (_fake, port) = fake_model(&ns, dir.path(), scenario);
     let server = hosts::ServerCommand::new(ask_user.as_ref(), dir.path(), scenario);
     let mut command = ns.command(host_bin(host));
-    hosts::configure(host, &mut command, dir.path(), port, &server);
+    hosts::configure(
+        host,
+        Mode::Headless,
+        &mut command,
+        dir.path(),
+        port,
+        &server,
+    );
     command
         .current_dir(dir.path().join("work"))
         .stdin(Stdio::null())
@@ -289,10 +317,7 @@ pub fn run(host: Host, ask_user: impl AsRef<Path>, scenario: &Scenario) -> Run {
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(child);
-    let records = read(&dir.path().join("record.jsonl"))
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let records = records(dir.path());
     Run {
         host,
         records,
@@ -303,6 +328,14 @@ pub fn run(host: Host, ask_user: impl AsRef<Path>, scenario: &Scenario) -> Run {
     }
 }
 
-fn read(path: &Path) -> String {
+/// The `{"api","result"}` lines the fake model recorded under `dir` so far.
+pub(crate) fn records(dir: &Path) -> Vec<Value> {
+    read(&dir.join("record.jsonl"))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
