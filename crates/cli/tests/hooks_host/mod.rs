@@ -399,8 +399,18 @@ pub(crate) struct Tui {
 }
 
 impl Tui {
-    /// The text the model read from each tool result so far.
-    pub(crate) fn texts(&self) -> Vec<String> {
+    /// The text the model read from each tool result, once there are `n` (the screen shows an
+    /// answer before the host has sent it to the model).
+    pub(crate) fn texts(&self, n: usize) -> Vec<String> {
+        let start = Instant::now();
+        while read(&self.dir.join("record.jsonl")).lines().count() < n {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "the model got no {n} tool results: {}",
+                self.pane.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         read(&self.dir.join("record.jsonl"))
             .lines()
             .map(|line| {

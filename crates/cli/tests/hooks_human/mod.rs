@@ -232,7 +232,7 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
         .wait_for("the pointer on SQLite", |s| pointed(s, "2. SQLite"));
     tui.pane.keys(&["Enter"]);
     tui.pane.wait_text("· Which database? → SQLite");
-    assert_eq!(tui.texts(), [answered]);
+    assert_eq!(tui.texts(1), [answered]);
     drop(tui);
 
     // Away on: no dialog in the terminal; the question is answered in the inbox.
@@ -246,5 +246,5 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
     pick(&inbox, "[Database] Which database?", 2, "SQLite");
     tui.pane.wait_text("· Which database? → SQLite");
     assert!(!tui.pane.screen().contains("Enter to select"));
-    assert_eq!(tui.texts(), [answered]);
+    assert_eq!(tui.texts(1), [answered]);
 }
