@@ -151,7 +151,9 @@ fn a_permission_is_allowed_only_by_the_humans_choice() {
         .unwrap()
         .unwrap();
     assert!(
-        codex.key.starts_with("codex:019a-codex:"),
+        codex
+            .key
+            .starts_with("codex:01a2333a-0c3d-7282-9333-7a1283216188:"),
         "keyed by the session, the tool and its input ({})",
         codex.key
     );

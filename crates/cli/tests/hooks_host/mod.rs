@@ -379,3 +379,105 @@ pub(crate) fn codex(lab: &Lab, turn: &Turn) -> Running {
             .env("FAKE_MODEL_API_KEY", "fake-key");
     })
 }
+
+/// Whether a line of Claude Code's `screen` has its pointer `❯` (followed by a no-break space)
+/// before `text`: its prompt, or the option its dialog points at.
+pub(crate) fn pointed(screen: &str, text: &str) -> bool {
+    screen.lines().any(|line| {
+        line.trim_start()
+            .strip_prefix('❯')
+            .is_some_and(|rest| rest.trim_start_matches([' ', '\u{a0}']).starts_with(text))
+    })
+}
+
+/// Claude Code interactive, in a tmux pane (a real terminal), against the fake model.
+pub(crate) struct Tui {
+    pub(crate) pane: TmuxPane,
+    dir: PathBuf,
+    _fake: Group,
+    _ns: Netns,
+}
+
+impl Tui {
+    /// The text the model read from each tool result, once there are `n` (the screen shows an
+    /// answer before the host has sent it to the model).
+    pub(crate) fn texts(&self, n: usize) -> Vec<String> {
+        let start = Instant::now();
+        while read(&self.dir.join("record.jsonl")).lines().count() < n {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "the model got no {n} tool results: {}",
+                self.pane.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        read(&self.dir.join("record.jsonl"))
+            .lines()
+            .map(|line| {
+                let record: Value = serde_json::from_str(line).unwrap();
+                tool_text(Host::ClaudeCode, &record["result"])
+            })
+            .collect()
+    }
+}
+
+/// Starts `claude` (interactive) in a tmux pane for `turn`, onboarding done and the work
+/// directory trusted (in the lab's `~/.claude.json`, keeping what is there), and sends `prompt`
+/// once its prompt shows.
+pub(crate) fn claude_tui(lab: &Lab, turn: &Turn, prompt: &str) -> Tui {
+    let dir = lab.next_run();
+    let ns = Netns::new();
+    let (fake, port) = fake_model(&ns, &dir, turn);
+    let key = "sk-ant-fake-key-for-the-hook-tests";
+    let config = lab.path("home/.claude.json");
+    let mut state: Value = serde_json::from_str(&read(&config)).unwrap_or_else(|_| json!({}));
+    state["hasCompletedOnboarding"] = json!(true);
+    state["theme"] = json!("dark");
+    state["customApiKeyResponses"] = json!({"approved": [&key[key.len() - 20..]], "rejected": []});
+    let work = lab.path("work").display().to_string();
+    state["projects"][&work] =
+        json!({"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true});
+    std::fs::write(&config, state.to_string()).unwrap();
+    // `ip netns exec NAME` as the namespace's own command line has it.
+    let probe = ns.command("true");
+    let netns: Vec<String> = probe
+        .get_args()
+        .take(3)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let script = format!(
+        "cd '{work}' && exec ip {netns} env -i PATH='{PATH}' TERM=xterm-256color HOME='{home}' XDG_STATE_HOME='{state}' ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 '{claude}' 2> host.err\n",
+        netns = netns.join(" "),
+        home = lab.path("home").display(),
+        state = lab.path("state").display(),
+        claude = host_bin(Host::ClaudeCode).display(),
+    );
+    let pane = TmuxPane::start(tempfile::tempdir().unwrap(), &script, 120, 40, "host.err");
+    pane.wait_text("auto mode on");
+    // Keys typed before its input is ready are dropped: type until the text shows, then Enter
+    // (typed with the text, Enter is taken as part of a paste).
+    let start = Instant::now();
+    'typed: loop {
+        pane.type_text(prompt);
+        let typed = Instant::now();
+        while typed.elapsed() < std::time::Duration::from_secs(2) {
+            if pointed(&pane.screen(), prompt) {
+                break 'typed;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(
+            start.elapsed() < ask_user_test_support::DEADLINE,
+            "claude took no input: {}",
+            pane.screen()
+        );
+        pane.keys(&["C-u"]);
+    }
+    pane.keys(&["Enter"]);
+    Tui {
+        pane,
+        dir,
+        _fake: fake,
+        _ns: ns,
+    }
+}

@@ -5,7 +5,7 @@ use ask_user_test_support::TmuxPane;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::hooks_host::{BIN, Lab, Turn, claude, codex};
+use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, codex, pointed};
 use super::{PROMPT_TOOL, escalated_touch};
 
 /// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
@@ -210,4 +210,41 @@ fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
         last,
         "Your questions have been answered: \"Which database?\"=\"Postgres\". You can now continue with these answers in mind."
     );
+}
+
+#[test]
+fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_while_on() {
+    let lab = Lab::new();
+    lab.ask_user(&["setup", "claude-code"]);
+    let answered = "Your questions have been answered: \"Which database?\"=\"SQLite\". You can now continue with these answers in mind.";
+
+    // Away off: the hook falls through and Claude Code shows its own dialog, answered there.
+    let tui = claude_tui(
+        &lab,
+        &Turn::call("AskUserQuestion", one_question()),
+        "Ask me",
+    );
+    tui.pane.wait_text("Enter to select");
+    tui.pane
+        .wait_for("the pointer on Postgres", |s| pointed(s, "1. Postgres"));
+    tui.pane.keys(&["Down"]);
+    tui.pane
+        .wait_for("the pointer on SQLite", |s| pointed(s, "2. SQLite"));
+    tui.pane.keys(&["Enter"]);
+    tui.pane.wait_text("· Which database? → SQLite");
+    assert_eq!(tui.texts(1), [answered]);
+    drop(tui);
+
+    // Away on: no dialog in the terminal; the question is answered in the inbox.
+    lab.ask_user(&["away", "on"]);
+    let tui = claude_tui(
+        &lab,
+        &Turn::call("AskUserQuestion", one_question()),
+        "Ask me",
+    );
+    let inbox = lab.inbox();
+    pick(&inbox, "[Database] Which database?", 2, "SQLite");
+    tui.pane.wait_text("· Which database? → SQLite");
+    assert!(!tui.pane.screen().contains("Enter to select"));
+    assert_eq!(tui.texts(1), [answered]);
 }
