@@ -206,12 +206,12 @@ fn claude_p_permission_denied_reads_the_humans_reason() {
 /// Claude Code's own rule, pinned: in `-p` with a permission prompt tool (which AskUserQuestion
 /// needs there), a permission is asked of that tool too, and the first decision counts: a hook
 /// waiting for a human loses to it. `ask-user mcp`'s tool is no permission tool, so the call
-/// fails (a deny). (A hook that answers at once may win the race: not pinned.)
+/// fails (a deny). The hook here waits for a human in the inbox who never answers (a hook that
+/// answers at once may win the race, so that case is not pinned).
 #[test]
 fn claude_p_with_a_permission_prompt_tool_asks_that_tool_not_the_permission_hook() {
     let lab = Lab::new();
-    let hook =
-        lab.scripted_hook(json!({"answers": [{"id": "permission", "selected": ["Allow once"]}]}));
+    let hook = lab.hook("claude-code", "--always --via inbox --wait 8s");
     let settings = lab.settings("PermissionRequest", "*", &hook, 60);
     let mcp = lab.mcp_config(None);
     let made = lab.path("work/made");
