@@ -174,3 +174,146 @@ async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer(
         "bob prints bob's answer, never alice's"
     );
 }
+
+/// A proxy in front of the hub (a fake rate limiter, named so): forwards every request, except
+/// that the `refuse` requests after the first post get `429 Too Many Requests` with
+/// `Retry-After: 1`. Records (when, method and path, status) of every request.
+struct RateLimiter {
+    url: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String, u16)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RateLimiter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
+    use axum::body::Body;
+    use axum::http::{Request, Response};
+    use std::sync::{Arc, Mutex};
+    let log: Arc<Mutex<Vec<(std::time::Instant, String, u16)>>> = Arc::default();
+    let left = Arc::new(std::sync::atomic::AtomicUsize::new(refuse));
+    let handler = {
+        let log = log.clone();
+        move |req: Request<Body>| {
+            let (log, left, upstream) = (log.clone(), left.clone(), upstream.clone());
+            async move {
+                let what = format!("{} {}", req.method(), req.uri().path());
+                let posted = log
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|(_, w, s)| w == "POST /v1/asks" && *s == 200);
+                let take = |n: usize| n.checked_sub(1);
+                if posted
+                    && left
+                        .fetch_update(
+                            std::sync::atomic::Ordering::SeqCst,
+                            std::sync::atomic::Ordering::SeqCst,
+                            take,
+                        )
+                        .is_ok()
+                {
+                    log.lock()
+                        .unwrap()
+                        .push((std::time::Instant::now(), what, 429));
+                    return Response::builder()
+                        .status(429)
+                        .header("retry-after", "1")
+                        .header("content-type", "application/json")
+                        .body(Body::from(
+                            r#"{"error":"rate limited: slow down and retry"}"#,
+                        ))
+                        .unwrap();
+                }
+                let mut out = http().request(
+                    req.method().clone(),
+                    format!(
+                        "{upstream}{}",
+                        req.uri().path_and_query().map_or("", |p| p.as_str())
+                    ),
+                );
+                for (name, value) in req.headers() {
+                    if name != "host" {
+                        out = out.header(name, value);
+                    }
+                }
+                let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+                    .await
+                    .unwrap();
+                let resp = out.body(body).send().await.unwrap();
+                let status = resp.status().as_u16();
+                log.lock()
+                    .unwrap()
+                    .push((std::time::Instant::now(), what, status));
+                let mut back = Response::builder().status(status);
+                for (name, value) in resp.headers() {
+                    back = back.header(name, value);
+                }
+                back.body(Body::from(resp.bytes().await.unwrap())).unwrap()
+            }
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    RateLimiter { url, log, task }
+}
+
+/// 429 after the first post is transient (docs/contract.md §8): the agent honours
+/// `Retry-After` within its budget, keeps its ask, and prints the answer the human gives after
+/// it (it used to exit with "rate limited … slow down and retry", and the answer reached
+/// nobody).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let limiter = rate_limiter(hub.url.clone(), 3).await;
+    let (proxy, home) = (limiter.url.clone(), dir.path().to_owned());
+    let agent =
+        tokio::task::spawn_blocking(move || agent(&proxy, &agent_token, "k-429", &home, &[]));
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    // The human answers once the agent was refused three times.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while limiter
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.2 == 429)
+        .count()
+        < 3
+    {
+        assert!(std::time::Instant::now() < deadline, "never rate limited");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(human_answer(&hub.url, &cookie, id, "Yes").await.0, 200);
+    let (status, out) = agent.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
+    );
+    // Each request after a 429 came at least its Retry-After (1 s) later.
+    let log = limiter.log.lock().unwrap().clone();
+    for pair in log.windows(2) {
+        if pair[0].2 == 429 {
+            let gap = pair[1].0.duration_since(pair[0].0);
+            assert!(
+                gap >= std::time::Duration::from_millis(950),
+                "retried {gap:?} after a 429 with Retry-After: 1: {log:?}"
+            );
+        }
+    }
+    // One ask on the hub: the agent kept its key and re-attached.
+    let asks = wait_open(&hub.url, &cookie, 0).await;
+    assert!(asks.is_empty(), "{asks:?}");
+}
