@@ -317,3 +317,106 @@ async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer(
     let asks = wait_open(&hub.url, &cookie, 0).await;
     assert!(asks.is_empty(), "{asks:?}");
 }
+
+/// A full local disk when the answer is to be stored (a real ENOSPC: the agent's local store
+/// is on a 4 MiB tmpfs of its own mount namespace, `unshare -Urm`, filled once its question is
+/// on the hub): the answer the hub took is not lost — the agent does not tell the hub
+/// "delivered" for an answer it could not store and print, and its retry (same key) prints it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let local = format!("sqlite:{}", disk.join("store.sqlite3").display());
+    let mut command = Command::new("unshare");
+    ask_user_test_support::hermetic(&mut command, dir.path())
+        .args([
+            "-Urm",
+            "sh",
+            "-c",
+            r#"mount -t tmpfs -o size=4m tmpfs "$0" && exec "$@""#,
+        ])
+        .arg(&disk)
+        .arg(bin())
+        .args([
+            "ask",
+            "--hub",
+            &hub.url,
+            "--key",
+            "k-full",
+            "--timeout",
+            "60s",
+        ])
+        .args(["--store", &local])
+        .env("ASK_USER_HUB_TOKEN", &agent_token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = ask_user_test_support::Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    // Fill the agent's disk (its mount namespace, through /proc/PID/root).
+    let seen = std::path::PathBuf::from(format!("/proc/{}/root", child.id()))
+        .join(disk.strip_prefix("/").unwrap());
+    let mut fill = std::fs::File::create(seen.join("fill")).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    let full = loop {
+        if let Err(e) = fill.write_all(&block) {
+            break e;
+        }
+    };
+    assert_eq!(full.raw_os_error(), Some(28), "ENOSPC: {full}");
+    assert_eq!(human_answer(&hub.url, &cookie, id, "No").await.0, 200);
+    let (status_1, printed, stderr) = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let (mut out, mut err) = (String::new(), String::new());
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (child.wait().unwrap(), out, err)
+    })
+    .await
+    .unwrap();
+    assert!(
+        !printed.contains(r#""selected":["No"]"#) || status_1.success(),
+        "{printed} {stderr}"
+    );
+    // The retry (same key, a disk with room) prints the answer.
+    let (hub_url, home) = (hub.url.clone(), dir.path().to_owned());
+    let (status, retry) =
+        tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-full", &home, &[]))
+            .await
+            .unwrap();
+    if status_1.success() {
+        // The first run stored and printed it after all (SQLite had the room it needed).
+        assert_eq!(
+            printed.trim(),
+            r#"{"answers":[{"id":"go","selected":["No"]}]}"#
+        );
+    } else {
+        assert_eq!(
+            (status, retry.trim()),
+            (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+            "first run: {status_1:?} {printed} {stderr}"
+        );
+    }
+}
