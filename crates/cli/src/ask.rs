@@ -109,6 +109,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             durable::failpoint_before_stdout();
             crate::write_stdout(outcome.text()).is_ok()
         };
+        durable::failpoint_hang_before_stdout().await;
         let _ = asked.deliver(&mut stdout).await;
         Ended::Written { status }
     })
@@ -126,10 +127,28 @@ impl ask_user_host::Acknowledge for HubDelivered {
     }
 }
 
+/// How long the process may take to end after the first signal (docs/contract.md §8: "a second
+/// SIGTERM, or 2 s after the first, ends the process").
+pub(crate) const EXIT_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// **Test only**: lengthens [`EXIT_BOUND`] to this many milliseconds (so a test can tell the
+/// second signal's exit from the bound's). Not for production use.
+pub(crate) const EXIT_BOUND_TEST_ENV: &str = "ASK_USER_TEST_EXIT_BOUND_MS";
+
+/// Ends the process with `ASK_ABORTED`'s status (130), whatever it is doing: the exit bound.
+/// `why` completes stderr's line: `a second signal` or `2 s after the first signal`.
+fn exit_now(why: &str) -> ! {
+    eprintln!("ask-user: exiting now ({why}); the question stays for the retry");
+    std::process::exit(130)
+}
+
 /// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime. The
 /// handlers are installed here, before any answerer touches the terminal (a signal arriving
 /// while raw mode is on must cancel, not kill, so the terminal is restored); only the
-/// waiting runs in the spawned task.
+/// waiting runs in the spawned task. After the first signal the process ends within
+/// [`EXIT_BOUND`] (a thread of its own, so a blocked runtime cannot hold it) or at once on a
+/// second signal, exit 130: the ask was detached by then, or — a detach that did not reach the
+/// store — its lease and its gone process free it for the retry.
 pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let listening = (
@@ -148,5 +167,19 @@ pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinH
             _ = int.recv() => tracing::info!("SIGINT: cancelling the ask"),
         }
         cancel.cancel();
+        let bound = std::env::var(EXIT_BOUND_TEST_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(EXIT_BOUND, std::time::Duration::from_millis);
+        std::thread::spawn(move || {
+            std::thread::sleep(bound);
+            exit_now("2 s after the first signal");
+        });
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+            _ = int.recv() => {}
+        }
+        exit_now("a second signal");
     })
 }

@@ -115,6 +115,15 @@ pub(crate) fn cancel_when_stdout_closes(cancel: CancellationToken) {
         });
 }
 
+/// The test-only failpoint `hang-before-stdout` (see [`FAILPOINT_ENV`]): the call never gets
+/// to write its outcome (an exit path stuck on a lock or a write), so only the exit bound ends
+/// the process after a signal. Not for production use.
+pub(crate) async fn failpoint_hang_before_stdout() {
+    if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == "hang-before-stdout") {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// The test-only failpoint (see [`FAILPOINT_ENV`]).
 pub(crate) fn failpoint_before_stdout() {
     if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == "before-stdout") {

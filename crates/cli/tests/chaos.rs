@@ -32,39 +32,17 @@ fn check(config: &chaos::Config, restart: Option<Arc<dyn Fn() + Send + Sync>>) {
     );
 }
 
-// The full runs find answers lost while these faults are still open (docs/hardening.md; the
-// known cases): a `--timeout` or SIGTERM landing at the human's answer prints the timeout or
-// "aborted" although the hub said "sent", and the retry asks again (chaos seed 3, agent 29;
-// Postgres seed 1, agent 3); an agent started while the hub restarts exits 6 after its question
-// reached the hub (seed 3, agent 31); an agent hangs past its `--timeout` while replicas and
-// Postgres restart (Postgres seed 1, agent 1). Until they are fixed the default run leaves those
-// faults out; `scripts/chaos` (and `cargo test -p ask-user --test chaos -- --ignored`) runs
-// them all.
+// The short runs draw every fault (`Config::short`): agents killed -9 and sent SIGTERM, the hub
+// (or one replica at a time) killed -9 and restarted, `--timeout`s expiring around the human's
+// answers, and on Postgres `pg_ctl restart -m immediate`. The long run: `scripts/chaos`.
 
 #[test]
 fn a_short_chaos_run_on_sqlite_loses_nothing() {
-    check(&chaos::Config::from_env().without_open_findings(), None);
-}
-
-#[test]
-fn a_short_chaos_run_on_two_postgres_replicas_loses_nothing() {
-    let cluster = pg::Cluster::start();
-    let mut config = chaos::Config::from_env().without_open_findings();
-    config.postgres = Some(cluster.url.clone());
-    // One replica at a time is killed -9 and restarted; agents know both.
-    config.kill_hub_every = Some(Duration::from_secs(3));
-    check(&config, None);
-}
-
-#[test]
-#[ignore = "finds the open findings named above; run by scripts/chaos"]
-fn every_fault_on_sqlite() {
     check(&chaos::Config::from_env(), None);
 }
 
 #[test]
-#[ignore = "finds the open findings named above; run by scripts/chaos"]
-fn every_fault_on_two_postgres_replicas() {
+fn a_short_chaos_run_on_two_postgres_replicas_loses_nothing() {
     let cluster = Arc::new(pg::Cluster::start());
     let mut config = chaos::Config::from_env();
     config.postgres = Some(cluster.url.clone());

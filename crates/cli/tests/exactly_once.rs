@@ -174,3 +174,249 @@ async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer(
         "bob prints bob's answer, never alice's"
     );
 }
+
+/// A proxy in front of the hub (a fake rate limiter, named so): forwards every request, except
+/// that the `refuse` requests after the first post get `429 Too Many Requests` with
+/// `Retry-After: 1`. Records (when, method and path, status) of every request.
+struct RateLimiter {
+    url: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String, u16)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RateLimiter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
+    use axum::body::Body;
+    use axum::http::{Request, Response};
+    use std::sync::{Arc, Mutex};
+    let log: Arc<Mutex<Vec<(std::time::Instant, String, u16)>>> = Arc::default();
+    let left = Arc::new(std::sync::atomic::AtomicUsize::new(refuse));
+    let handler = {
+        let log = log.clone();
+        move |req: Request<Body>| {
+            let (log, left, upstream) = (log.clone(), left.clone(), upstream.clone());
+            async move {
+                let what = format!("{} {}", req.method(), req.uri().path());
+                let posted = log
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|(_, w, s)| w == "POST /v1/asks" && *s == 200);
+                let take = |n: usize| n.checked_sub(1);
+                if posted
+                    && left
+                        .fetch_update(
+                            std::sync::atomic::Ordering::SeqCst,
+                            std::sync::atomic::Ordering::SeqCst,
+                            take,
+                        )
+                        .is_ok()
+                {
+                    log.lock()
+                        .unwrap()
+                        .push((std::time::Instant::now(), what, 429));
+                    return Response::builder()
+                        .status(429)
+                        .header("retry-after", "1")
+                        .header("content-type", "application/json")
+                        .body(Body::from(
+                            r#"{"error":"rate limited: slow down and retry"}"#,
+                        ))
+                        .unwrap();
+                }
+                let mut out = http().request(
+                    req.method().clone(),
+                    format!(
+                        "{upstream}{}",
+                        req.uri().path_and_query().map_or("", |p| p.as_str())
+                    ),
+                );
+                for (name, value) in req.headers() {
+                    if name != "host" {
+                        out = out.header(name, value);
+                    }
+                }
+                let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+                    .await
+                    .unwrap();
+                let resp = out.body(body).send().await.unwrap();
+                let status = resp.status().as_u16();
+                log.lock()
+                    .unwrap()
+                    .push((std::time::Instant::now(), what, status));
+                let mut back = Response::builder().status(status);
+                for (name, value) in resp.headers() {
+                    back = back.header(name, value);
+                }
+                back.body(Body::from(resp.bytes().await.unwrap())).unwrap()
+            }
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    RateLimiter { url, log, task }
+}
+
+/// 429 after the first post is transient (docs/contract.md §8): the agent honours
+/// `Retry-After` within its budget, keeps its ask, and prints the answer the human gives after
+/// it (it used to exit with "rate limited … slow down and retry", and the answer reached
+/// nobody).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let limiter = rate_limiter(hub.url.clone(), 3).await;
+    let (proxy, home) = (limiter.url.clone(), dir.path().to_owned());
+    let agent =
+        tokio::task::spawn_blocking(move || agent(&proxy, &agent_token, "k-429", &home, &[]));
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    // The human answers once the agent was refused three times.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while limiter
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.2 == 429)
+        .count()
+        < 3
+    {
+        assert!(std::time::Instant::now() < deadline, "never rate limited");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(human_answer(&hub.url, &cookie, id, "Yes").await.0, 200);
+    let (status, out) = agent.await.unwrap();
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
+    );
+    // Each request after a 429 came at least its Retry-After (1 s) later.
+    let log = limiter.log.lock().unwrap().clone();
+    for pair in log.windows(2) {
+        if pair[0].2 == 429 {
+            let gap = pair[1].0.duration_since(pair[0].0);
+            assert!(
+                gap >= std::time::Duration::from_millis(950),
+                "retried {gap:?} after a 429 with Retry-After: 1: {log:?}"
+            );
+        }
+    }
+    // One ask on the hub: the agent kept its key and re-attached.
+    let asks = wait_open(&hub.url, &cookie, 0).await;
+    assert!(asks.is_empty(), "{asks:?}");
+}
+
+/// A full local disk when the answer is to be stored (a real ENOSPC: the agent's local store
+/// is on a 4 MiB tmpfs of its own mount namespace, `unshare -Urm`, filled once its question is
+/// on the hub): the answer the hub took is not lost — the agent does not tell the hub
+/// "delivered" for an answer it could not store and print, and its retry (same key) prints it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let local = format!("sqlite:{}", disk.join("store.sqlite3").display());
+    let mut command = Command::new("unshare");
+    ask_user_test_support::hermetic(&mut command, dir.path())
+        .args([
+            "-Urm",
+            "sh",
+            "-c",
+            r#"mount -t tmpfs -o size=4m tmpfs "$0" && exec "$@""#,
+        ])
+        .arg(&disk)
+        .arg(bin())
+        .args([
+            "ask",
+            "--hub",
+            &hub.url,
+            "--key",
+            "k-full",
+            "--timeout",
+            "60s",
+        ])
+        .args(["--store", &local])
+        .env("ASK_USER_HUB_TOKEN", &agent_token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = ask_user_test_support::Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    // Fill the agent's disk (its mount namespace, through /proc/PID/root).
+    let seen = std::path::PathBuf::from(format!("/proc/{}/root", child.id()))
+        .join(disk.strip_prefix("/").unwrap());
+    let mut fill = std::fs::File::create(seen.join("fill")).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    let full = loop {
+        if let Err(e) = fill.write_all(&block) {
+            break e;
+        }
+    };
+    assert_eq!(full.raw_os_error(), Some(28), "ENOSPC: {full}");
+    assert_eq!(human_answer(&hub.url, &cookie, id, "No").await.0, 200);
+    let (status_1, printed, stderr) = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let (mut out, mut err) = (String::new(), String::new());
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (child.wait().unwrap(), out, err)
+    })
+    .await
+    .unwrap();
+    assert!(
+        !printed.contains(r#""selected":["No"]"#) || status_1.success(),
+        "{printed} {stderr}"
+    );
+    // The retry (same key, a disk with room) prints the answer.
+    let (hub_url, home) = (hub.url.clone(), dir.path().to_owned());
+    let (status, retry) =
+        tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-full", &home, &[]))
+            .await
+            .unwrap();
+    if status_1.success() {
+        // The first run stored and printed it after all (SQLite had the room it needed).
+        assert_eq!(
+            printed.trim(),
+            r#"{"answers":[{"id":"go","selected":["No"]}]}"#
+        );
+    } else {
+        assert_eq!(
+            (status, retry.trim()),
+            (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+            "first run: {status_1:?} {printed} {stderr}"
+        );
+    }
+}

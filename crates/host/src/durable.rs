@@ -331,6 +331,24 @@ impl Durable {
         }
     }
 
+    /// Whether the store holds an ask this call would re-attach to or be handed (read only).
+    async fn has_stored(&self, request: &AskUserQuestionRequest) -> bool {
+        let shared = &self.shared;
+        let ask = NewAsk::new(
+            &shared.scope,
+            request.to_canonical_json(),
+            shared.asker.clone(),
+        )
+        .in_namespace(&shared.namespace);
+        match shared.store.find_ask(&ask).await {
+            Ok(found) => found.is_some(),
+            Err(e) => {
+                tracing::warn!("cannot look for a stored ask of this call: {e}");
+                false
+            }
+        }
+    }
+
     async fn open(&self, request: &AskUserQuestionRequest) -> Result<Opened, AskError> {
         let shared = &self.shared;
         let ask = NewAsk::new(
@@ -432,6 +450,14 @@ impl UserInteraction for Wrapped {
     ) -> BoxFuture<'a, Result<Answers, AskError>> {
         Box::pin(async move {
             let result = async {
+                // No answerer can show it here: a stored ask of this call (open, or answered
+                // and never delivered) is still served; without one, nobody can answer.
+                let serve_only = !self.inner.is_available();
+                if serve_only && !self.durable.has_stored(request).await {
+                    return Err(AskError::Unavailable(
+                        "no answerer can show the question here".to_owned(),
+                    ));
+                }
                 let id = match self.durable.open(request).await? {
                     Opened::Undelivered(rec) => {
                         let Some(closed) = rec.closed else {
@@ -439,13 +465,27 @@ impl UserInteraction for Wrapped {
                         };
                         return adopt(&closed, &decide).await;
                     }
+                    // It was answered and delivered meanwhile: nothing to serve.
+                    Opened::Created(_) if serve_only => {
+                        return Err(AskError::Unavailable(
+                            "no answerer can show the question here".to_owned(),
+                        ));
+                    }
                     opened => opened.record().id,
                 };
                 let store = self.durable.store().clone();
                 let asking = cancel.child_token();
-                let shown = self
-                    .inner
-                    .ask_decided(request, asking.clone(), decide.clone());
+                let shown: BoxFuture<'_, Result<Answers, AskError>> = if serve_only {
+                    // Only the store (an inbox, a hub) can settle it: wait to be cancelled.
+                    let asking = asking.clone();
+                    Box::pin(async move {
+                        asking.cancelled().await;
+                        Err(AskError::Cancelled)
+                    })
+                } else {
+                    self.inner
+                        .ask_decided(request, asking.clone(), decide.clone())
+                };
                 tokio::pin!(shown);
                 let followed = async {
                     loop {
@@ -512,7 +552,9 @@ impl UserInteraction for Wrapped {
         self.inner.name()
     }
 
+    /// Always: with no answerer available, a stored ask of the call is still served (and
+    /// without one the call ends as "nobody can answer", storing nothing).
     fn is_available(&self) -> bool {
-        self.inner.is_available()
+        true
     }
 }

@@ -269,6 +269,19 @@ impl Store {
         dispatch!(self, s => s.open_ask(ask, liveness).await)
     }
 
+    /// The ask [`Store::open_ask`] would re-attach to or hand back for `ask` (an open ask of its
+    /// key, or an answer never delivered, by the same rules), without writing anything; `None`
+    /// when `open_ask` would create a new one. A host with no answerer to show a question
+    /// serves such a stored ask instead of giving up (docs/contract.md §8: "nobody can answer"
+    /// only when no answerer and no stored ask exist).
+    ///
+    /// # Errors
+    /// The backend's read errors.
+    pub async fn find_ask(&self, ask: &NewAsk) -> Result<Option<AskRecord>> {
+        let liveness = self.liveness.clone();
+        dispatch!(self, s => s.find_ask(ask, liveness).await)
+    }
+
     /// The same store, telling whether an ask's caller ended with `liveness` instead of
     /// [`ThisMachine`] (a simulation's processes, an embedder's own callers). An unkeyed
     /// [`Store::open_ask`] never re-attaches to an ask whose caller `liveness` does not know

@@ -9,6 +9,7 @@ use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
+use crate::model::found;
 use crate::model::{
     AskId, AskRecord, CANDIDATES, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded,
     Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
@@ -102,6 +103,23 @@ impl MemoryStore {
         };
         self.announce(opened.record().id);
         Ok(opened)
+    }
+
+    pub(crate) async fn find_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Option<AskRecord>> {
+        let inner = self.lock();
+        let latest = inner
+            .asks
+            .values()
+            .rev()
+            .filter(|r| r.key == ask.key)
+            .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
+            .find(|r| candidate(r, ask.created_at, &*liveness))
+            .cloned();
+        Ok(found(latest, ask.created_at))
     }
 
     pub(crate) async fn record_outcome(

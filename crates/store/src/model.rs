@@ -471,6 +471,15 @@ pub(crate) fn reuse_of(latest: Option<&AskRecord>, now: Timestamp) -> Reuse {
     }
 }
 
+/// What [`crate::Store::find_ask`] reports for the newest candidate: the ask `open_ask` would
+/// re-attach to or hand back at `now`; `None` when it would create one.
+pub(crate) fn found(latest: Option<AskRecord>, now: Timestamp) -> Option<AskRecord> {
+    match reuse_of(latest.as_ref(), now) {
+        Reuse::New => None,
+        Reuse::Reattach | Reuse::Undelivered => latest,
+    }
+}
+
 /// The result of [`crate::Store::record_outcome`]: first outcome wins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {

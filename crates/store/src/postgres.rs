@@ -34,6 +34,7 @@ use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
+use crate::model::found;
 use crate::model::{
     AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
     Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
@@ -371,7 +372,6 @@ impl PgStore {
         ask: &NewAsk,
         liveness: Arc<dyn Liveness>,
     ) -> Result<Opened> {
-        let shown = self.inner.shown.clone();
         let opened = self
             .in_tx(async |tx| {
                 let e = |e: tokio_postgres::Error| self.err(&e);
@@ -384,30 +384,7 @@ impl PgStore {
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
                     .await
                     .map_err(e)?;
-                let rows = tx
-                    .query(
-                        &format!(
-                            "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
-                             AND request_hash = $3 ORDER BY id DESC LIMIT $4"
-                        ),
-                        &[
-                            &ask.key.namespace().as_str(),
-                            &ask.key.scope(),
-                            &ask.key.request_hash(),
-                            &CANDIDATES,
-                        ],
-                    )
-                    .await
-                    .map_err(e)?;
-                // The newest ask a call may re-attach to (model.rs `candidate`).
-                let mut latest = None;
-                for r in &rows {
-                    let rec = read_row(r).map_err(e)?.into_record(&shown)?;
-                    if candidate(&rec, ask.created_at, &*liveness) {
-                        latest = Some(rec);
-                        break;
-                    }
-                }
+                let latest = self.newest_candidate(tx, ask, &*liveness).await?;
                 match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {
@@ -604,6 +581,56 @@ impl PgStore {
             Some(at.0),
         )
         .await
+    }
+
+    /// The newest ask of `ask`'s key a call may re-attach to (model.rs `candidate`), among the
+    /// key's newest [`CANDIDATES`].
+    async fn newest_candidate<C: tokio_postgres::GenericClient + Sync>(
+        &self,
+        client: &Cached<'_, C>,
+        ask: &NewAsk,
+        liveness: &dyn Liveness,
+    ) -> Result<Option<AskRecord>> {
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
+                     AND request_hash = $3 ORDER BY id DESC LIMIT $4"
+                ),
+                &[
+                    &ask.key.namespace().as_str(),
+                    &ask.key.scope(),
+                    &ask.key.request_hash(),
+                    &CANDIDATES,
+                ],
+            )
+            .await
+            .map_err(|e| self.err(&e))?;
+        for r in &rows {
+            let rec = read_row(r)
+                .map_err(|e| self.err(&e))?
+                .into_record(&self.inner.shown)?;
+            if candidate(&rec, ask.created_at, liveness) {
+                return Ok(Some(rec));
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) async fn find_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Option<AskRecord>> {
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| Error::Backend {
+            location: self.inner.shown.clone(),
+            detail: "no connection".to_owned(),
+        })?;
+        let latest = self
+            .newest_candidate(&conn.cached(), ask, &*liveness)
+            .await?;
+        Ok(found(latest, ask.created_at))
     }
 
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {

@@ -28,6 +28,7 @@ use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
+use crate::model::found;
 use crate::model::{
     AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
     Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
@@ -350,7 +351,7 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<()> {
 /// The newest ask of `ask`'s key a call may re-attach to ([`candidate`]), among the key's
 /// newest [`CANDIDATES`].
 fn newest_candidate(
-    tx: &rusqlite::Connection,
+    tx: &Connection,
     ask: &NewAsk,
     liveness: &dyn Liveness,
     shown: &str,
@@ -756,6 +757,19 @@ impl SqliteStore {
         )
         .await
         .map(drop)
+    }
+
+    pub(crate) async fn find_ask(
+        &self,
+        ask: &NewAsk,
+        liveness: Arc<dyn Liveness>,
+    ) -> Result<Option<AskRecord>> {
+        let ask = ask.clone();
+        self.read(move |conn, shown| {
+            let latest = newest_candidate(conn, &ask, &*liveness, shown)?;
+            Ok(found(latest, ask.created_at))
+        })
+        .await
     }
 
     pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {

@@ -67,16 +67,6 @@ impl Config {
         }
     }
 
-    /// The short run without the faults that still lose answers (see the callers): no SIGTERM,
-    /// no hub restarts, no timeout racing the answer; agents are still killed -9 at random.
-    pub(crate) fn without_open_findings(mut self) -> Self {
-        self.kill_agents = 40;
-        self.term_agents = 0;
-        self.kill_hub_every = None;
-        self.racing_timeouts = false;
-        self
-    }
-
     /// The short run with `CHAOS_SEED`, `CHAOS_AGENTS`, `CHAOS_PARALLEL` overriding it (the
     /// long run by hand: scripts/chaos).
     pub(crate) fn from_env() -> Self {

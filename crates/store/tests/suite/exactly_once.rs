@@ -119,6 +119,7 @@ every_backend!(
     an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away,
     an_unkeyed_retry_collects_the_answer_of_a_caller_whose_process_ended,
     a_timed_out_ask_does_not_hide_an_older_undelivered_answer,
+    find_ask_reports_what_open_ask_would_reuse_and_writes_nothing,
 );
 
 async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
@@ -294,4 +295,41 @@ async fn a_timed_out_ask_does_not_hide_an_older_undelivered_answer(f: Fixture) {
     assert!(
         matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Undelivered(r) if r.id == first.id)
     );
+}
+
+async fn find_ask_reports_what_open_ask_would_reuse_and_writes_nothing(f: Fixture) {
+    let me = Namespace::local_user(1000);
+    let k = keyed("k", &me, T0);
+    assert_eq!(f.store.find_ask(&k).await.unwrap(), None, "nothing stored");
+    assert!(
+        f.store.list_open().await.unwrap().is_empty(),
+        "and nothing written"
+    );
+    let Opened::Created(rec) = open(&f.store, &k).await else {
+        panic!("expected a new ask")
+    };
+    let second = f.second().await;
+    assert_eq!(
+        second.find_ask(&k).await.unwrap().map(|r| r.id),
+        Some(rec.id),
+        "open"
+    );
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(rec.id, &yes, T0).await.unwrap();
+    assert_eq!(
+        second.find_ask(&k).await.unwrap().map(|r| r.id),
+        Some(rec.id),
+        "undelivered"
+    );
+    assert!(f.store.mark_delivered(rec.id, &yes, T0).await.unwrap());
+    assert_eq!(
+        second.find_ask(&k).await.unwrap(),
+        None,
+        "delivered: a new ask"
+    );
+    // An unkeyed ask a live caller holds is not this call's.
+    let Opened::Created(_) = open(&f.store, &unkeyed(&me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    assert_eq!(f.store.find_ask(&unkeyed(&me, T0)).await.unwrap(), None);
 }

@@ -1,0 +1,158 @@
+//! Every exit path is bounded (docs/contract.md §8 "Exactly once, made precise": a second
+//! SIGTERM, or 2 s after the first, ends the process), with a real `ask-user ask` whose
+//! delivery is stuck (the test-only failpoint `hang-before-stdout`: the call's outcome is known
+//! and never gets written, as an exit path stuck on a lock or a write would).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ask_user_test_support::{Reaped, hermetic};
+use rustix::process::{Pid, Signal, kill_process};
+
+const QUESTION: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
+
+/// A generous deadline for "it ended": far above the 2 s bound, far below "never".
+const ENDS_WITHIN: Duration = Duration::from_secs(60);
+
+/// An asker waiting for an inbox on its own SQLite store, stuck before stdout once its call
+/// ends; returns it once it waits (stderr said no inbox is open) with its stderr reader.
+fn stuck_asker(
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (Reaped, BufReader<std::process::ChildStderr>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    hermetic(&mut command, home)
+        .args([
+            "ask",
+            "--via",
+            "inbox",
+            "--store",
+            &store_url(home),
+            "--timeout",
+            "10m",
+        ])
+        .env("ASK_USER_TEST_FAILPOINT", "hang-before-stdout")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert_ne!(
+            stderr.read_line(&mut line).unwrap(),
+            0,
+            "stderr closed early"
+        );
+        if line.contains("no `ask-user inbox` is open") {
+            return (child, stderr);
+        }
+    }
+}
+
+fn store_url(home: &std::path::Path) -> String {
+    format!("sqlite:{}", home.join("store.sqlite3").display())
+}
+
+/// Waits (within [`ENDS_WITHIN`]) until the store's open asks satisfy `done`.
+fn wait_store(
+    home: &std::path::Path,
+    what: &str,
+    done: impl Fn(&[ask_user_store::AskRecord]) -> bool,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = ask_user_store::Store::open(&store_url(home)).await.unwrap();
+        let deadline = Instant::now() + ENDS_WITHIN;
+        while !done(&store.list_open().await.unwrap()) {
+            assert!(Instant::now() < deadline, "waited for {what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}
+
+/// The asker's signal handlers are in place once its ask is in the store (they are installed
+/// before the call opens it).
+fn wait_asking(home: &std::path::Path) {
+    wait_store(home, "the ask open and attached", |open| {
+        open.iter().any(|r| r.attached)
+    });
+}
+
+fn signal(child: &Reaped, sig: Signal) {
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, sig).unwrap();
+}
+
+/// Waits (polling, within [`ENDS_WITHIN`]) for the child to end; its exit status.
+fn ended(child: &mut Reaped) -> Option<i32> {
+    let deadline = Instant::now() + ENDS_WITHIN;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status.code().unwrap_or_else(|| {
+                use std::os::unix::process::ExitStatusExt;
+                -status.signal().unwrap_or(0)
+            }));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn rest(mut stderr: BufReader<std::process::ChildStderr>) -> String {
+    let mut text = String::new();
+    let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+    text
+}
+
+#[test]
+fn a_call_stuck_after_sigterm_ends_within_the_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut child, stderr) = stuck_asker(home.path(), &[]);
+    wait_asking(home.path());
+    signal(&child, Signal::TERM);
+    assert_eq!(ended(&mut child), Some(130), "it hung after SIGTERM");
+    let text = rest(stderr);
+    assert!(
+        text.contains(
+            "ask-user: exiting now (2 s after the first signal); the question stays for the retry"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_second_sigterm_ends_a_stuck_call_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    // The bound lengthened to 10 min: only the second signal can end it within the deadline.
+    let (mut child, stderr) =
+        stuck_asker(home.path(), &[("ASK_USER_TEST_EXIT_BOUND_MS", "600000")]);
+    wait_asking(home.path());
+    signal(&child, Signal::TERM);
+    // The first signal was taken once the store shows the ask detached.
+    wait_store(home.path(), "the ask detached", |open| {
+        !open.is_empty() && open.iter().all(|r| !r.attached)
+    });
+    signal(&child, Signal::TERM);
+    let status = ended(&mut child);
+    let text = rest(stderr);
+    assert_eq!(
+        status,
+        Some(130),
+        "the second SIGTERM did not end it: {text}"
+    );
+    assert!(text.contains("exiting now (a second signal)"), "{text}");
+}
