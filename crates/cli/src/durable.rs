@@ -15,11 +15,6 @@ pub(crate) const NO_INBOX_TEXT: &str = "ask-user: no `ask-user inbox` is open on
 /// The refusal of `--via inbox` with a memory store, which no inbox can see.
 pub(crate) const INBOX_NEEDS_SHARED_STORE: &str = "--via inbox: the store is memory, which no `ask-user inbox` can see; use the default store or --store sqlite:PATH";
 
-/// The test-only failpoint: with `ASK_USER_TEST_FAILPOINT=before-stdout` the process aborts
-/// after the outcome was stored and before stdout is written (the crash window of
-/// docs/contract.md §8 "Delivered"). Not for production use.
-pub(crate) const FAILPOINT_ENV: &str = "ASK_USER_TEST_FAILPOINT";
-
 /// Opens the store for one `ask` and links the call to it; `via` is the `--via` list (for the
 /// inbox checks). The error is a usage error (exit 2), before any question is shown.
 /// `namespace` is the call's: the local user's, or — asking through a hub — the hub token's, so
@@ -115,18 +110,21 @@ pub(crate) fn cancel_when_stdout_closes(cancel: CancellationToken) {
         });
 }
 
-/// The test-only failpoint `hang-before-stdout` (see [`FAILPOINT_ENV`]): the call never gets
-/// to write its outcome (an exit path stuck on a lock or a write), so only the exit bound ends
-/// the process after a signal. Not for production use.
+/// The test-only failpoint `hang-before-stdout` ([`ask_user_store::knobs::failpoint`]: only in
+/// test builds): the call never gets to write its outcome (an exit path stuck on a lock or a
+/// write), so only the exit bound ends the process after a signal. Not for production use.
 pub(crate) async fn failpoint_hang_before_stdout() {
-    if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == "hang-before-stdout") {
+    if ask_user_store::knobs::failpoint("hang-before-stdout") {
         std::future::pending::<()>().await;
     }
 }
 
-/// The test-only failpoint (see [`FAILPOINT_ENV`]).
+/// The test-only failpoint `before-stdout` ([`ask_user_store::knobs::failpoint`]: only in
+/// test builds, with `ASK_USER_TEST_FAILPOINT=before-stdout`): the process aborts after the
+/// outcome was stored and before stdout is written (the crash window of docs/contract.md §8
+/// "Delivered").
 pub(crate) fn failpoint_before_stdout() {
-    if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == "before-stdout") {
+    if ask_user_store::knobs::failpoint("before-stdout") {
         std::process::abort();
     }
 }

@@ -29,8 +29,8 @@ pub(crate) struct HistoryArgs {
     jsonl: bool,
     /// The store: sqlite:PATH, postgres://…, or memory (default: the SQLite file in
     /// ~/.local/state/ask-user/).
-    #[arg(long, value_name = "URL", env = STORE_ENV)]
-    store: Option<String>,
+    #[arg(long, value_name = "URL", env = STORE_ENV, hide_env_values = true)]
+    store: Option<ask_user_core::Secret>,
 }
 
 /// How many closed asks one store read brings back.

@@ -25,7 +25,7 @@ struct StoreArg {
         env = "ASK_USER_STORE",
         hide_env_values = true
     )]
-    store: Option<String>,
+    store: Option<ask_user_core::Secret>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -111,7 +111,7 @@ enum TokenCommand {
 
 async fn open(store: &StoreArg) -> Result<Store, String> {
     let url = match &store.store {
-        Some(u) => u.clone(),
+        Some(u) => u.expose().to_owned(),
         None => format!(
             "sqlite:{}",
             ask_user_store::default_sqlite_path()
@@ -129,7 +129,12 @@ const STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 /// [`open`], waiting up to [`STORE_WAIT`] for a store that cannot be reached yet (a Postgres
 /// server starting beside the hub), saying so on stderr every few seconds.
 async fn open_waiting(store: &StoreArg) -> Result<Store, String> {
-    let Some(url) = store.store.as_deref().filter(|u| u.starts_with("postgres")) else {
+    let Some(url) = store
+        .store
+        .as_ref()
+        .map(ask_user_core::Secret::expose)
+        .filter(|u| u.starts_with("postgres"))
+    else {
         return open(store).await;
     };
     let start = std::time::Instant::now();

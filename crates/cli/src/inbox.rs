@@ -44,8 +44,8 @@ pub(crate) use crate::inbox_view::DETACHED_TEXT;
 pub(crate) struct InboxArgs {
     /// The store: sqlite:PATH, postgres://…, or memory (default: the SQLite file in
     /// ~/.local/state/ask-user/).
-    #[arg(long, value_name = "URL", env = STORE_ENV)]
-    store: Option<String>,
+    #[arg(long, value_name = "URL", env = STORE_ENV, hide_env_values = true)]
+    store: Option<ask_user_core::Secret>,
 }
 
 /// Said when the human's answer was stored as the outcome.

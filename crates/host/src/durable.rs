@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision,
-    Offer, RecordError, RecordOutcome, Settled, UserInteraction,
+    Offer, RecordError, RecordOutcome, Secret, Settled, UserInteraction,
 };
 use ask_user_store::{
     AskId, Asker, Closed, Namespace, NewAsk, Opened, Outcome, Scope, Store, Timestamp,
@@ -59,8 +59,12 @@ pub struct StoreArgs {
     /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
     /// that cannot be opened, a warning and a memory store. A store named here that cannot be
     /// used is fatal, before any question is shown.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "URL", env = STORE_ENV))]
-    pub store: Option<String>,
+    /// (A postgres:// URL may hold a password: `--help` never prints the environment's value.)
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "URL", env = STORE_ENV, hide_env_values = true)
+    )]
+    pub store: Option<Secret>,
 
     /// The host's key of this call: the same key with the same question re-attaches to its ask
     /// (or gets the answer given meanwhile) instead of asking again.
@@ -78,7 +82,8 @@ pub fn default_store_warning(path: &str, reason: &str) -> String {
     )
 }
 
-/// The fatal error when a store named with `--store`/`ASK_USER_STORE` cannot be used.
+/// The fatal error when a store named with `--store`/`ASK_USER_STORE` cannot be used; `url` as
+/// [`ask_user_store::url_for_messages`] shows it (no password).
 pub fn explicit_store_error(url: &str, reason: &str) -> String {
     format!("--store {url}: cannot use this store: {reason}")
 }
@@ -100,10 +105,15 @@ impl StoreArgs {
     }
 
     async fn open_only(&self) -> Result<Store, String> {
-        if let Some(url) = self.store.as_deref().filter(|u| !u.is_empty()) {
-            return Store::open(url)
-                .await
-                .map_err(|e| explicit_store_error(url, &e.to_string()));
+        if let Some(url) = self
+            .store
+            .as_ref()
+            .map(Secret::expose)
+            .filter(|u| !u.is_empty())
+        {
+            return Store::open(url).await.map_err(|e| {
+                explicit_store_error(&ask_user_store::url_for_messages(url), &e.to_string())
+            });
         }
         let opened = match ask_user_store::default_sqlite_path() {
             Ok(path) => match Store::open_sqlite(&path).await {

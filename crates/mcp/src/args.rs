@@ -78,8 +78,13 @@ pub struct McpArgs {
     /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
     /// that cannot be opened, a warning and a memory store. A store named here that cannot be
     /// used is fatal, before the server starts. Not used with --answers.
-    #[arg(long, value_name = "URL", env = ask_user_host::durable::STORE_ENV)]
-    pub store: Option<String>,
+    #[arg(
+        long,
+        value_name = "URL",
+        env = ask_user_host::durable::STORE_ENV,
+        hide_env_values = true
+    )]
+    pub store: Option<ask_user_core::Secret>,
 
     /// `--timeout DURATION`, `--journal FILE` (audit journal) and `--notify CMD` (attention
     /// command), as `ask-user ask` has them.

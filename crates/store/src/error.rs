@@ -10,7 +10,7 @@ pub enum Error {
     /// The URL given to [`crate::Store::open`] names no backend.
     #[error("store URL `{url}` is not understood: use sqlite:PATH, postgres://… or memory")]
     BadUrl {
-        /// The URL as given.
+        /// The URL as given, without user, password or query ([`crate::url_for_messages`]).
         url: String,
     },
     /// Neither `XDG_STATE_HOME` nor `HOME` is set, so there is no default store path.

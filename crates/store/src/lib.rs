@@ -127,6 +127,8 @@ pub use secrets::{NewSecret, SecretRecord};
 
 mod lease;
 
+pub mod knobs;
+
 /// The embedded default store file: `$XDG_STATE_HOME/ask-user/store.sqlite3`, falling back to
 /// `~/.local/state/ask-user/store.sqlite3` (an empty or relative `XDG_STATE_HOME` is ignored,
 /// as the XDG spec says).
@@ -156,6 +158,20 @@ pub fn default_sqlite_path_from(
     Ok(state.join("ask-user").join("store.sqlite3"))
 }
 
+/// `url` as messages show it: without the user and password of a `scheme://user:pass@host…`
+/// URL and without its query (which may carry `password=`), whatever the scheme (a mistyped
+/// `postgress://` loses its password too). Text that is not such a URL is returned as it is.
+#[must_use]
+pub fn url_for_messages(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let host_on = rest[..authority_end].rfind('@').map_or(0, |at| at + 1);
+    format!("{scheme}://{}", &rest[host_on..])
+}
+
 impl Store {
     fn from_backend(backend: Backend) -> Store {
         Store {
@@ -170,7 +186,8 @@ impl Store {
     /// schema; refuses a store too new for this binary ([`Error::TooNew`]).
     ///
     /// # Errors
-    /// [`Error::BadUrl`] for any other text; otherwise the backend's open errors.
+    /// [`Error::BadUrl`] for any other text (shown by [`url_for_messages`]: no password);
+    /// otherwise the backend's open errors.
     pub async fn open(url: &str) -> Result<Store> {
         if url == "memory" {
             return Ok(Store::memory());
@@ -179,7 +196,7 @@ impl Store {
             let path = path.strip_prefix("//").unwrap_or(path);
             if path.is_empty() {
                 return Err(Error::BadUrl {
-                    url: url.to_owned(),
+                    url: url_for_messages(url),
                 });
             }
             return Store::open_sqlite(Path::new(path)).await;
@@ -189,7 +206,7 @@ impl Store {
             return Ok(Store::from_backend(Backend::Postgres(pg)));
         }
         Err(Error::BadUrl {
-            url: url.to_owned(),
+            url: url_for_messages(url),
         })
     }
 

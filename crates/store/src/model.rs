@@ -25,8 +25,8 @@ pub const DEFAULT_KEEP_CLOSED: Duration = Duration::from_secs(30 * 24 * 60 * 60)
 /// detached by [`crate::Store::sweep`], its grace counted from when the lease ended.
 pub const LEASE: Duration = Duration::from_secs(60);
 
-/// **Test only**: an environment variable that shortens [`LEASE`] to this many milliseconds
-/// (at least 100), so tests with real processes see a dead asker detached within seconds.
+/// **Test only** (read only with the `test-knobs` feature, see [`crate::knobs`]): an
+/// environment variable that shortens [`LEASE`] to this many milliseconds (at least 100), so tests with real processes see a dead asker detached within seconds.
 /// Not for production: a lease shorter than a loaded machine's scheduling delays detaches live
 /// askers.
 pub const LEASE_TEST_ENV: &str = "ASK_USER_TEST_LEASE_MS";
@@ -37,8 +37,7 @@ pub const LEASE_TEST_ENV: &str = "ASK_USER_TEST_LEASE_MS";
 pub fn lease() -> Duration {
     static LEASE_NOW: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *LEASE_NOW.get_or_init(|| {
-        std::env::var(LEASE_TEST_ENV)
-            .ok()
+        crate::knobs::var(LEASE_TEST_ENV)
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map_or(LEASE, |ms| Duration::from_millis(ms.max(100)))
     })

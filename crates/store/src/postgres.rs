@@ -99,7 +99,8 @@ pub(crate) struct PgStore {
 }
 
 struct Inner {
-    url: String,
+    /// The URL as given, with its password: only [`connect`] reads it.
+    url: ask_user_core::Secret,
     shown: String,
     clients: Vec<Mutex<Option<Conn>>>,
     next: std::sync::atomic::AtomicUsize,
@@ -286,7 +287,7 @@ impl PgStore {
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         Ok(PgStore {
             inner: Arc::new(Inner {
-                url: url.to_owned(),
+                url: url.into(),
                 shown,
                 clients: std::iter::once(Mutex::new(Some(Conn::new(client))))
                     .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
@@ -335,7 +336,7 @@ impl PgStore {
             }
         };
         if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
-            let (client, conn) = connect(&self.inner.url, &self.inner.shown).await?;
+            let (client, conn) = connect(self.inner.url.expose(), &self.inner.shown).await?;
             tokio::spawn(conn);
             // A new connection: the statements prepared on the old one are gone with it.
             *guard = Some(Conn::new(client));
@@ -912,7 +913,8 @@ impl PgStore {
             if self.inner.listener.get().is_none() {
                 // LISTEN is in place before subscribe returns: a change committed after it is
                 // announced.
-                let (client, conn) = listen_connect(&self.inner.url, &self.inner.shown).await?;
+                let (client, conn) =
+                    listen_connect(self.inner.url.expose(), &self.inner.shown).await?;
                 tokio::spawn(listen_loop(
                     Arc::downgrade(&self.inner),
                     self.inner.shutdown.clone(),
@@ -1111,7 +1113,7 @@ impl PgStore {
 async fn listen_loop(
     weak: Weak<Inner>,
     shutdown: Arc<Notify>,
-    url: String,
+    url: ask_user_core::Secret,
     shown: String,
     mut client: Client,
     mut conn: PgConnection,
@@ -1145,7 +1147,7 @@ async fn listen_loop(
             if weak.strong_count() == 0 {
                 return;
             }
-            match listen_connect(&url, &shown).await {
+            match listen_connect(url.expose(), &shown).await {
                 Ok((c, k)) => {
                     client = c;
                     conn = k;

@@ -113,7 +113,8 @@ fn poll_sidecar(target: PathBuf, wake: Arc<Notify>, alive: Weak<Inner>) -> std::
 /// How often the fallback watch looks at the sidecar file.
 const POLL_EVERY: Duration = Duration::from_millis(250);
 
-/// **Test only**: with this variable set to `poll`, the kernel watch is not tried (as if the
+/// **Test only** (read only with the `test-knobs` feature, see [`crate::knobs`]): with this
+/// variable set to `poll`, the kernel watch is not tried (as if the
 /// inotify limit were reached), so tests can run the fallback. Not for production use.
 pub const WATCH_TEST_ENV: &str = "ASK_USER_TEST_FILE_WATCH";
 
@@ -1073,7 +1074,7 @@ impl SqliteStore {
                 _ => wake.notify_one(),
             }
         };
-        let forced_poll = std::env::var(WATCH_TEST_ENV).is_ok_and(|v| v == "poll");
+        let forced_poll = crate::knobs::var(WATCH_TEST_ENV).is_some_and(|v| v == "poll");
         let kernel = if forced_poll {
             Err(notify::Error::generic(
                 "the kernel watch is switched off for this test",

@@ -5,6 +5,7 @@ mod hook;
 mod inbox;
 mod input_limits;
 mod newcomer;
+mod secrets;
 mod support;
 mod terminal;
 mod web;

@@ -202,7 +202,7 @@ async fn opening_the_store_withdraws_detached_asks_past_their_grace() {
     }
     drop(store);
     let args = StoreArgs {
-        store: Some(url),
+        store: Some(url.into()),
         key: None,
     };
     let store = args.open().await.unwrap();

@@ -19,6 +19,34 @@ async fn unknown_store_url_is_refused() {
 }
 
 #[tokio::test]
+async fn a_refused_url_is_shown_without_its_password() {
+    for (url, shown) in [
+        ("mysql://u:hunter2@db/x", "mysql://db/x"),
+        (
+            "postgress://u:hunter2@db:5432/x?sslmode=off",
+            "postgress://db:5432/x",
+        ),
+        ("pg://db/x?password=hunter2", "pg://db/x"),
+    ] {
+        let e = Store::open(url).await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "store URL `{shown}` is not understood: use sqlite:PATH, postgres://… or memory"
+            )
+        );
+    }
+    assert_eq!(
+        ask_user_store::url_for_messages("sqlite:/a@b"),
+        "sqlite:/a@b"
+    );
+    assert_eq!(
+        ask_user_store::url_for_messages("postgres://u:p@h/d"),
+        "postgres://h/d"
+    );
+}
+
+#[tokio::test]
 async fn memory_url_opens_an_empty_store() {
     let store = Store::open("memory").await.unwrap();
     assert_eq!(
