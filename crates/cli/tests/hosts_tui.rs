@@ -190,6 +190,13 @@ fn claude_code_answers_every_field_kind() {
     let pane = session.pane();
     pane.wait_text("requests your input");
     read_the_form();
+    // The whole message is on screen (a long one is cut to "… (+N more lines)"), and each
+    // field's title is its whole question.
+    let screen = pane.wait_text("4/4 Which region?:");
+    assert!(
+        screen.contains("4 questions, one field each below") && !screen.contains("more lines"),
+        "{screen}"
+    );
     // db: expand, SQLite, Enter (the cursor moves to its own answer).
     claude_at(pane, "Which database?:");
     press(pane, "Right", "db expanded", |s| s.contains("◯ SQLite"));
@@ -200,7 +207,7 @@ fn claude_code_answers_every_field_kind() {
         s.contains("Which database?: SQLite")
     });
     // langs: expand, tick Rust and Go, Enter.
-    claude_down_to(pane, "Which languages?:");
+    claude_down_to(pane, "Which languages? (choose any):");
     press(pane, "Right", "langs expanded", |s| s.contains("☐ Rust"));
     press(pane, "Space", "Rust ticked", |s| s.contains("☒ Rust"));
     press(pane, "Down", "Go under the cursor", |s| {
@@ -208,7 +215,7 @@ fn claude_code_answers_every_field_kind() {
     });
     press(pane, "Space", "Go ticked", |s| s.contains("☒ Go"));
     press(pane, "Enter", "langs chosen", |s| {
-        s.contains("Which languages?: Rust, Go")
+        s.contains("Which languages? (choose any): Rust, Go")
     });
     // name: typed; Enter commits it and moves on.
     claude_down_to(pane, "Service name?:");
@@ -219,10 +226,10 @@ fn claude_code_answers_every_field_kind() {
     });
     // region: no choice, its own answer typed.
     press(pane, "Down", "region's own answer", |s| {
-        line_with(s, &["❯", "Your own answer:", "Type something"])
+        line_with(s, &["❯", "Your own answer to 4/4:", "Type something"])
     });
     pane.type_text("ap-south (Mumbai)");
-    pane.wait_text("Your own answer: ap-south (Mumbai)");
+    pane.wait_text("Your own answer to 4/4: ap-south (Mumbai)");
     press(pane, "Enter", "the cursor on Accept", |s| {
         line_with(s, &["❯", "Accept"])
     });
