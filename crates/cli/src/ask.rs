@@ -131,8 +131,9 @@ impl ask_user_host::Acknowledge for HubDelivered {
 /// SIGTERM, or 2 s after the first, ends the process").
 pub(crate) const EXIT_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// **Test only**: lengthens [`EXIT_BOUND`] to this many milliseconds (so a test can tell the
-/// second signal's exit from the bound's). Not for production use.
+/// **Test only** (a test knob: read only in builds with `ask-user-store`'s `test-knobs`
+/// feature, see `ask_user_store::knobs`): lengthens [`EXIT_BOUND`] to this many milliseconds,
+/// so a test can tell the second signal's exit from the bound's.
 pub(crate) const EXIT_BOUND_TEST_ENV: &str = "ASK_USER_TEST_EXIT_BOUND_MS";
 
 /// Ends the process with `ASK_ABORTED`'s status (130), whatever it is doing: the exit bound.
@@ -167,8 +168,7 @@ pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinH
             _ = int.recv() => tracing::info!("SIGINT: cancelling the ask"),
         }
         cancel.cancel();
-        let bound = std::env::var(EXIT_BOUND_TEST_ENV)
-            .ok()
+        let bound = ask_user_store::knobs::var(EXIT_BOUND_TEST_ENV)
             .and_then(|v| v.parse().ok())
             .map_or(EXIT_BOUND, std::time::Duration::from_millis);
         std::thread::spawn(move || {

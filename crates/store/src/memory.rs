@@ -70,7 +70,7 @@ impl MemoryStore {
                 .rev()
                 .filter(|r| r.key == ask.key)
                 .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
-                .find(|r| candidate(r, ask.created_at, &*liveness))
+                .find(|r| candidate(r, ask, &*liveness))
                 .cloned();
             match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                 (Reuse::Reattach, Some(mut rec)) => {
@@ -117,7 +117,7 @@ impl MemoryStore {
             .rev()
             .filter(|r| r.key == ask.key)
             .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
-            .find(|r| candidate(r, ask.created_at, &*liveness))
+            .find(|r| candidate(r, ask, &*liveness))
             .cloned();
         Ok(found(latest, ask.created_at))
     }

@@ -428,19 +428,26 @@ pub(crate) fn has_live_caller(rec: &AskRecord, now: Timestamp, liveness: &dyn Li
     rec.attached && rec.lease_until.is_none_or(|until| until > now) && !liveness.is_gone(&rec.asker)
 }
 
-/// Whether a call with a key like `rec`'s may re-attach to `rec` at `now` (docs/contract.md §8
-/// "Exactly once, made precise"): a keyed call to any ask of its key (same namespace: the key
-/// includes it); an unkeyed call only to an ask no live caller holds ([`has_live_caller`]), so
-/// two live callers are never merged; neither to an ask that timed out or was withdrawn. Every backend picks the newest ask of the key that
-/// passes this, among the newest [`CANDIDATES`].
-pub(crate) fn candidate(rec: &AskRecord, now: Timestamp, liveness: &dyn Liveness) -> bool {
+/// Whether the call `ask` may re-attach to `rec` (docs/contract.md §8 "Exactly once, made
+/// precise"): a keyed call to any ask of its key (same namespace: the key includes it); an
+/// unkeyed call only to an ask no live caller holds ([`has_live_caller`]), so two live callers
+/// are never merged — unless that caller is the asking process itself (the same process asking
+/// the same question in the same scope again: an MCP server whose client dropped or cancelled
+/// the earlier request and retries it); neither to an ask that timed out or was withdrawn.
+/// Every backend picks the newest ask of the key that passes this, among the newest
+/// [`CANDIDATES`], "now" being `ask.created_at`.
+pub(crate) fn candidate(rec: &AskRecord, ask: &NewAsk, liveness: &dyn Liveness) -> bool {
     // A timed-out or withdrawn ask holds no decision: an older ask of the key may (a caller
     // killed while waiting, answered since, whose retry comes after another caller's timeout).
     let holds_nothing = rec
         .closed
         .as_ref()
         .is_some_and(|c| !c.outcome.is_human_decision());
-    !holds_nothing && (rec.key.is_host_keyed() || !has_live_caller(rec, now, liveness))
+    let same_process = rec.asker.process.is_some() && rec.asker.process == ask.asker.process;
+    !holds_nothing
+        && (rec.key.is_host_keyed()
+            || same_process
+            || !has_live_caller(rec, ask.created_at, liveness))
 }
 
 /// How many of a key's newest asks a backend reads to find the [`candidate`]: the ones it

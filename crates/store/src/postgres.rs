@@ -611,7 +611,7 @@ impl PgStore {
             let rec = read_row(r)
                 .map_err(|e| self.err(&e))?
                 .into_record(&self.inner.shown)?;
-            if candidate(&rec, ask.created_at, liveness) {
+            if candidate(&rec, ask, liveness) {
                 return Ok(Some(rec));
             }
         }

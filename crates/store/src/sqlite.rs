@@ -377,7 +377,7 @@ fn newest_candidate(
         .map_err(err)?;
     for row in rows {
         let rec = row.map_err(err)?.into_record(shown)?;
-        if candidate(&rec, ask.created_at, liveness) {
+        if candidate(&rec, ask, liveness) {
             return Ok(Some(rec));
         }
     }

@@ -120,6 +120,7 @@ every_backend!(
     an_unkeyed_retry_collects_the_answer_of_a_caller_whose_process_ended,
     a_timed_out_ask_does_not_hide_an_older_undelivered_answer,
     find_ask_reports_what_open_ask_would_reuse_and_writes_nothing,
+    the_same_process_asking_again_reattaches_to_its_own_live_ask,
 );
 
 async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
@@ -332,4 +333,25 @@ async fn find_ask_reports_what_open_ask_would_reuse_and_writes_nothing(f: Fixtur
         panic!("expected a new ask")
     };
     assert_eq!(f.store.find_ask(&unkeyed(&me, T0)).await.unwrap(), None);
+}
+
+async fn the_same_process_asking_again_reattaches_to_its_own_live_ask(f: Fixture) {
+    // An MCP server (one process) whose client dropped or cancelled a request and retries it
+    // before the first request's detach landed: the same caller, not a second one.
+    let me = Namespace::local_user(1000);
+    let Opened::Created(first) = open(&f.store, &unkeyed_by(std::process::id(), &me, T0)).await
+    else {
+        panic!("expected a new ask")
+    };
+    let soon = T0.plus(Duration::from_millis(10));
+    assert!(
+        matches!(open(&f.second().await, &unkeyed_by(std::process::id(), &me, soon)).await, Opened::Reattached(r) if r.id == first.id)
+    );
+    // Another live process with the same question is another caller.
+    let mut other = Sleeper::start();
+    let Opened::Created(second) = open(&f.store, &unkeyed_by(other.0.id(), &me, soon)).await else {
+        panic!("another live process must not share the ask")
+    };
+    assert_ne!(second.id, first.id);
+    other.kill();
 }
