@@ -148,6 +148,48 @@ pub(crate) fn find(host: SetupHost, homes: &Homes) -> Result<Option<Found>, Stri
     }))
 }
 
+/// The warning for a Codex config whose approval policy is `"never"` (at the top, or in the
+/// profile `profile = "…"` selects, or in another profile, used with `--profile`), if any:
+/// Codex then declines every question form within milliseconds, so the question goes to
+/// ask-user's next answerers (`--via`) instead of Codex's own form.
+pub(crate) fn codex_never_warning(homes: &Homes) -> Option<String> {
+    let file = homes.codex_home.join("config.toml");
+    let doc: toml_edit::DocumentMut = std::fs::read_to_string(&file).ok()?.parse().ok()?;
+    let never = |t: &dyn toml_edit::TableLike| {
+        t.get("approval_policy").and_then(toml_edit::Item::as_str) == Some("never")
+    };
+    let profiles = doc.get("profiles").and_then(toml_edit::Item::as_table_like);
+    let profile_of = |name: &str| {
+        profiles
+            .and_then(|p| p.get(name))
+            .and_then(toml_edit::Item::as_table_like)
+    };
+    let selected = doc.get("profile").and_then(toml_edit::Item::as_str);
+    let effective = match selected.and_then(profile_of) {
+        Some(p) if p.contains_key("approval_policy") => never(p),
+        _ => never(doc.as_table()),
+    };
+    let mut others: Vec<&str> = profiles
+        .into_iter()
+        .flat_map(toml_edit::TableLike::iter)
+        .filter(|(name, item)| Some(*name) != selected && item.as_table_like().is_some_and(&never))
+        .map(|(name, _)| name)
+        .collect();
+    others.sort_unstable();
+    let shown = file.display();
+    let why = "Codex declines every question form at once, so questions skip its own form and go to ask-user's other answerers (--via: the page, the hub); set approval_policy = \"on-request\" to answer in Codex";
+    if effective {
+        Some(format!("approval_policy = \"never\" in {shown}: {why}"))
+    } else if !others.is_empty() {
+        Some(format!(
+            "approval_policy = \"never\" in {shown} for --profile {}: with it, {why}",
+            others.join(", ")
+        ))
+    } else {
+        None
+    }
+}
+
 /// What the host will see when it starts `found`: the server's own line about the
 /// connection and the tools it lists, or why it did not get that far.
 fn probe(host: SetupHost, found: &Found, homes: &Homes) -> Result<(String, Vec<String>), String> {
@@ -260,6 +302,11 @@ pub(crate) fn report(host: SetupHost, homes: &Homes) -> (String, bool) {
         }
         (None, SetupHost::Cursor) => {}
         (None, _) => out.push_str("  note: the host asks approval before the first question\n"),
+    }
+    if host == SetupHost::Codex
+        && let Some(warning) = codex_never_warning(homes)
+    {
+        out.push_str(&format!("  warning: {warning}\n"));
     }
     match probe(host, &found, homes) {
         Ok((connected, tools)) => {

@@ -433,6 +433,11 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
             binary.display()
         ));
         report.push_str(hooks_note(args.host));
+        if args.host == SetupHost::Codex
+            && let Some(warning) = crate::doctor::codex_never_warning(&homes)
+        {
+            report.push_str(&format!("warning: {warning}\n"));
+        }
     }
     Ok(report)
 }

@@ -285,3 +285,70 @@ fn gemini_reads_the_answer() {
     let expected = format!("<untrusted_context>\n{answer}\n</untrusted_context>");
     assert_eq!(out.texts(), [expected], "{}", out.diagnostics());
 }
+
+/// Codex with `approval_policy = "never"` declines every question form within milliseconds
+/// (the questions go to the other answerers): `setup codex` and `doctor` say so, read from a
+/// real config file in `$CODEX_HOME` — at the top, in the selected profile, or in a profile
+/// used with `--profile`; `"on-request"` draws no warning.
+#[test]
+fn setup_and_doctor_warn_when_codex_declines_every_form() {
+    let home = tempfile::tempdir().unwrap();
+    let codex_home = home.path().join("elsewhere/codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config = codex_home.join("config.toml");
+    std::fs::write(&config, "approval_policy = \"never\"\n").unwrap();
+    let in_codex_home = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("CODEX_HOME", &codex_home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
+    };
+    let why = "Codex declines every question form at once, so questions skip its own form and go to ask-user's other answerers (--via: the page, the hub); set approval_policy = \"on-request\" to answer in Codex";
+    let file = config.display();
+    let warning = format!("warning: approval_policy = \"never\" in {file}: {why}\n");
+
+    let (out, status) = in_codex_home(&["setup", "codex", "--", "--via", "none"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.ends_with(&warning), "{out}");
+    let (report, status) = in_codex_home(&["doctor"]);
+    assert_eq!(status, 0, "a warning, not a problem: {report}");
+    assert!(report.contains(&format!("\n  {warning}")), "{report}");
+
+    // The selected profile decides; another profile is named for `--profile`.
+    let written = std::fs::read_to_string(&config).unwrap();
+    let on_request = written.replace(
+        "approval_policy = \"never\"",
+        "approval_policy = \"on-request\"",
+    );
+    let selected =
+        format!("profile = \"ci\"\n{on_request}\n[profiles.ci]\napproval_policy = \"never\"\n");
+    std::fs::write(&config, selected).unwrap();
+    let (report, _) = in_codex_home(&["doctor"]);
+    assert!(report.contains(&format!("\n  {warning}")), "{report}");
+    let other = format!("{on_request}\n[profiles.yolo]\napproval_policy = \"never\"\n");
+    std::fs::write(&config, other).unwrap();
+    let (report, _) = in_codex_home(&["doctor"]);
+    assert!(
+        report.contains(&format!(
+            "\n  warning: approval_policy = \"never\" in {file} for --profile yolo: with it, {why}\n"
+        )),
+        "{report}"
+    );
+    std::fs::write(&config, &on_request).unwrap();
+    let (report, status) = in_codex_home(&["doctor"]);
+    assert_eq!(status, 0, "{report}");
+    assert!(!report.contains("warning:"), "{report}");
+    assert!(
+        report.contains("  tools/list: ask_user_question\n"),
+        "{report}"
+    );
+}

@@ -1193,7 +1193,10 @@ async fn the_inbox_counts_down_to_the_agents_deadline_and_a_time_out_keeps_the_t
         (
             &seen["withdrawn"],
             &seen["closed"],
+            &seen["icon"],
             &seen["kept"],
+            &seen["keptNote"],
+            &seen["textAboveNote"],
             &seen["readOnly"],
             &seen["countdownHidden"],
             &seen["errors"]
@@ -1201,7 +1204,10 @@ async fn the_inbox_counts_down_to_the_agents_deadline_and_a_time_out_keeps_the_t
         (
             &json!("timed_out"),
             &json!("Timed out: the agent’s time limit ran out. Nothing was sent."),
+            &json!("◷"),
             &json!("half a thought"),
+            &json!("Your typed text above was not sent; it stays there so you can copy it."),
+            &json!(true),
             &json!(true),
             &json!(true),
             &json!([])

@@ -806,3 +806,34 @@ async fn one_token_opens_at_most_its_quota_of_asks() {
     assert_eq!(gone.status(), 200);
     assert_eq!(ask(64).await.unwrap().status(), 200);
 }
+
+/// The quota counts the token's own asks, by its id, never by name: 64 asks open in the same
+/// store by local callers calling themselves like the token (`ask-user mcp` clients, the local
+/// user) leave the token its whole quota.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_callers_named_like_a_token_do_not_eat_its_quota() {
+    use ask_user_store::{Asker, Namespace, NewAsk, Scope, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let tok = token(dir.path(), "busy");
+    let local = Store::open(&store(dir.path())).await.unwrap();
+    for n in 0..64 {
+        let asker = Asker {
+            agent: Some("busy".to_owned()),
+            project: None,
+            host: None,
+            session: None,
+            pid: None,
+            process: None,
+        };
+        let ns = if n % 2 == 0 {
+            Namespace::mcp_client("busy")
+        } else {
+            Namespace::local_user(1000)
+        };
+        let ask = NewAsk::new(&Scope::HostKey(format!("k{n}")), QUESTION, asker).in_namespace(&ns);
+        assert!(local.open_ask(&ask).await.unwrap().record().is_open());
+    }
+    drop(local);
+    let hub = Served::start(dir.path(), &[]);
+    post_ask(&hub.url, &tok).await;
+}

@@ -47,33 +47,23 @@ const QUESTION: &str =
 
 const NTFY_TOKEN: &str = "tk_e2e_ntfy_secret_0123456789";
 
-/// The secrets' environment variables, removed from every child so the developer's own
-/// settings never leak into a test.
-const SECRET_VARS: [&str; 5] = [
-    "ASK_USER_NTFY_TOKEN",
-    "ASK_USER_TELEGRAM_TOKEN",
-    "ASK_USER_SLACK_TOKEN",
-    "ASK_USER_SLACK_SIGNING_SECRET",
-    "ASK_USER_SMTP_PASSWORD",
-];
-
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ask-user")
 }
 
-/// `ask-user ARGS` with a private config and state home (each agent its own local store: two
-/// tests asking the same question from the same directory must not share one) and no secret
-/// variables.
+/// `ask-user ARGS` with a cleared environment (no inherited `ASK_USER_*`, no secret of the
+/// developer's) and a private home, config, state and data directory (each agent its own local
+/// store: two tests asking the same question from the same directory must not share one).
+/// Callers add only what the process needs (a token, a channel secret).
 fn command(home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(bin());
     c.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home)
         .env("XDG_STATE_HOME", home)
-        .env_remove("ASK_USER_HUB")
-        .env_remove("ASK_USER_STORE");
-    for v in SECRET_VARS {
-        c.env_remove(v);
-    }
+        .env("XDG_DATA_HOME", home);
     c
 }
 
@@ -488,6 +478,9 @@ impl Smtp {
     fn start(dir: &Path) -> Smtp {
         let (cert, key) = (dir.join("smtp-cert.pem"), dir.join("smtp-key.pem"));
         let ok = Command::new("openssl")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", dir)
             .args([
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
             ])
@@ -513,6 +506,9 @@ impl Smtp {
         std::fs::create_dir(&out).unwrap();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut child = Command::new(root.join(".venv/bin/python"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", dir)
             .arg(root.join("crates/channels/tests/smtp_server.py"))
             .args([&cert, &key, &out])
             .stdout(Stdio::piped())

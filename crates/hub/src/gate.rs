@@ -96,7 +96,11 @@ pub(crate) async fn agents(
     };
     set_standing(&request, Standing::Yielding);
     if request.method() == axum::http::Method::POST && request.uri().path() == "/v1/asks" {
-        match hub.store.count_open_of_agent(&agent.0).await {
+        match hub
+            .store
+            .count_open_in(&ask_user_store::Namespace::hub_token(&token))
+            .await
+        {
             Ok(n) if n >= MAX_OPEN_ASKS_PER_TOKEN => {
                 return error(StatusCode::TOO_MANY_REQUESTS, QUOTA);
             }

@@ -399,13 +399,14 @@ impl Store {
         dispatch!(self, s => s.count_open().await)
     }
 
-    /// How many asks are open whose asker is agent `agent` ([`Asker::agent`]): the hub's
+    /// How many asks are open in `namespace` (by id, never by the asker's name: a local
+    /// caller calling itself like a hub token counts in its own namespace): the hub's
     /// per-token quota of open asks.
     ///
     /// # Errors
     /// The backend's errors.
-    pub async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
-        dispatch!(self, s => s.count_open_of_agent(agent).await)
+    pub async fn count_open_in(&self, namespace: &Namespace) -> Result<u64> {
+        dispatch!(self, s => s.count_open_in(namespace).await)
     }
 
     /// One page of closed asks, newest close first (ties: higher id first).

@@ -490,12 +490,12 @@ impl MemoryStore {
         Ok(self.lock().asks.values().filter(|r| r.is_open()).count() as u64)
     }
 
-    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+    pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {
         Ok(self
             .lock()
             .asks
             .values()
-            .filter(|r| r.is_open() && r.asker.agent.as_deref() == Some(agent))
+            .filter(|r| r.is_open() && r.key.namespace() == namespace)
             .count() as u64)
     }
 }

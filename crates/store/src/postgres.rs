@@ -963,7 +963,7 @@ impl PgStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
+    pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {
         let guard = self.client().await?;
         let Some(conn) = guard.as_ref() else {
             return Ok(0);
@@ -971,9 +971,8 @@ impl PgStore {
         let row = conn
             .cached()
             .query_one(
-                "SELECT count(*) FROM ask_user_asks WHERE state = 'open' \
-                 AND (asker::jsonb ->> 'agent') = $1",
-                &[&agent],
+                "SELECT count(*) FROM ask_user_asks WHERE namespace = $1 AND state = 'open'",
+                &[&namespace.as_str()],
             )
             .await
             .map_err(|e| self.err(&e))?;

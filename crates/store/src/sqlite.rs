@@ -1158,14 +1158,13 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
-        let agent = agent.to_owned();
+    pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {
+        let namespace = namespace.as_str().to_owned();
         self.read(move |conn, shown| {
             let n: i64 = conn
                 .query_row(
-                    "SELECT count(*) FROM asks WHERE state = 'open' \
-                     AND json_extract(asker, '$.agent') = ?1",
-                    [&agent],
+                    "SELECT count(*) FROM asks WHERE namespace = ?1 AND state = 'open'",
+                    [&namespace],
                     |r| r.get(0),
                 )
                 .map_err(|e| map_err(shown, e))?;

@@ -102,7 +102,14 @@ async function main() {
     const kept = await own.inputValue();
     const readOnly = await own.evaluate((e) => e.readOnly);
     const countdownHidden = await countdown.evaluate((e) => e.hidden);
-    console.log('RESULT ' + JSON.stringify({ first, later, withdrawn, closed, kept, readOnly, countdownHidden, errors: page.errors }));
+    const icon = await card.locator('.closed-icon').textContent();
+    const note = card.locator('.kept');
+    const keptNote = (await note.isVisible()) ? (await note.textContent()).trim() : null;
+    // The note says the text is above it: the text's box ends before the note's begins.
+    const textAboveNote = await card.evaluate((c) =>
+      c.querySelector('.own-input').getBoundingClientRect().bottom <=
+      c.querySelector('.kept').getBoundingClientRect().top);
+    console.log('RESULT ' + JSON.stringify({ first, later, withdrawn, closed, icon, kept, keptNote, textAboveNote, readOnly, countdownHidden, errors: page.errors }));
     await close();
   } else {
     throw new Error('unknown mode ' + mode);

@@ -83,7 +83,7 @@
   const STATE = {
     answered: ["✔", "answered"],
     dismissed: ["✕", "dismissed"],
-    timed_out: ["⏱", "timed out"],
+    timed_out: ["◷", "timed out"],
     withdrawn: ["⊘", "withdrawn by the agent"],
     revoked: ["⊘", "closed: the agent's token was revoked"],
   };

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use ask_user_store::{
-    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, NewAsk, OpenPage,
-    Opened, Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept, Timestamp,
-    UNKEYED_REDELIVERY_WINDOW, lease,
+    AskId, Asker, Change, ChannelToken, Closed, HistoryCursor, HistoryPage, Namespace, NewAsk,
+    OpenPage, Opened, Outcome, Recorded, Responder, Retention, Scope, Spend, Store, Swept,
+    Timestamp, UNKEYED_REDELIVERY_WINDOW, lease,
 };
 use pretty_assertions::assert_eq;
 
@@ -105,6 +105,7 @@ conformance!(
     sweep_detaches_an_attached_ask_whose_lease_ran_out,
     open_asks_page_newest_first_by_keyset_cursor,
     channel_message_ask_finds_the_ask_by_one_part_of_its_reference,
+    open_asks_are_counted_by_namespace_never_by_name,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -1156,4 +1157,32 @@ async fn channel_message_ask_finds_the_ask_by_one_part_of_its_reference(f: Fixtu
         .await
         .unwrap();
     assert_eq!(find("42:9").await, Some(a));
+}
+
+/// `count_open_in` counts the open asks of one namespace: asks of another namespace whose
+/// asker bears the same name, and closed asks, are not counted.
+async fn open_asks_are_counted_by_namespace_never_by_name(f: Fixture) {
+    let token = Namespace::hub_token("0123abcd");
+    let local = Namespace::mcp_client("claude-code");
+    for i in 0..3 {
+        created(&f.store, &keyed(&format!("t{i}"), T0).in_namespace(&token)).await;
+        created(&f.store, &keyed(&format!("l{i}"), T0).in_namespace(&local)).await;
+    }
+    let closed = created(&f.store, &keyed("t-closed", T0).in_namespace(&token)).await;
+    f.store
+        .record_outcome(closed.id, &Outcome::Withdrawn, T0)
+        .await
+        .unwrap();
+    let other = f.second().await;
+    assert_eq!(
+        (
+            other.count_open_in(&token).await.unwrap(),
+            other.count_open_in(&local).await.unwrap(),
+            other
+                .count_open_in(&Namespace::hub_token("ffff"))
+                .await
+                .unwrap(),
+        ),
+        (3, 3, 0)
+    );
 }

@@ -459,7 +459,7 @@
     'dismissed-here': ['✕', 'Dismissed. The agent is told you did not answer.'],
     'dismissed-elsewhere': ['✕', 'Dismissed in another tab or on another device.'],
     'dismissed-other': ['✕', 'Dismissed elsewhere.'],
-    'timed-out': ['⏱', 'Timed out: the agent’s time limit ran out. Nothing was sent.'],
+    'timed-out': ['◷', 'Timed out: the agent’s time limit ran out. Nothing was sent.'],
     cancelled: ['⊘', 'Withdrawn by the agent: it no longer needs this answer. Nothing was sent.'],
     stopped: ['■', 'ask-user stopped before an answer was sent. Nothing was sent.'],
     'not-taken': ['⚠', 'Not taken.'],

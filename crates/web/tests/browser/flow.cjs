@@ -149,6 +149,11 @@ const scenarios = (url, extra) => ({
       kind: await form.getAttribute('data-closed'),
       closed: (await form.locator('.closed-line').textContent()).trim(),
       kept: await form.locator('.kept').isVisible(),
+      keptNote: (await form.locator('.kept').textContent()).trim(),
+      // The note says the text is above it: the text's box ends before the note's begins.
+      textAboveNote: await form.evaluate((f) =>
+        f.querySelector('.own-input').getBoundingClientRect().bottom <=
+        f.querySelector('.kept').getBoundingClientRect().top),
       text: await own.inputValue(),
       textVisible: await own.isVisible(),
       readOnly: await own.evaluate((t) => t.readOnly && !t.disabled),

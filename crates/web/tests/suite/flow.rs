@@ -167,6 +167,14 @@ async fn typed_text_survives_a_withdrawn_question_and_the_budget_counts_down() {
     );
     assert_eq!(seen["kind"], "cancelled");
     assert_eq!(seen["kept"], true);
+    assert_eq!(
+        seen["keptNote"],
+        "Your typed text above was not sent; it stays there so you can copy it."
+    );
+    assert_eq!(
+        seen["textAboveNote"], true,
+        "the note's words match the layout"
+    );
     assert_eq!(seen["text"], "half of a long reply");
     assert_eq!(seen["textVisible"], true);
     assert_eq!(seen["readOnly"], true);
