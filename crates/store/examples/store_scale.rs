@@ -13,6 +13,9 @@
 //!    at once: asks taken in per second; then each ask has a waiting task and the 64 tasks
 //!    answer them all: answers delivered per second (the last waiter's return). Floor: fsyncs
 //!    per second of one file on the same disk, one writer.
+//!
+//! `ASK_USER_BENCH_ONLY=memory|sqlite|postgres` runs one backend; `=alone` times lone SQLite
+//! writes beside one raw SQLite commit on the same disk (the floor of a lone write).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure aborts it
 
 use std::io::Write;
@@ -244,13 +247,52 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let floor = fsync_floor(dir.path());
     println!("floor: {floor:.0} fsyncs/s of one file on the store's disk, one writer");
-    run("memory", &Store::memory(), waiters, asks, tasks).await;
-    let path = dir.path().join("store.sqlite3");
-    let sqlite = Store::open(&format!("sqlite:{}", path.display()))
-        .await
+    if std::env::var("ASK_USER_BENCH_ONLY").is_ok_and(|v| v == "alone") {
+        // Lone writes only (for strace/perf): 3 rounds of 200 on one SQLite file.
+        let path = dir.path().join("alone.sqlite3");
+        let s = Store::open(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap();
+        let raw = rusqlite::Connection::open(dir.path().join("raw.sqlite3")).unwrap();
+        raw.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; \
+             CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)",
+        )
         .unwrap();
-    run("sqlite", &sqlite, waiters, asks, tasks).await;
-    if let Ok(url) = std::env::var("ASK_USER_BENCH_PG") {
+        for round in 0..3 {
+            let (p50, p99) = record_alone(&s, &format!("a{round}-"), 200).await;
+            let mut lat = Vec::new();
+            for i in 0..200 {
+                let t0 = Instant::now();
+                raw.execute_batch("BEGIN IMMEDIATE").unwrap();
+                raw.execute("INSERT INTO t (v) VALUES (?1)", [format!("{i}")])
+                    .unwrap();
+                raw.execute_batch("COMMIT").unwrap();
+                lat.push(ms(t0.elapsed()));
+            }
+            lat.sort_by(f64::total_cmp);
+            println!(
+                "sqlite lone record_outcome, round {round}: p50 {p50:.2} ms, p99 {p99:.2} ms; \
+                 floor (one raw SQLite commit, same disk): p50 {:.2} ms, p99 {:.2} ms",
+                percentile(&lat, 0.5),
+                percentile(&lat, 0.99)
+            );
+        }
+        return;
+    }
+    let only = std::env::var("ASK_USER_BENCH_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only == name;
+    if wanted("memory") {
+        run("memory", &Store::memory(), waiters, asks, tasks).await;
+    }
+    if wanted("sqlite") {
+        let path = dir.path().join("store.sqlite3");
+        let sqlite = Store::open(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap();
+        run("sqlite", &sqlite, waiters, asks, tasks).await;
+    }
+    if let (true, Ok(url)) = (wanted("postgres"), std::env::var("ASK_USER_BENCH_PG")) {
         let pg = Store::open(&url).await.unwrap();
         run("postgres", &pg, waiters, asks, tasks).await;
     }
