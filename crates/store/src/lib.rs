@@ -61,6 +61,7 @@ mod postgres;
 mod row;
 mod schema;
 mod sqlite;
+mod statements;
 mod waiters;
 
 use std::path::{Path, PathBuf};
@@ -110,6 +111,18 @@ enum Backend {
     Memory(memory::MemoryStore),
     Sqlite(sqlite::SqliteStore),
     Postgres(postgres::PgStore),
+}
+
+/// A one-statement operation: the memory backend's method, else the shared SQL operation
+/// ([`statements`]) on the SQL backend.
+macro_rules! dispatch_sql {
+    ($self:ident, $f:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            Backend::Memory(s) => s.$f($($arg),*).await,
+            Backend::Sqlite(s) => statements::$f(s, $($arg),*).await,
+            Backend::Postgres(s) => statements::$f(s, $($arg),*).await,
+        }
+    };
 }
 
 macro_rules! dispatch {
@@ -396,7 +409,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn count_open(&self) -> Result<u64> {
-        dispatch!(self, s => s.count_open().await)
+        dispatch_sql!(self, count_open())
     }
 
     /// How many asks are open whose asker is agent `agent` ([`Asker::agent`]): the hub's
@@ -405,7 +418,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn count_open_of_agent(&self, agent: &str) -> Result<u64> {
-        dispatch!(self, s => s.count_open_of_agent(agent).await)
+        dispatch_sql!(self, count_open_of_agent(agent))
     }
 
     /// One page of closed asks, newest close first (ties: higher id first).
@@ -435,7 +448,7 @@ impl Store {
     /// # Errors
     /// The backend's errors (a hash stored before is one).
     pub async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
-        dispatch!(self, s => s.put_channel_token(token).await)
+        dispatch_sql!(self, put_channel_token(token))
     }
 
     /// The token with `hash` and whether it was spent, without spending it (a confirm page
@@ -444,7 +457,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
-        dispatch!(self, s => s.channel_token(hash).await)
+        dispatch_sql!(self, channel_token(hash))
     }
 
     /// Spends the token with `hash` presented for `ask` through `channel` at `at`, atomically
@@ -469,7 +482,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
-        dispatch!(self, s => s.claim_channel_send(ask, channel).await)
+        dispatch_sql!(self, claim_channel_send(ask, channel))
     }
 
     /// Records the reference of the message sent for `ask` on `channel` (after a claim).
@@ -482,7 +495,7 @@ impl Store {
         channel: &str,
         reference: &str,
     ) -> Result<()> {
-        dispatch!(self, s => s.set_channel_reference(ask, channel, reference).await)
+        dispatch_sql!(self, set_channel_reference(ask, channel, reference))
     }
 
     /// Claims the close updates of `ask` at `at`: every (channel, reference) of a message sent
@@ -495,7 +508,7 @@ impl Store {
         ask: AskId,
         at: Timestamp,
     ) -> Result<Vec<(String, String)>> {
-        dispatch!(self, s => s.claim_channel_closes(ask, at).await)
+        dispatch_sql!(self, claim_channel_closes(ask, at))
     }
 
     /// Follows the store's changes from now on: every change made through any handle, process
@@ -616,6 +629,6 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn channel_message_ask(&self, channel: &str, part: &str) -> Result<Option<AskId>> {
-        dispatch!(self, s => s.channel_message_ask(channel, part).await)
+        dispatch_sql!(self, channel_message_ask(channel, part))
     }
 }
