@@ -383,7 +383,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn get(&self, id: AskId) -> Result<AskRecord> {
-        dispatch!(self, s => s.get(id).await)
+        dispatch_sql!(self, get(id))
     }
 
     /// Every open ask (attached or detached), newest first.
@@ -391,7 +391,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.list_open().await)
+        dispatch_sql!(self, list_open())
     }
 
     /// One page of open asks (attached or detached), newest first: those with an id below
@@ -401,7 +401,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn list_open_page(&self, page: OpenPage) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.list_open_page(page).await)
+        dispatch_sql!(self, list_open_page(page))
     }
 
     /// How many asks are open (attached or detached).
@@ -426,7 +426,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.history(page).await)
+        dispatch_sql!(self, history(page))
     }
 
     /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until

@@ -36,8 +36,8 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -641,73 +641,6 @@ impl PgStore {
         Ok(found(latest, ask.created_at))
     }
 
-    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
-        let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or(Error::NotFound(id))?;
-        get_raw(&conn.cached(), id)
-            .await
-            .map_err(|e| self.err(&e))?
-            .ok_or(Error::NotFound(id))?
-            .into_record(&self.inner.shown)
-    }
-
-    async fn query_records(
-        &self,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<AskRecord>> {
-        let guard = self.client().await?;
-        let Some(conn) = guard.as_ref() else {
-            return Ok(Vec::new());
-        };
-        let rows = conn
-            .cached()
-            .query(sql, params)
-            .await
-            .map_err(|e| self.err(&e))?;
-        rows.iter()
-            .map(|r| {
-                read_row(r)
-                    .map_err(|e| self.err(&e))?
-                    .into_record(&self.inner.shown)
-            })
-            .collect()
-    }
-
-    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        self.query_records(
-            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' ORDER BY id DESC"),
-            &[],
-        )
-        .await
-    }
-
-    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        let limit = i64::from(page.limit);
-        match page.after {
-            None => {
-                self.query_records(
-                    &format!(
-                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
-                         ORDER BY closed_at DESC, id DESC LIMIT $1"
-                    ),
-                    &[&limit],
-                )
-                .await
-            }
-            Some(cur) => {
-                self.query_records(
-                    &format!(
-                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
-                         AND (closed_at, id) < ($1, $2) ORDER BY closed_at DESC, id DESC LIMIT $3"
-                    ),
-                    &[&cur.closed_at.0, &cur.id.0, &limit],
-                )
-                .await
-            }
-        }
-    }
-
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
@@ -826,23 +759,6 @@ impl PgStore {
             }
         }
         Ok(Feed::new(rx))
-    }
-
-    pub(crate) async fn list_open_page(
-        &self,
-        page: crate::model::OpenPage,
-    ) -> Result<Vec<AskRecord>> {
-        // Served by the partial index `ask_user_asks_open (id) WHERE state = 'open'`.
-        let before = page.before.map_or(i64::MAX, |id| id.0);
-        let limit = i64::from(page.limit);
-        self.query_records(
-            &format!(
-                "SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' AND id < $1 \
-                 ORDER BY id DESC LIMIT $2"
-            ),
-            &[&before, &limit],
-        )
-        .await
     }
 }
 
@@ -1022,7 +938,10 @@ fn cells_of(r: &tokio_postgres::Row) -> std::result::Result<Vec<Cell>, tokio_pos
     (0..r.len())
         .map(|i| {
             let ty = r.columns()[i].type_();
-            Ok(if *ty == Type::INT8 {
+            Ok(if *ty == Type::BOOL {
+                r.try_get::<_, Option<bool>>(i)?
+                    .map_or(Cell::Null, Cell::Bool)
+            } else if *ty == Type::INT8 {
                 r.try_get::<_, Option<i64>>(i)?
                     .map_or(Cell::Null, Cell::Int)
             } else if *ty == Type::INT4 {

@@ -30,8 +30,8 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -773,68 +773,6 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
-        self.read(move |conn, shown| {
-            get_raw(conn, id)
-                .map_err(|e| map_err(shown, e))?
-                .ok_or(Error::NotFound(id))?
-                .into_record(shown)
-        })
-        .await
-    }
-
-    fn query_records(
-        conn: &Connection,
-        shown: &str,
-        sql: &str,
-        params: impl rusqlite::Params,
-    ) -> Result<Vec<AskRecord>> {
-        let err = |e| map_err(shown, e);
-        let mut stmt = conn.prepare_cached(sql).map_err(err)?;
-        let rows = stmt.query_map(params, read_row).map_err(err)?;
-        let mut out = Vec::new();
-        for r in rows {
-            out.push(r.map_err(err)?.into_record(shown)?);
-        }
-        Ok(out)
-    }
-
-    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        self.read(|conn, shown| {
-            Self::query_records(
-                conn,
-                shown,
-                &format!("SELECT {COLUMNS} FROM asks WHERE state = 'open' ORDER BY id DESC"),
-                [],
-            )
-        })
-        .await
-    }
-
-    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        self.read(move |conn, shown| match page.after {
-            None => Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' \
-                     ORDER BY closed_at DESC, id DESC LIMIT ?1"
-                ),
-                params![page.limit],
-            ),
-            Some(cur) => Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' AND (closed_at, id) < (?1, ?2) \
-                     ORDER BY closed_at DESC, id DESC LIMIT ?3"
-                ),
-                params![cur.closed_at.0, cur.id.0, page.limit],
-            ),
-        })
-        .await
-    }
-
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let swept = self
@@ -1027,27 +965,6 @@ impl SqliteStore {
     /// before the first subscription.
     pub(crate) fn watch_mode(&self) -> &'static str {
         self.inner.watch.get().map_or("unwatched", |w| w.mode)
-    }
-
-    pub(crate) async fn list_open_page(
-        &self,
-        page: crate::model::OpenPage,
-    ) -> Result<Vec<AskRecord>> {
-        // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan
-        // past the page.
-        let before = page.before.map_or(i64::MAX, |id| id.0);
-        self.read(move |conn, shown| {
-            Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state = 'open' AND id < ?1 \
-                     ORDER BY id DESC LIMIT ?2"
-                ),
-                params![before, page.limit],
-            )
-        })
-        .await
     }
 }
 

@@ -4,12 +4,13 @@
 //! The SQLite and Postgres backends differ here only in their [`Statements`] ([`SQLITE`],
 //! [`POSTGRES`]: table names, placeholders, a JSON accessor, a string search): each backend
 //! implements [`SqlDb`] — run one statement with [`Param`]s, get its rows as [`Cell`]s — and the
-//! operations below (channel tokens and messages, hashed secrets, counts of open asks) are
-//! shared. A single statement is atomic on its own, so none needs a transaction of its own.
+//! operations below (reading asks, channel tokens and messages, hashed secrets, counts of open
+//! asks) are shared. A single statement is atomic on its own, so none needs a transaction of its own.
 
 use crate::channel::ChannelToken;
 use crate::error::{Error, Result};
-use crate::model::{AskId, Timestamp};
+use crate::model::{AskId, AskRecord, HistoryPage, OpenPage, Timestamp};
+use crate::row::{RawAsk, ask_columns};
 use crate::secrets::{NewSecret, SecretRecord};
 
 /// The statements of one dialect, one per operation.
@@ -27,6 +28,11 @@ pub(crate) struct Statements {
     pub(crate) list_secrets: &'static str,
     pub(crate) count_open: &'static str,
     pub(crate) count_open_of_agent: &'static str,
+    pub(crate) get_ask: &'static str,
+    pub(crate) list_open: &'static str,
+    pub(crate) list_open_page: &'static str,
+    pub(crate) history_first: &'static str,
+    pub(crate) history_after: &'static str,
 }
 
 /// The columns a secret is read from, in [`secret_of`]'s order.
@@ -74,6 +80,30 @@ pub(crate) const SQLITE: Statements = Statements {
     count_open: "SELECT count(*) FROM asks WHERE state = 'open'",
     count_open_of_agent: "SELECT count(*) FROM asks WHERE state = 'open' \
                           AND json_extract(asker, '$.agent') = ?1",
+    get_ask: concat!("SELECT ", ask_columns!(), " FROM asks WHERE id = ?1"),
+    list_open: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM asks WHERE state = 'open' ORDER BY id DESC"
+    ),
+    // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan past
+    // the page.
+    list_open_page: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM asks WHERE state = 'open' AND id < ?1 ORDER BY id DESC LIMIT ?2"
+    ),
+    history_first: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM asks WHERE state <> 'open' ORDER BY closed_at DESC, id DESC LIMIT ?1"
+    ),
+    history_after: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM asks WHERE state <> 'open' AND (closed_at, id) < (?1, ?2) \
+         ORDER BY closed_at DESC, id DESC LIMIT ?3"
+    ),
 };
 
 /// Postgres's statements (`$N` placeholders, `ask_user_` tables).
@@ -116,6 +146,34 @@ pub(crate) const POSTGRES: Statements = Statements {
     count_open: "SELECT count(*) FROM ask_user_asks WHERE state = 'open'",
     count_open_of_agent: "SELECT count(*) FROM ask_user_asks WHERE state = 'open' \
                           AND (asker::jsonb ->> 'agent') = $1",
+    get_ask: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM ask_user_asks WHERE id = $1"
+    ),
+    list_open: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM ask_user_asks WHERE state = 'open' ORDER BY id DESC"
+    ),
+    // Served by the partial index `ask_user_asks_open (id) WHERE state = 'open'`: no sort, no scan past
+    // the page.
+    list_open_page: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM ask_user_asks WHERE state = 'open' AND id < $1 ORDER BY id DESC LIMIT $2"
+    ),
+    history_first: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM ask_user_asks WHERE state <> 'open' ORDER BY closed_at DESC, id DESC LIMIT $1"
+    ),
+    history_after: concat!(
+        "SELECT ",
+        ask_columns!(),
+        " FROM ask_user_asks WHERE state <> 'open' AND (closed_at, id) < ($1, $2) \
+         ORDER BY closed_at DESC, id DESC LIMIT $3"
+    ),
 };
 
 /// A statement parameter: the types these statements bind.
@@ -132,6 +190,8 @@ pub(crate) enum Param {
 pub(crate) enum Cell {
     Int(i64),
     Text(String),
+    /// Postgres's `BOOLEAN` (SQLite stores 0 or 1, read as [`Cell::Int`]).
+    Bool(bool),
     Null,
 }
 
@@ -199,6 +259,41 @@ impl<'a> Columns<'a> {
     fn text(&mut self) -> Result<String> {
         self.opt_text()?.ok_or_else(|| bad_column(self.location))
     }
+
+    fn bool(&mut self) -> Result<bool> {
+        match self.cells.next() {
+            Some(Cell::Bool(b)) => Ok(b),
+            Some(Cell::Int(i)) => Ok(i != 0),
+            _ => Err(bad_column(self.location)),
+        }
+    }
+}
+
+fn raw_ask_of(row: Vec<Cell>, location: &str) -> Result<RawAsk> {
+    let mut c = Columns::new(row, location);
+    Ok(RawAsk {
+        id: c.int()?,
+        scope: c.text()?,
+        request_hash: c.text()?,
+        host_keyed: c.bool()?,
+        request: c.text()?,
+        asker: c.text()?,
+        created_at: c.int()?,
+        grace_ms: c.int()?,
+        attached: c.bool()?,
+        detached_at: c.opt_int()?,
+        outcome: c.opt_text()?,
+        closed_at: c.opt_int()?,
+        delivered_at: c.opt_int()?,
+        lease_until: c.opt_int()?,
+        namespace: c.text()?,
+    })
+}
+
+fn records_of(rows: Vec<Vec<Cell>>, location: &str) -> Result<Vec<AskRecord>> {
+    rows.into_iter()
+        .map(|r| raw_ask_of(r, location)?.into_record(location))
+        .collect()
 }
 
 fn secret_of(row: Vec<Cell>, location: &str) -> Result<SecretRecord> {
@@ -394,4 +489,38 @@ pub(crate) async fn count_open_of_agent<D: SqlDb>(db: &D, agent: &str) -> Result
         .rows(D::STATEMENTS.count_open_of_agent, params, false)
         .await?;
     count_of(rows, db.location())
+}
+
+pub(crate) async fn get<D: SqlDb>(db: &D, id: AskId) -> Result<AskRecord> {
+    let rows = db
+        .rows(D::STATEMENTS.get_ask, vec![Param::Int(id.0)], false)
+        .await?;
+    records_of(rows, db.location())?
+        .pop()
+        .ok_or(Error::NotFound(id))
+}
+
+pub(crate) async fn list_open<D: SqlDb>(db: &D) -> Result<Vec<AskRecord>> {
+    let rows = db.rows(D::STATEMENTS.list_open, Vec::new(), false).await?;
+    records_of(rows, db.location())
+}
+
+pub(crate) async fn list_open_page<D: SqlDb>(db: &D, page: OpenPage) -> Result<Vec<AskRecord>> {
+    let before = page.before.map_or(i64::MAX, |id| id.0);
+    let params = vec![Param::Int(before), Param::Int(i64::from(page.limit))];
+    let rows = db.rows(D::STATEMENTS.list_open_page, params, false).await?;
+    records_of(rows, db.location())
+}
+
+pub(crate) async fn history<D: SqlDb>(db: &D, page: HistoryPage) -> Result<Vec<AskRecord>> {
+    let limit = Param::Int(i64::from(page.limit));
+    let (sql, params) = match page.after {
+        None => (D::STATEMENTS.history_first, vec![limit]),
+        Some(cur) => (
+            D::STATEMENTS.history_after,
+            vec![Param::Int(cur.closed_at.0), Param::Int(cur.id.0), limit],
+        ),
+    };
+    let rows = db.rows(sql, params, false).await?;
+    records_of(rows, db.location())
 }
