@@ -8,11 +8,15 @@
 //!    time from just before `record_outcome` to the waiter's return, p50/p99. Beside it the same
 //!    with waiters that each follow the whole change feed (what `wait_outcome` did before the
 //!    per-ask registry: every change woke every waiter, which re-read its ask when it was its
-//!    own), and the floor: `record_outcome` alone with nobody waiting.
+//!    own), and the floor: `record_outcome` of an ask nobody waits on, just before each timed
+//!    answer (paired, so the shared disk's swings hit both alike).
 //! 2. **Throughput**: 64 tasks (`ASK_USER_BENCH_TASKS`) open 2,000 asks (`ASK_USER_BENCH_ASKS`)
 //!    at once: asks taken in per second; then each ask has a waiting task and the 64 tasks
 //!    answer them all: answers delivered per second (the last waiter's return). Floor: fsyncs
 //!    per second of one file on the same disk, one writer.
+//!
+//! `ASK_USER_BENCH_ONLY=memory|sqlite|postgres` runs one backend; `=alone` times lone SQLite
+//! writes beside one raw SQLite commit on the same disk (the floor of a lone write).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure aborts it
 
 use std::io::Write;
@@ -81,15 +85,36 @@ fn run_id() -> &'static str {
     ID.get_or_init(|| format!("{}-{}", std::process::id(), Timestamp::now().0))
 }
 
+/// `a / b` as `N.NNx`, or `-` when the floor is below what the clock resolves here.
+fn ratio(a: f64, b: f64) -> String {
+    if b < 0.005 {
+        "-".to_owned()
+    } else {
+        format!("{:.2}x", a / b)
+    }
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// p50/p99 of answer → waiter with `waiters` waiting, each by `by_feed` or the registry.
-async fn answer_latency(store: &Store, tag: &str, waiters: usize, by_feed: bool) -> (f64, f64) {
+/// p50/p99 of answer → waiter with `waiters` waiting, each by `by_feed` or the registry, and
+/// p50/p99 of the paired floor: right before each timed answer, `record_outcome` of an ask
+/// nobody waits on (the same write at the same moment, so the disk's swings cancel out).
+async fn answer_latency(
+    store: &Store,
+    tag: &str,
+    waiters: usize,
+    by_feed: bool,
+) -> ((f64, f64), (f64, f64)) {
     let mut ids = Vec::with_capacity(waiters);
     for i in 0..waiters {
         ids.push(open(store, tag, i).await);
+    }
+    let rounds = waiters.min(200);
+    let mut alone = Vec::with_capacity(rounds);
+    for i in 0..rounds {
+        alone.push(open(store, &format!("{tag}-alone"), i).await);
     }
     let mut done = Vec::with_capacity(waiters);
     for &id in &ids {
@@ -107,9 +132,15 @@ async fn answer_latency(store: &Store, tag: &str, waiters: usize, by_feed: bool)
     }
     // Every waiter is in its wait once the runtime is idle again.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let rounds = waiters.min(200);
     let mut lat = Vec::with_capacity(rounds);
+    let mut floor = Vec::with_capacity(rounds);
     for (i, (id, rx)) in ids.iter().zip(done.iter_mut()).take(rounds).enumerate() {
+        let t0 = Instant::now();
+        store
+            .record_outcome(alone[i], &answer(i), Timestamp::now())
+            .await
+            .unwrap();
+        floor.push(ms(t0.elapsed()));
         let t0 = Instant::now();
         store
             .record_outcome(*id, &answer(i), Timestamp::now())
@@ -126,7 +157,11 @@ async fn answer_latency(store: &Store, tag: &str, waiters: usize, by_feed: bool)
             .unwrap();
     }
     lat.sort_by(f64::total_cmp);
-    (percentile(&lat, 0.5), percentile(&lat, 0.99))
+    floor.sort_by(f64::total_cmp);
+    (
+        (percentile(&lat, 0.5), percentile(&lat, 0.99)),
+        (percentile(&floor, 0.5), percentile(&floor, 0.99)),
+    )
 }
 
 /// p50/p99 of `record_outcome` with nobody waiting.
@@ -217,17 +252,20 @@ fn fsync_floor(dir: &std::path::Path) -> f64 {
 }
 
 async fn run(name: &str, store: &Store, waiters: usize, asks: usize, tasks: usize) {
-    let (fp50, fp99) = record_alone(store, "alone", 200).await;
-    let (op50, op99) = answer_latency(store, "feed", waiters, true).await;
-    let (rp50, rp99) = answer_latency(store, "reg", waiters, false).await;
+    let ((op50, op99), (of50, of99)) = answer_latency(store, "feed", waiters, true).await;
+    let ((rp50, rp99), (rf50, rf99)) = answer_latency(store, "reg", waiters, false).await;
     println!(
         "{name}: answer -> waiter with {waiters} waiting: p50 {rp50:.2} ms, p99 {rp99:.2} ms \
-         ({:.1}x / {:.1}x the floor); every waiter on the feed: p50 {op50:.2} ms, p99 {op99:.2} ms \
-         ({:.1}x / {:.1}x); floor (record_outcome alone): p50 {fp50:.2} ms, p99 {fp99:.2} ms",
-        rp50 / fp50,
-        rp99 / fp99,
-        op50 / fp50,
-        op99 / fp99,
+         (floor, the same write with nobody waiting, paired: p50 {rf50:.2} ms, p99 {rf99:.2} ms; \
+         {} / {})",
+        ratio(rp50, rf50),
+        ratio(rp99, rf99),
+    );
+    println!(
+        "{name}:   the same with every waiter on the whole feed: p50 {op50:.2} ms, p99 {op99:.2} ms \
+         (floor p50 {of50:.2} ms, p99 {of99:.2} ms; {} / {})",
+        ratio(op50, of50),
+        ratio(op99, of99),
     );
     let (a, d) = throughput(store, "tp", asks, tasks).await;
     println!(
@@ -244,13 +282,52 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let floor = fsync_floor(dir.path());
     println!("floor: {floor:.0} fsyncs/s of one file on the store's disk, one writer");
-    run("memory", &Store::memory(), waiters, asks, tasks).await;
-    let path = dir.path().join("store.sqlite3");
-    let sqlite = Store::open(&format!("sqlite:{}", path.display()))
-        .await
+    if std::env::var("ASK_USER_BENCH_ONLY").is_ok_and(|v| v == "alone") {
+        // Lone writes only (for strace/perf): 3 rounds of 200 on one SQLite file.
+        let path = dir.path().join("alone.sqlite3");
+        let s = Store::open(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap();
+        let raw = rusqlite::Connection::open(dir.path().join("raw.sqlite3")).unwrap();
+        raw.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; \
+             CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)",
+        )
         .unwrap();
-    run("sqlite", &sqlite, waiters, asks, tasks).await;
-    if let Ok(url) = std::env::var("ASK_USER_BENCH_PG") {
+        for round in 0..3 {
+            let (p50, p99) = record_alone(&s, &format!("a{round}-"), 200).await;
+            let mut lat = Vec::new();
+            for i in 0..200 {
+                let t0 = Instant::now();
+                raw.execute_batch("BEGIN IMMEDIATE").unwrap();
+                raw.execute("INSERT INTO t (v) VALUES (?1)", [format!("{i}")])
+                    .unwrap();
+                raw.execute_batch("COMMIT").unwrap();
+                lat.push(ms(t0.elapsed()));
+            }
+            lat.sort_by(f64::total_cmp);
+            println!(
+                "sqlite lone record_outcome, round {round}: p50 {p50:.2} ms, p99 {p99:.2} ms; \
+                 floor (one raw SQLite commit, same disk): p50 {:.2} ms, p99 {:.2} ms",
+                percentile(&lat, 0.5),
+                percentile(&lat, 0.99)
+            );
+        }
+        return;
+    }
+    let only = std::env::var("ASK_USER_BENCH_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only == name;
+    if wanted("memory") {
+        run("memory", &Store::memory(), waiters, asks, tasks).await;
+    }
+    if wanted("sqlite") {
+        let path = dir.path().join("store.sqlite3");
+        let sqlite = Store::open(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap();
+        run("sqlite", &sqlite, waiters, asks, tasks).await;
+    }
+    if let (true, Ok(url)) = (wanted("postgres"), std::env::var("ASK_USER_BENCH_PG")) {
         let pg = Store::open(&url).await.unwrap();
         run("postgres", &pg, waiters, asks, tasks).await;
     }

@@ -61,6 +61,7 @@ mod postgres;
 mod row;
 mod schema;
 mod sqlite;
+mod statements;
 mod waiters;
 
 use std::path::{Path, PathBuf};
@@ -110,6 +111,18 @@ enum Backend {
     Memory(memory::MemoryStore),
     Sqlite(sqlite::SqliteStore),
     Postgres(postgres::PgStore),
+}
+
+/// A one-statement operation: the memory backend's method, else the shared SQL operation
+/// ([`statements`]) on the SQL backend.
+macro_rules! dispatch_sql {
+    ($self:ident, $f:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            Backend::Memory(s) => s.$f($($arg),*).await,
+            Backend::Sqlite(s) => statements::$f(s, $($arg),*).await,
+            Backend::Postgres(s) => statements::$f(s, $($arg),*).await,
+        }
+    };
 }
 
 macro_rules! dispatch {
@@ -370,7 +383,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn get(&self, id: AskId) -> Result<AskRecord> {
-        dispatch!(self, s => s.get(id).await)
+        dispatch_sql!(self, get(id))
     }
 
     /// Every open ask (attached or detached), newest first.
@@ -378,7 +391,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.list_open().await)
+        dispatch_sql!(self, list_open())
     }
 
     /// One page of open asks (attached or detached), newest first: those with an id below
@@ -388,7 +401,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn list_open_page(&self, page: OpenPage) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.list_open_page(page).await)
+        dispatch_sql!(self, list_open_page(page))
     }
 
     /// How many asks are open (attached or detached).
@@ -396,7 +409,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn count_open(&self) -> Result<u64> {
-        dispatch!(self, s => s.count_open().await)
+        dispatch_sql!(self, count_open())
     }
 
     /// How many asks are open in `namespace` (by id, never by the asker's name: a local
@@ -406,7 +419,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn count_open_in(&self, namespace: &Namespace) -> Result<u64> {
-        dispatch!(self, s => s.count_open_in(namespace).await)
+        dispatch_sql!(self, count_open_in(namespace))
     }
 
     /// One page of closed asks, newest close first (ties: higher id first).
@@ -414,7 +427,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        dispatch!(self, s => s.history(page).await)
+        dispatch_sql!(self, history(page))
     }
 
     /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until
@@ -436,7 +449,7 @@ impl Store {
     /// # Errors
     /// The backend's errors (a hash stored before is one).
     pub async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
-        dispatch!(self, s => s.put_channel_token(token).await)
+        dispatch_sql!(self, put_channel_token(token))
     }
 
     /// The token with `hash` and whether it was spent, without spending it (a confirm page
@@ -445,7 +458,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
-        dispatch!(self, s => s.channel_token(hash).await)
+        dispatch_sql!(self, channel_token(hash))
     }
 
     /// Spends the token with `hash` presented for `ask` through `channel` at `at`, atomically
@@ -470,7 +483,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
-        dispatch!(self, s => s.claim_channel_send(ask, channel).await)
+        dispatch_sql!(self, claim_channel_send(ask, channel))
     }
 
     /// Records the reference of the message sent for `ask` on `channel` (after a claim).
@@ -483,7 +496,7 @@ impl Store {
         channel: &str,
         reference: &str,
     ) -> Result<()> {
-        dispatch!(self, s => s.set_channel_reference(ask, channel, reference).await)
+        dispatch_sql!(self, set_channel_reference(ask, channel, reference))
     }
 
     /// Claims the close updates of `ask` at `at`: every (channel, reference) of a message sent
@@ -496,7 +509,7 @@ impl Store {
         ask: AskId,
         at: Timestamp,
     ) -> Result<Vec<(String, String)>> {
-        dispatch!(self, s => s.claim_channel_closes(ask, at).await)
+        dispatch_sql!(self, claim_channel_closes(ask, at))
     }
 
     /// Follows the store's changes from now on: every change made through any handle, process
@@ -617,6 +630,6 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn channel_message_ask(&self, channel: &str, part: &str) -> Result<Option<AskId>> {
-        dispatch!(self, s => s.channel_message_ask(channel, part).await)
+        dispatch_sql!(self, channel_message_ask(channel, part))
     }
 }

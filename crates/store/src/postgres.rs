@@ -36,12 +36,12 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
-use crate::secrets::{NewSecret, SecretRecord};
+use crate::statements::{Cell, Param, SqlDb, Statements};
 
 /// The NOTIFY channel.
 const CHANNEL: &str = "ask_user_changes";
@@ -303,6 +303,13 @@ impl PgStore {
 
     pub(crate) fn location(&self) -> &str {
         &self.inner.shown
+    }
+
+    fn no_connection(&self) -> Error {
+        Error::Backend {
+            location: self.inner.shown.clone(),
+            detail: "no connection".to_owned(),
+        }
     }
 
     fn err(&self, e: &tokio_postgres::Error) -> Error {
@@ -634,73 +641,6 @@ impl PgStore {
         Ok(found(latest, ask.created_at))
     }
 
-    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
-        let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or(Error::NotFound(id))?;
-        get_raw(&conn.cached(), id)
-            .await
-            .map_err(|e| self.err(&e))?
-            .ok_or(Error::NotFound(id))?
-            .into_record(&self.inner.shown)
-    }
-
-    async fn query_records(
-        &self,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<AskRecord>> {
-        let guard = self.client().await?;
-        let Some(conn) = guard.as_ref() else {
-            return Ok(Vec::new());
-        };
-        let rows = conn
-            .cached()
-            .query(sql, params)
-            .await
-            .map_err(|e| self.err(&e))?;
-        rows.iter()
-            .map(|r| {
-                read_row(r)
-                    .map_err(|e| self.err(&e))?
-                    .into_record(&self.inner.shown)
-            })
-            .collect()
-    }
-
-    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        self.query_records(
-            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' ORDER BY id DESC"),
-            &[],
-        )
-        .await
-    }
-
-    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        let limit = i64::from(page.limit);
-        match page.after {
-            None => {
-                self.query_records(
-                    &format!(
-                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
-                         ORDER BY closed_at DESC, id DESC LIMIT $1"
-                    ),
-                    &[&limit],
-                )
-                .await
-            }
-            Some(cur) => {
-                self.query_records(
-                    &format!(
-                        "SELECT {COLUMNS} FROM ask_user_asks WHERE state <> 'open' \
-                         AND (closed_at, id) < ($1, $2) ORDER BY closed_at DESC, id DESC LIMIT $3"
-                    ),
-                    &[&cur.closed_at.0, &cur.id.0, &limit],
-                )
-                .await
-            }
-        }
-    }
-
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
@@ -752,53 +692,6 @@ impl PgStore {
         Ok(swept)
     }
 
-    pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
-        self.in_tx(async |tx| {
-            tx.execute(
-                "INSERT INTO ask_user_channel_tokens (hash, ask, channel, choice, user_id) \
-                 VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &token.hash,
-                    &token.ask.0,
-                    &token.channel,
-                    &token.choice,
-                    &token.user,
-                ],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
-        self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let row = tx
-                .query_opt(
-                    "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
-                     WHERE hash = $1",
-                    &[&hash],
-                )
-                .await
-                .map_err(e)?;
-            let Some(row) = row else { return Ok(None) };
-            let used: Option<i64> = row.try_get(4).map_err(e)?;
-            Ok(Some((
-                ChannelToken {
-                    hash: hash.to_owned(),
-                    ask: AskId(row.try_get(0).map_err(e)?),
-                    channel: row.try_get(1).map_err(e)?,
-                    choice: row.try_get(2).map_err(e)?,
-                    user: row.try_get(3).map_err(e)?,
-                },
-                used.is_some(),
-            )))
-        })
-        .await
-    }
-
     pub(crate) async fn spend_channel_token(
         &self,
         hash: &str,
@@ -845,67 +738,6 @@ impl PgStore {
         .await
     }
 
-    pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
-        self.in_tx(async |tx| {
-            tx.execute(
-                "INSERT INTO ask_user_channel_messages (ask, channel) VALUES ($1, $2) \
-                 ON CONFLICT DO NOTHING",
-                &[&ask.0, &channel],
-            )
-            .await
-            .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn set_channel_reference(
-        &self,
-        ask: AskId,
-        channel: &str,
-        reference: &str,
-    ) -> Result<()> {
-        self.in_tx(async |tx| {
-            tx.execute(
-                "UPDATE ask_user_channel_messages SET reference = $3 WHERE ask = $1 AND channel = $2",
-                &[&ask.0, &channel, &reference],
-            )
-            .await
-            .map(|_| ())
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn claim_channel_closes(
-        &self,
-        ask: AskId,
-        at: Timestamp,
-    ) -> Result<Vec<(String, String)>> {
-        self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let rows = tx
-                .query(
-                    "UPDATE ask_user_channel_messages SET closed_at = $2 \
-                     WHERE ask = $1 AND reference IS NOT NULL AND closed_at IS NULL \
-                     RETURNING channel, reference",
-                    &[&ask.0, &at.0],
-                )
-                .await
-                .map_err(e)?;
-            let mut out = Vec::with_capacity(rows.len());
-            for r in &rows {
-                out.push((
-                    r.try_get::<_, String>(0).map_err(e)?,
-                    r.try_get::<_, String>(1).map_err(e)?,
-                ));
-            }
-            out.sort();
-            Ok(out)
-        })
-        .await
-    }
-
     pub(crate) async fn subscribe(&self) -> Result<Feed> {
         let rx = self.inner.tx.subscribe();
         if self.inner.listener.get().is_none() {
@@ -928,162 +760,9 @@ impl PgStore {
         }
         Ok(Feed::new(rx))
     }
-
-    pub(crate) async fn list_open_page(
-        &self,
-        page: crate::model::OpenPage,
-    ) -> Result<Vec<AskRecord>> {
-        // Served by the partial index `ask_user_asks_open (id) WHERE state = 'open'`.
-        let before = page.before.map_or(i64::MAX, |id| id.0);
-        let limit = i64::from(page.limit);
-        self.query_records(
-            &format!(
-                "SELECT {COLUMNS} FROM ask_user_asks WHERE state = 'open' AND id < $1 \
-                 ORDER BY id DESC LIMIT $2"
-            ),
-            &[&before, &limit],
-        )
-        .await
-    }
-
-    pub(crate) async fn count_open(&self) -> Result<u64> {
-        let guard = self.client().await?;
-        let Some(conn) = guard.as_ref() else {
-            return Ok(0);
-        };
-        let row = conn
-            .cached()
-            .query_one(
-                "SELECT count(*) FROM ask_user_asks WHERE state = 'open'",
-                &[],
-            )
-            .await
-            .map_err(|e| self.err(&e))?;
-        let n: i64 = row.try_get(0).map_err(|e| self.err(&e))?;
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {
-        let guard = self.client().await?;
-        let Some(conn) = guard.as_ref() else {
-            return Ok(0);
-        };
-        let row = conn
-            .cached()
-            .query_one(
-                "SELECT count(*) FROM ask_user_asks WHERE namespace = $1 AND state = 'open'",
-                &[&namespace.as_str()],
-            )
-            .await
-            .map_err(|e| self.err(&e))?;
-        let n: i64 = row.try_get(0).map_err(|e| self.err(&e))?;
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-}
-
-/// Forwards notifications to the feed; reconnects with backoff after a lost connection and
-/// then announces [`Change::Rescan`]. Ends when the store is dropped.
-const SECRET_COLUMNS: &str = "kind, name, created_at, expires_at, used_at, revoked_at";
-
-fn read_secret(
-    r: &tokio_postgres::Row,
-) -> std::result::Result<SecretRecord, tokio_postgres::Error> {
-    Ok(SecretRecord {
-        kind: r.try_get(0)?,
-        name: r.try_get(1)?,
-        created_at: Timestamp(r.try_get(2)?),
-        expires_at: r.try_get::<_, Option<i64>>(3)?.map(Timestamp),
-        used_at: r.try_get::<_, Option<i64>>(4)?.map(Timestamp),
-        revoked_at: r.try_get::<_, Option<i64>>(5)?.map(Timestamp),
-    })
 }
 
 impl PgStore {
-    pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
-        self.in_tx(async |tx| {
-            tx.execute(
-                "INSERT INTO ask_user_secrets (hash, kind, name, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
-                &[&secret.hash, &secret.kind, &secret.name, &secret.created_at.0, &secret.expires_at.map(|t| t.0)],
-            )
-            .await
-            .map_err(|e| self.err(&e))
-            .map(drop)
-        })
-        .await
-    }
-
-    async fn secret_query(
-        &self,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<SecretRecord>> {
-        self.in_tx(async |tx| {
-            let rows = tx.query(sql, params).await.map_err(|e| self.err(&e))?;
-            rows.iter()
-                .map(|r| read_secret(r).map_err(|e| self.err(&e)))
-                .collect()
-        })
-        .await
-    }
-
-    pub(crate) async fn check_secret(
-        &self,
-        kind: &str,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<Option<SecretRecord>> {
-        let sql = format!(
-            "SELECT {SECRET_COLUMNS} FROM ask_user_secrets WHERE hash = $1 AND kind = $2 \
-             AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)"
-        );
-        Ok(self
-            .secret_query(&sql, &[&hash, &kind, &now.0])
-            .await?
-            .pop())
-    }
-
-    pub(crate) async fn consume_secret(
-        &self,
-        kind: &str,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<Option<SecretRecord>> {
-        let sql = format!(
-            "UPDATE ask_user_secrets SET used_at = $3 WHERE hash = $1 AND kind = $2 AND used_at IS NULL \
-             AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) RETURNING {SECRET_COLUMNS}"
-        );
-        Ok(self
-            .secret_query(&sql, &[&hash, &kind, &now.0])
-            .await?
-            .pop())
-    }
-
-    pub(crate) async fn revoke_secrets(
-        &self,
-        kind: &str,
-        name: Option<&str>,
-        now: Timestamp,
-    ) -> Result<u64> {
-        self.in_tx(async |tx| {
-            tx.execute(
-                "UPDATE ask_user_secrets SET revoked_at = $3 WHERE kind = $1 \
-                 AND ($2::TEXT IS NULL OR name = $2) AND revoked_at IS NULL",
-                &[&kind, &name, &now.0],
-            )
-            .await
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
-        let sql = format!(
-            "SELECT {SECRET_COLUMNS} FROM ask_user_secrets WHERE kind = $1 AND revoked_at IS NULL \
-             ORDER BY name, created_at"
-        );
-        self.secret_query(&sql, &[&kind]).await
-    }
-
     /// Extends the lease in place, with no notification (nothing a follower shows changed).
     pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
         let until = at.plus(lease()).0;
@@ -1109,6 +788,8 @@ impl PgStore {
     }
 }
 
+/// Forwards notifications to the feed; reconnects with backoff after a lost connection and
+/// then announces [`Change::Rescan`]. Ends when the store is dropped.
 async fn listen_loop(
     weak: Weak<Inner>,
     shutdown: Arc<Notify>,
@@ -1239,28 +920,74 @@ impl PgStore {
         })
         .await
     }
+}
 
-    pub(crate) async fn channel_message_ask(
-        &self,
-        channel: &str,
-        part: &str,
-    ) -> Result<Option<AskId>> {
-        self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let row = tx
-                .query_opt(
-                    "SELECT ask FROM ask_user_channel_messages WHERE channel = $1 \
-                     AND strpos(',' || reference || ',', ',' || $2 || ',') > 0 \
-                     ORDER BY ask DESC LIMIT 1",
-                    &[&channel, &part],
-                )
-                .await
-                .map_err(e)?;
-            match row {
-                None => Ok(None),
-                Some(r) => Ok(Some(AskId(r.try_get(0).map_err(e)?))),
-            }
+impl Param {
+    fn as_pg(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
+        match self {
+            Param::Int(i) => i,
+            Param::Text(t) => t,
+            Param::OptInt(i) => i,
+            Param::OptText(t) => t,
+        }
+    }
+}
+
+fn cells_of(r: &tokio_postgres::Row) -> std::result::Result<Vec<Cell>, tokio_postgres::Error> {
+    use tokio_postgres::types::Type;
+    (0..r.len())
+        .map(|i| {
+            let ty = r.columns()[i].type_();
+            Ok(if *ty == Type::BOOL {
+                r.try_get::<_, Option<bool>>(i)?
+                    .map_or(Cell::Null, Cell::Bool)
+            } else if *ty == Type::INT8 {
+                r.try_get::<_, Option<i64>>(i)?
+                    .map_or(Cell::Null, Cell::Int)
+            } else if *ty == Type::INT4 {
+                r.try_get::<_, Option<i32>>(i)?
+                    .map_or(Cell::Null, |v| Cell::Int(v.into()))
+            } else {
+                r.try_get::<_, Option<String>>(i)?
+                    .map_or(Cell::Null, Cell::Text)
+            })
         })
-        .await
+        .collect()
+}
+
+impl SqlDb for PgStore {
+    const STATEMENTS: &'static Statements = &crate::statements::POSTGRES;
+
+    fn location(&self) -> &str {
+        &self.inner.shown
+    }
+
+    async fn execute(&self, sql: &'static str, params: Vec<Param>) -> Result<u64> {
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
+        conn.cached()
+            .execute(sql, &refs)
+            .await
+            .map_err(|e| self.err(&e))
+    }
+
+    async fn rows(
+        &self,
+        sql: &'static str,
+        params: Vec<Param>,
+        _write: bool,
+    ) -> Result<Vec<Vec<Cell>>> {
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
+        let rows = conn
+            .cached()
+            .query(sql, &refs)
+            .await
+            .map_err(|e| self.err(&e))?;
+        rows.iter()
+            .map(|r| cells_of(r).map_err(|e| self.err(&e)))
+            .collect()
     }
 }

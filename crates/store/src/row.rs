@@ -6,8 +6,16 @@ use crate::error::{Error, Result};
 use crate::model::{AskId, AskRecord, Asker, CallKey, Closed, Namespace, Outcome, Timestamp};
 
 /// The column list every SQL read selects, in [`RawAsk`]'s order.
-pub(crate) const COLUMNS: &str = "id, scope, request_hash, host_keyed, request, asker, created_at, \
-     grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until, namespace";
+/// The columns an ask is read from, in [`RawAsk`]'s order, as a literal (for `concat!`).
+macro_rules! ask_columns {
+    () => {
+        "id, scope, request_hash, host_keyed, request, asker, created_at, \
+         grace_ms, attached, detached_at, outcome, closed_at, delivered_at, lease_until, namespace"
+    };
+}
+pub(crate) use ask_columns;
+
+pub(crate) const COLUMNS: &str = ask_columns!();
 
 /// An ask's columns, as read.
 pub(crate) struct RawAsk {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::Timestamp;
-use crate::{Backend, Store};
+use crate::{Backend, Store, statements};
 
 /// A secret to keep: its kind, name, hash and lifetime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ impl Store {
     /// # Errors
     /// The backend's errors (a hash already stored is one).
     pub async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
-        dispatch!(self, s => s.add_secret(secret).await)
+        dispatch_sql!(self, add_secret(secret))
     }
 
     /// The live secret of `kind` with `hash` at `now` (not revoked, not expired), if any.
@@ -73,7 +73,7 @@ impl Store {
         hash: &str,
         now: Timestamp,
     ) -> Result<Option<SecretRecord>> {
-        dispatch!(self, s => s.check_secret(kind, hash, now).await)
+        dispatch_sql!(self, check_secret(kind, hash, now))
     }
 
     /// Uses up a single-use secret atomically (across processes and replicas): returns it when
@@ -88,7 +88,7 @@ impl Store {
         hash: &str,
         now: Timestamp,
     ) -> Result<Option<SecretRecord>> {
-        dispatch!(self, s => s.consume_secret(kind, hash, now).await)
+        dispatch_sql!(self, consume_secret(kind, hash, now))
     }
 
     /// Revokes every unrevoked secret of `kind` named `name` (every one of the kind with
@@ -102,7 +102,7 @@ impl Store {
         name: Option<&str>,
         now: Timestamp,
     ) -> Result<u64> {
-        dispatch!(self, s => s.revoke_secrets(kind, name, now).await)
+        dispatch_sql!(self, revoke_secrets(kind, name, now))
     }
 
     /// Every unrevoked secret of `kind`, by name then creation time.
@@ -110,6 +110,6 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
-        dispatch!(self, s => s.list_secrets(kind).await)
+        dispatch_sql!(self, list_secrets(kind))
     }
 }

@@ -30,12 +30,12 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
+    Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
-use crate::secrets::{NewSecret, SecretRecord};
+use crate::statements::{Cell, Param, SqlDb, Statements};
 
 /// How long a writer waits for another process's write lock before failing.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -773,68 +773,6 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn get(&self, id: AskId) -> Result<AskRecord> {
-        self.read(move |conn, shown| {
-            get_raw(conn, id)
-                .map_err(|e| map_err(shown, e))?
-                .ok_or(Error::NotFound(id))?
-                .into_record(shown)
-        })
-        .await
-    }
-
-    fn query_records(
-        conn: &Connection,
-        shown: &str,
-        sql: &str,
-        params: impl rusqlite::Params,
-    ) -> Result<Vec<AskRecord>> {
-        let err = |e| map_err(shown, e);
-        let mut stmt = conn.prepare_cached(sql).map_err(err)?;
-        let rows = stmt.query_map(params, read_row).map_err(err)?;
-        let mut out = Vec::new();
-        for r in rows {
-            out.push(r.map_err(err)?.into_record(shown)?);
-        }
-        Ok(out)
-    }
-
-    pub(crate) async fn list_open(&self) -> Result<Vec<AskRecord>> {
-        self.read(|conn, shown| {
-            Self::query_records(
-                conn,
-                shown,
-                &format!("SELECT {COLUMNS} FROM asks WHERE state = 'open' ORDER BY id DESC"),
-                [],
-            )
-        })
-        .await
-    }
-
-    pub(crate) async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
-        self.read(move |conn, shown| match page.after {
-            None => Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' \
-                     ORDER BY closed_at DESC, id DESC LIMIT ?1"
-                ),
-                params![page.limit],
-            ),
-            Some(cur) => Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state <> 'open' AND (closed_at, id) < (?1, ?2) \
-                     ORDER BY closed_at DESC, id DESC LIMIT ?3"
-                ),
-                params![cur.closed_at.0, cur.id.0, page.limit],
-            ),
-        })
-        .await
-    }
-
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let swept = self
@@ -895,44 +833,6 @@ impl SqliteStore {
         Ok(swept)
     }
 
-    pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
-        let t = token.clone();
-        self.write(move |conn, shown| {
-            conn.execute(
-                "INSERT INTO channel_tokens (hash, ask, channel, choice, user_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![t.hash, t.ask.0, t.channel, t.choice, t.user],
-            )
-            .map(|_| ())
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn channel_token(&self, hash: &str) -> Result<Option<(ChannelToken, bool)>> {
-        let hash = hash.to_owned();
-        self.read(move |conn, shown| {
-            conn.query_row(
-                "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
-                [&hash],
-                |r| {
-                    Ok((
-                        ChannelToken {
-                            hash: hash.clone(),
-                            ask: AskId(r.get(0)?),
-                            channel: r.get(1)?,
-                            choice: r.get(2)?,
-                            user: r.get(3)?,
-                        },
-                        r.get::<_, Option<i64>>(4)?.is_some(),
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
     pub(crate) async fn spend_channel_token(
         &self,
         hash: &str,
@@ -983,64 +883,6 @@ impl SqliteStore {
             };
             tx.commit().map_err(err)?;
             Ok(spend)
-        })
-        .await
-    }
-
-    pub(crate) async fn claim_channel_send(&self, ask: AskId, channel: &str) -> Result<bool> {
-        let channel = channel.to_owned();
-        self.write(move |conn, shown| {
-            conn.execute(
-                "INSERT INTO channel_messages (ask, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                params![ask.0, channel],
-            )
-            .map(|n| n == 1)
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn set_channel_reference(
-        &self,
-        ask: AskId,
-        channel: &str,
-        reference: &str,
-    ) -> Result<()> {
-        let (channel, reference) = (channel.to_owned(), reference.to_owned());
-        self.write(move |conn, shown| {
-            conn.execute(
-                "UPDATE channel_messages SET reference = ?3 WHERE ask = ?1 AND channel = ?2",
-                params![ask.0, channel, reference],
-            )
-            .map(|_| ())
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn claim_channel_closes(
-        &self,
-        ask: AskId,
-        at: Timestamp,
-    ) -> Result<Vec<(String, String)>> {
-        self.write(move |conn, shown| {
-            let err = |e| map_err(shown, e);
-            let mut stmt = conn
-                .prepare(
-                    "UPDATE channel_messages SET closed_at = ?2 \
-                     WHERE ask = ?1 AND reference IS NOT NULL AND closed_at IS NULL \
-                     RETURNING channel, reference",
-                )
-                .map_err(err)?;
-            let rows = stmt
-                .query_map(params![ask.0, at.0], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(err)?;
-            let mut out: Vec<(String, String)> = Vec::new();
-            for r in rows {
-                out.push(r.map_err(err)?);
-            }
-            out.sort();
-            Ok(out)
         })
         .await
     }
@@ -1124,164 +966,9 @@ impl SqliteStore {
     pub(crate) fn watch_mode(&self) -> &'static str {
         self.inner.watch.get().map_or("unwatched", |w| w.mode)
     }
-
-    pub(crate) async fn list_open_page(
-        &self,
-        page: crate::model::OpenPage,
-    ) -> Result<Vec<AskRecord>> {
-        // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan
-        // past the page.
-        let before = page.before.map_or(i64::MAX, |id| id.0);
-        self.read(move |conn, shown| {
-            Self::query_records(
-                conn,
-                shown,
-                &format!(
-                    "SELECT {COLUMNS} FROM asks WHERE state = 'open' AND id < ?1 \
-                     ORDER BY id DESC LIMIT ?2"
-                ),
-                params![before, page.limit],
-            )
-        })
-        .await
-    }
-
-    pub(crate) async fn count_open(&self) -> Result<u64> {
-        self.read(|conn, shown| {
-            let n: i64 = conn
-                .query_row("SELECT count(*) FROM asks WHERE state = 'open'", [], |r| {
-                    r.get(0)
-                })
-                .map_err(|e| map_err(shown, e))?;
-            Ok(u64::try_from(n).unwrap_or(0))
-        })
-        .await
-    }
-
-    pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {
-        let namespace = namespace.as_str().to_owned();
-        self.read(move |conn, shown| {
-            let n: i64 = conn
-                .query_row(
-                    "SELECT count(*) FROM asks WHERE namespace = ?1 AND state = 'open'",
-                    [&namespace],
-                    |r| r.get(0),
-                )
-                .map_err(|e| map_err(shown, e))?;
-            Ok(u64::try_from(n).unwrap_or(0))
-        })
-        .await
-    }
-}
-
-/// Announces other processes' changes each time the sidecar is touched; ends with the store.
-const SECRET_COLUMNS: &str = "kind, name, created_at, expires_at, used_at, revoked_at";
-
-fn read_secret(r: &rusqlite::Row<'_>) -> rusqlite::Result<SecretRecord> {
-    Ok(SecretRecord {
-        kind: r.get(0)?,
-        name: r.get(1)?,
-        created_at: Timestamp(r.get(2)?),
-        expires_at: r.get::<_, Option<i64>>(3)?.map(Timestamp),
-        used_at: r.get::<_, Option<i64>>(4)?.map(Timestamp),
-        revoked_at: r.get::<_, Option<i64>>(5)?.map(Timestamp),
-    })
 }
 
 impl SqliteStore {
-    pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
-        let s = secret.clone();
-        self.write(move |conn, shown| {
-            conn.execute(
-                "INSERT INTO secrets (hash, kind, name, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![s.hash, s.kind, s.name, s.created_at.0, s.expires_at.map(|t| t.0)],
-            )
-            .map_err(|e| map_err(shown, e))
-            .map(drop)
-        })
-        .await
-    }
-
-    pub(crate) async fn check_secret(
-        &self,
-        kind: &str,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<Option<SecretRecord>> {
-        let (kind, hash) = (kind.to_owned(), hash.to_owned());
-        self.read(move |conn, shown| {
-            conn.query_row(
-                &format!(
-                    "SELECT {SECRET_COLUMNS} FROM secrets WHERE hash = ?1 AND kind = ?2 \
-                     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)"
-                ),
-                params![hash, kind, now.0],
-                read_secret,
-            )
-            .optional()
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn consume_secret(
-        &self,
-        kind: &str,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<Option<SecretRecord>> {
-        let (kind, hash) = (kind.to_owned(), hash.to_owned());
-        self.write(move |conn, shown| {
-            conn.query_row(
-                &format!(
-                    "UPDATE secrets SET used_at = ?3 WHERE hash = ?1 AND kind = ?2 AND used_at IS NULL \
-                     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?3) \
-                     RETURNING {SECRET_COLUMNS}"
-                ),
-                params![hash, kind, now.0],
-                read_secret,
-            )
-            .optional()
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn revoke_secrets(
-        &self,
-        kind: &str,
-        name: Option<&str>,
-        now: Timestamp,
-    ) -> Result<u64> {
-        let (kind, name) = (kind.to_owned(), name.map(str::to_owned));
-        self.write(move |conn, shown| {
-            conn.execute(
-                "UPDATE secrets SET revoked_at = ?3 WHERE kind = ?1 AND (?2 IS NULL OR name = ?2) \
-                 AND revoked_at IS NULL",
-                params![kind, name, now.0],
-            )
-            .map_err(|e| map_err(shown, e))
-            .map(|n| n as u64)
-        })
-        .await
-    }
-
-    pub(crate) async fn list_secrets(&self, kind: &str) -> Result<Vec<SecretRecord>> {
-        let kind = kind.to_owned();
-        self.read(move |conn, shown| {
-            let err = |e| map_err(shown, e);
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {SECRET_COLUMNS} FROM secrets WHERE kind = ?1 AND revoked_at IS NULL \
-                     ORDER BY name, created_at"
-                ))
-                .map_err(err)?;
-            let rows = stmt.query_map([kind], read_secret).map_err(err)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
-        })
-        .await
-    }
-
     /// Extends the lease in place: no `seq` bump and no sidecar touch, so followers are not
     /// woken by a renewal (nothing they show changed).
     pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
@@ -1306,6 +993,7 @@ impl SqliteStore {
     }
 }
 
+/// Announces other processes' changes each time the sidecar is touched; ends with the store.
 async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;
@@ -1417,24 +1105,77 @@ impl SqliteStore {
         })
         .await
     }
+}
 
-    pub(crate) async fn channel_message_ask(
-        &self,
-        channel: &str,
-        part: &str,
-    ) -> Result<Option<AskId>> {
-        let (channel, part) = (channel.to_owned(), part.to_owned());
-        self.read(move |conn, shown| {
-            conn.query_row(
-                "SELECT ask FROM channel_messages WHERE channel = ?1 \
-                 AND instr(',' || reference || ',', ',' || ?2 || ',') > 0 \
-                 ORDER BY ask DESC LIMIT 1",
-                params![channel, part],
-                |r| Ok(AskId(r.get(0)?)),
-            )
-            .optional()
-            .map_err(|e| map_err(shown, e))
+impl rusqlite::ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Param::Int(i) => i.to_sql(),
+            Param::Text(t) => t.to_sql(),
+            Param::OptInt(i) => i.to_sql(),
+            Param::OptText(t) => t.to_sql(),
+        }
+    }
+}
+
+fn cell_of(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Cell> {
+    use rusqlite::types::{FromSql, ValueRef};
+    Ok(match v {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(i) => Cell::Int(i),
+        other => Cell::Text(String::column_result(other).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, other.data_type(), Box::new(e))
+        })?),
+    })
+}
+
+fn run_rows(conn: &Connection, shown: &str, sql: &str, params: &[Param]) -> Result<Vec<Vec<Cell>>> {
+    let err = |e| map_err(shown, e);
+    let mut stmt = conn.prepare_cached(sql).map_err(err)?;
+    let n = stmt.column_count();
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(params.iter()))
+        .map_err(err)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(err)? {
+        let row = (0..n)
+            .map(|i| r.get_ref(i).and_then(cell_of))
+            .collect::<rusqlite::Result<Vec<Cell>>>()
+            .map_err(err)?;
+        out.push(row);
+    }
+    Ok(out)
+}
+
+impl SqlDb for SqliteStore {
+    const STATEMENTS: &'static Statements = &crate::statements::SQLITE;
+
+    fn location(&self) -> &str {
+        &self.inner.shown
+    }
+
+    async fn execute(&self, sql: &'static str, params: Vec<Param>) -> Result<u64> {
+        self.write(move |conn, shown| {
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| map_err(shown, e))?;
+            stmt.execute(rusqlite::params_from_iter(params.iter()))
+                .map(|n| n as u64)
+                .map_err(|e| map_err(shown, e))
         })
         .await
+    }
+
+    async fn rows(
+        &self,
+        sql: &'static str,
+        params: Vec<Param>,
+        write: bool,
+    ) -> Result<Vec<Vec<Cell>>> {
+        if write {
+            self.write(move |conn, shown| run_rows(conn, shown, sql, &params))
+                .await
+        } else {
+            self.read(move |conn, shown| run_rows(conn, shown, sql, &params))
+                .await
+        }
     }
 }
