@@ -212,6 +212,14 @@ fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
     );
 }
 
+/// A person looks at the dialog before the next key. This models reading time, not
+/// synchronisation: Claude Code's dialog drops a key that comes the moment it redrew (seen: an
+/// Enter right after the Down that moved the pointer was ignored, 1 run in ~10 under load), as
+/// the hosts' TUI tests found for its forms (tests/hosts_tui.rs `read_the_form`).
+fn a_person_reads() {
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+}
+
 #[test]
 fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_while_on() {
     let lab = Lab::new();
@@ -227,9 +235,11 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
     tui.pane.wait_text("Enter to select");
     tui.pane
         .wait_for("the pointer on Postgres", |s| pointed(s, "1. Postgres"));
+    a_person_reads();
     tui.pane.keys(&["Down"]);
     tui.pane
         .wait_for("the pointer on SQLite", |s| pointed(s, "2. SQLite"));
+    a_person_reads();
     tui.pane.keys(&["Enter"]);
     tui.pane.wait_text("· Which database? → SQLite");
     assert_eq!(tui.texts(1), [answered]);
