@@ -48,6 +48,11 @@ struct Entry {
     /// decision, and the withdrawal must still name that tab (its card says "sent", not
     /// "answered elsewhere").
     offering: Option<String>,
+    /// How many offers of this batch are being decided: meanwhile (and once the race is
+    /// settled) the caller's comings and goings are not shown, since the outcome may already
+    /// be stored and the call that reads it ends (its caller "goes away") before the batch
+    /// is closed here; a refused offer shows the caller's state as it is then.
+    deciding: usize,
 }
 
 /// `budget` from now, in Unix milliseconds (what the page's clock counts down to).
@@ -131,6 +136,7 @@ impl Pending {
                 decide,
                 decided,
                 offering: None,
+                deciding: 0,
             },
         );
         let _ = self.events.send(PageEvent::opened(json));
@@ -155,6 +161,7 @@ impl Pending {
                     if entry.offering.is_none() {
                         entry.offering = by.map(str::to_owned);
                     }
+                    entry.deciding += 1;
                     entry.decide.clone()
                 }
                 None => return Err(SubmitError::NotTaken(ended)),
@@ -163,9 +170,13 @@ impl Pending {
         let decision = decide.offer(offer).await;
         if !matches!(decision, Decision::Accepted)
             && let Some(entry) = self.lock().open.get_mut(&id)
-            && entry.offering.as_deref() == by
         {
-            entry.offering = None;
+            if entry.offering.as_deref() == by {
+                entry.offering = None;
+            }
+            entry.deciding = entry.deciding.saturating_sub(1);
+            let waiting = *entry.decide.caller_waiting().borrow();
+            self.show_caller(id, entry, waiting);
         }
         match decision {
             Decision::Accepted => {
@@ -188,11 +199,20 @@ impl Pending {
     }
 
     /// Shows on every page whether the caller of batch `id` still waits (a `caller` event;
-    /// later snapshots carry it). Does nothing when the batch is closed or already shows that.
+    /// later snapshots carry it). Does nothing when the batch is closed or already shows that,
+    /// nor while an offer of it is being decided or once its race is settled (the batch is
+    /// about to close: a call that ended with its outcome is not a caller gone).
     pub(crate) fn set_caller_waiting(&self, id: u64, waiting: bool) {
         let mut batches = self.lock();
-        if let Some(entry) = batches.open.get_mut(&id)
-            && entry.caller_waiting != waiting
+        if let Some(entry) = batches.open.get_mut(&id) {
+            self.show_caller(id, entry, waiting);
+        }
+    }
+
+    fn show_caller(&self, id: u64, entry: &mut Entry, waiting: bool) {
+        if entry.caller_waiting != waiting
+            && entry.deciding == 0
+            && entry.decide.settled().is_none()
         {
             entry.caller_waiting = waiting;
             entry.json = BatchView::new(id, &entry.request)
@@ -400,6 +420,83 @@ mod tests {
         let _ = events.recv().await;
         pending.set_caller_waiting(id, true);
         assert!(events.try_recv().is_err(), "nothing for a closed batch");
+    }
+
+    /// Holds every decision until `release` is notified (a store that is slow to record).
+    struct Held {
+        entered: Arc<tokio::sync::Notify>,
+        release: Arc<tokio::sync::Notify>,
+        refuse: bool,
+    }
+
+    impl ask_user_core::RecordOutcome for Held {
+        fn record<'a>(
+            &'a self,
+            _: &'a AskUserQuestionRequest,
+            _: &'a ask_user_core::Settled,
+        ) -> ask_user_core::BoxFuture<'a, Result<(), ask_user_core::RecordError>> {
+            Box::pin(async move {
+                self.entered.notify_one();
+                self.release.notified().await;
+                if self.refuse {
+                    Err(ask_user_core::RecordError::Failed("disk full".into()))
+                } else {
+                    Ok(())
+                }
+            })
+        }
+    }
+
+    /// The call that reads the page's answer from the store ends (its caller "goes away")
+    /// while the answer is still being decided here: the page hears that the answer was sent,
+    /// never that the caller is gone. A refused answer leaves the batch open, showing the
+    /// caller's state as it is then.
+    #[tokio::test]
+    async fn a_caller_that_goes_while_an_answer_is_decided_is_not_announced() {
+        for refuse in [false, true] {
+            let pending = Arc::new(Pending::new());
+            let (mut events, _) = pending.subscribe();
+            let (entered, release) = (Arc::default(), Arc::default());
+            let held = Held {
+                entered: Arc::clone(&entered),
+                release: Arc::clone(&release),
+                refuse,
+            };
+            let decide = Decide::with_recorder(&request(), Some(Arc::new(held)));
+            let (id, _decided) = pending.open(&request(), decide.named(WEB_NAME), None);
+            let _ = events.recv().await;
+            let offer = tokio::spawn({
+                let pending = Arc::clone(&pending);
+                let answers = Answers {
+                    answers: vec![AnswerItem::selected("go", ["No"])],
+                };
+                async move {
+                    pending
+                        .offer(id, Offer::Answers(answers), Some("t1"))
+                        .await
+                        .is_ok()
+                }
+            });
+            entered.notified().await;
+            decide.set_caller_waiting(false);
+            pending.set_caller_waiting(id, false);
+            release.notify_one();
+            assert_eq!(offer.await.unwrap(), !refuse);
+            let next = events.recv().await.unwrap();
+            if refuse {
+                assert_eq!(next.name, "caller", "{next:?}");
+                assert_eq!(
+                    &*next.data,
+                    format!(r#"{{"batch":{id},"caller_waiting":false}}"#)
+                );
+            } else {
+                assert_eq!(
+                    &*next.data,
+                    format!(r#"{{"batch":{id},"reason":"answered","by":"t1"}}"#)
+                );
+            }
+            assert!(events.try_recv().is_err(), "{refuse}: nothing else");
+        }
     }
 
     #[tokio::test]
