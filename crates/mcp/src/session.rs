@@ -37,6 +37,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
 use rmcp::transport::streamable_http_server::session::SessionManager;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -84,6 +85,10 @@ impl SessionLink {
 pub struct Linked<T> {
     inner: T,
     link: SessionLink,
+    /// A message read but not yet handed to rmcp, with the take-back its cancellation runs
+    /// (on its own task): rmcp drops a pending `receive` whenever another of its events
+    /// comes first, and neither the take-back nor the message may be lost then.
+    held: Option<(Option<JoinHandle<()>>, RxJsonRpcMessage<RoleServer>)>,
 }
 
 impl<T> Linked<T> {
@@ -94,7 +99,11 @@ impl<T> Linked<T> {
 
     /// Wraps `inner` with `link` (shared with whoever ends the session).
     pub fn with_link(inner: T, link: SessionLink) -> Self {
-        Self { inner, link }
+        Self {
+            inner,
+            link,
+            held: None,
+        }
     }
 }
 
@@ -160,22 +169,32 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
         self.inner.send(item)
     }
 
+    /// Cancel-safe (rmcp polls it in a `select!`): a message read is held until it is
+    /// returned, and its cancellation's take-back runs to its end on its own task, applied
+    /// before the session's next message is read (a retry sent after the cancellation finds
+    /// the delivery taken back and the ask detached).
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        match self.inner.receive().await {
-            Some(mut message) => {
-                shift_in(&mut message, &self.link);
-                // Applied before the session's next message is read: a retry sent after the
-                // cancellation finds the delivery taken back.
-                if let Some(request) = cancelled_request(&message) {
-                    self.link.deliveries.cancelled(request).await;
-                }
-                Some(message)
-            }
-            None => {
+        if self.held.is_none() {
+            let Some(mut message) = self.inner.receive().await else {
                 self.link.gone.cancel();
-                None
-            }
+                return None;
+            };
+            shift_in(&mut message, &self.link);
+            let taking_back = cancelled_request(&message).map(|request| {
+                let (deliveries, request) = (self.link.deliveries.clone(), request.clone());
+                tokio::spawn(async move { deliveries.cancelled(&request).await })
+            });
+            self.held = Some((taking_back, message));
         }
+        if let Some((taking_back @ Some(_), _)) = &mut self.held
+            && let Some(task) = taking_back
+        {
+            if let Err(e) = task.await {
+                tracing::warn!("the take-back of a cancelled delivery did not finish: {e}");
+            }
+            *taking_back = None;
+        }
+        self.held.take().map(|(_, message)| message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
