@@ -432,17 +432,24 @@ pub(crate) async fn check_secret<D: SqlDb>(
     hash: &str,
     now: Timestamp,
 ) -> Result<Option<SecretRecord>> {
-    let params = vec![
-        Param::Text(hash.to_owned()),
-        Param::Text(kind.to_owned()),
-        Param::Int(now.0),
-    ];
-    let rows = db.rows(D::STATEMENTS.check_secret, params, false).await?;
-    Ok(secrets_of(rows, db.location())?.pop())
+    secret_by_hash(db, D::STATEMENTS.check_secret, false, kind, hash, now).await
 }
 
 pub(crate) async fn consume_secret<D: SqlDb>(
     db: &D,
+    kind: &str,
+    hash: &str,
+    now: Timestamp,
+) -> Result<Option<SecretRecord>> {
+    secret_by_hash(db, D::STATEMENTS.consume_secret, true, kind, hash, now).await
+}
+
+/// The live secret of `kind` whose hash is `hash`, read (or, with `write`, spent) by
+/// `statement`, which takes the hash, the kind and the time, in that order.
+async fn secret_by_hash<D: SqlDb>(
+    db: &D,
+    statement: &'static str,
+    write: bool,
     kind: &str,
     hash: &str,
     now: Timestamp,
@@ -452,7 +459,7 @@ pub(crate) async fn consume_secret<D: SqlDb>(
         Param::Text(kind.to_owned()),
         Param::Int(now.0),
     ];
-    let rows = db.rows(D::STATEMENTS.consume_secret, params, true).await?;
+    let rows = db.rows(statement, params, write).await?;
     Ok(secrets_of(rows, db.location())?.pop())
 }
 
