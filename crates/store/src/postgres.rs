@@ -18,6 +18,7 @@
 //! (no TLS yet).
 
 mod cached;
+mod writes;
 
 use std::future::poll_fn;
 use std::str::FromStr;
@@ -36,8 +37,8 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Recorded, Retention, Reuse,
-    Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, Change, NewAsk, Opened, Outcome, Retention, Reuse, Swept,
+    Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
 use crate::schema;
@@ -367,6 +368,14 @@ impl PgStore {
         Ok(out)
     }
 
+    /// Runs `f` on a query connection without a transaction of its own: for one statement,
+    /// which is atomic by itself (`BEGIN` and `COMMIT` would cost two more round trips).
+    async fn on_conn<T>(&self, f: impl AsyncFnOnce(&Cached<'_, Client>) -> Result<T>) -> Result<T> {
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        f(&conn.cached()).await
+    }
+
     fn announce(&self, ids: &[AskId]) {
         // This process's followers hear it from the listener too; telling them at once saves
         // a round trip.
@@ -380,15 +389,15 @@ impl PgStore {
         ask: &NewAsk,
         liveness: Arc<dyn Liveness>,
     ) -> Result<Opened> {
+        if let Some(rec) = self.open_new(ask).await? {
+            self.announce(&[rec.id]);
+            return Ok(Opened::Created(rec));
+        }
+        // The key has asks: the full rule, in a transaction under the key's lock.
         let opened = self
             .in_tx(async |tx| {
                 let e = |e: tokio_postgres::Error| self.err(&e);
-                let lock_key = format!(
-                    "{}\n{}\n{}",
-                    ask.key.namespace().as_str(),
-                    ask.key.scope(),
-                    ask.key.request_hash()
-                );
+                let lock_key = Self::lock_key(ask);
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
                     .await
                     .map_err(e)?;
@@ -455,66 +464,6 @@ impl PgStore {
         Ok(opened)
     }
 
-    pub(crate) async fn record_outcome(
-        &self,
-        id: AskId,
-        outcome: &Outcome,
-        at: Timestamp,
-    ) -> Result<Recorded> {
-        let shown = self.inner.shown.clone();
-        let state = outcome.state_name();
-        let encoded = encode_outcome(outcome);
-        let recorded = self
-            .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
-                let n = tx
-                    .execute(
-                        "UPDATE ask_user_asks SET state = $2, outcome = $3, closed_at = $4 \
-                         WHERE id = $1 AND state = 'open'",
-                        &[&id.0, &state, &encoded, &at.0],
-                    )
-                    .await
-                    .map_err(e)?;
-                if n == 1 {
-                    notify_ids(tx, &[id]).await.map_err(e)?;
-                    return Ok(Recorded::Won);
-                }
-                let rec = get_raw(tx, id)
-                    .await
-                    .map_err(e)?
-                    .ok_or(Error::NotFound(id))?
-                    .into_record(&shown)?;
-                rec.closed.map(Recorded::Lost).ok_or(Error::NotFound(id))
-            })
-            .await?;
-        if recorded == Recorded::Won {
-            self.announce(&[id]);
-        }
-        Ok(recorded)
-    }
-
-    /// One guarded update and its notification; [`Error::NotFound`] when the ask is missing.
-    async fn guarded_update(&self, id: AskId, sql: &'static str, v: Option<i64>) -> Result<()> {
-        let changed = self
-            .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
-                let n = tx.execute(sql, &[&id.0, &v]).await.map_err(e)?;
-                if n == 0 {
-                    return match get_raw(tx, id).await.map_err(e)? {
-                        Some(_) => Ok(false),
-                        None => Err(Error::NotFound(id)),
-                    };
-                }
-                notify_ids(tx, &[id]).await.map_err(e)?;
-                Ok(true)
-            })
-            .await?;
-        if changed {
-            self.announce(&[id]);
-        }
-        Ok(())
-    }
-
     pub(crate) async fn set_attached(
         &self,
         id: AskId,
@@ -522,22 +471,10 @@ impl PgStore {
         at: Timestamp,
     ) -> Result<()> {
         if attached {
-            self.guarded_update(
-                id,
-                "UPDATE ask_user_asks SET attached = TRUE, detached_at = NULL, lease_until = $2 \
-                 WHERE id = $1 AND state = 'open'",
-                Some(at.plus(lease()).0),
-            )
-            .await
+            self.guarded_update(id, writes::ATTACH, Some(at.plus(lease()).0))
+                .await
         } else {
-            self.guarded_update(
-                id,
-                "UPDATE ask_user_asks SET attached = FALSE, lease_until = NULL, \
-                 detached_at = CASE WHEN state = 'open' THEN $2 ELSE detached_at END \
-                 WHERE id = $1 AND (state = 'open' OR attached)",
-                Some(at.0),
-            )
-            .await
+            self.guarded_update(id, writes::DETACH, Some(at.0)).await
         }
     }
 
@@ -583,12 +520,8 @@ impl PgStore {
     }
 
     pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
-        self.guarded_update(
-            id,
-            "UPDATE ask_user_asks SET delivered_at = NULL WHERE id = $1 AND delivered_at = $2",
-            Some(at.0),
-        )
-        .await
+        self.guarded_update(id, writes::UNMARK_DELIVERED, Some(at.0))
+            .await
     }
 
     /// The newest ask of `ask`'s key a call may re-attach to (model.rs `candidate`), among the
@@ -762,32 +695,6 @@ impl PgStore {
     }
 }
 
-impl PgStore {
-    /// Extends the lease in place, with no notification (nothing a follower shows changed).
-    pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
-        let until = at.plus(lease()).0;
-        self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let n = tx
-                .execute(
-                    "UPDATE ask_user_asks SET lease_until = $2 \
-                     WHERE id = $1 AND state = 'open' AND attached",
-                    &[&id.0, &until],
-                )
-                .await
-                .map_err(e)?;
-            if n == 1 {
-                return Ok(true);
-            }
-            match get_raw(tx, id).await.map_err(e)? {
-                Some(_) => Ok(false),
-                None => Err(Error::NotFound(id)),
-            }
-        })
-        .await
-    }
-}
-
 /// Forwards notifications to the feed; reconnects with backoff after a lost connection and
 /// then announces [`Change::Rescan`]. Ends when the store is dropped.
 async fn listen_loop(
@@ -854,7 +761,7 @@ impl PgStore {
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool> {
-        self.in_tx(async |tx| {
+        self.on_conn(async |tx| {
             tx.execute(
                 "INSERT INTO ask_user_leases (name, holder, until) VALUES ($1, $2, $3) \
                  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
@@ -875,7 +782,7 @@ impl PgStore {
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool> {
-        self.in_tx(async |tx| {
+        self.on_conn(async |tx| {
             tx.execute(
                 "UPDATE ask_user_leases SET until = $3 WHERE name = $1 AND holder = $2 AND until > $4",
                 &[&name, &holder, &until.0, &now.0],
@@ -888,7 +795,7 @@ impl PgStore {
     }
 
     pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        self.in_tx(async |tx| {
+        self.on_conn(async |tx| {
             tx.execute(
                 "DELETE FROM ask_user_leases WHERE name = $1 AND holder = $2",
                 &[&name, &holder],
@@ -901,7 +808,7 @@ impl PgStore {
     }
 
     pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        self.in_tx(async |tx| {
+        self.on_conn(async |tx| {
             let e = |e: tokio_postgres::Error| self.err(&e);
             let row = tx
                 .query_opt(

@@ -59,7 +59,9 @@ pub(crate) struct Cached<'a, C> {
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
 
 impl<C: GenericClient + Sync> Cached<'_, C> {
-    async fn stmt(&self, sql: &str) -> Result<Statement, Error> {
+    /// The statement for `sql`, prepared on this connection once (one round trip the first
+    /// time, none after). A pipeline prepares its statements with this before it sends them.
+    pub(crate) async fn stmt(&self, sql: &str) -> Result<Statement, Error> {
         let known = self
             .stmts
             .lock()

@@ -119,3 +119,71 @@ async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
     let rec = f.store.get(old).await.unwrap();
     assert_eq!((rec.is_open(), rec.attached), (true, true));
 }
+
+/// A new ask is one pipeline (`BEGIN`, lock, insert, `COMMIT`): when its insert fails, nothing
+/// of it is stored, the error is the server's, and the connection is out of the failed
+/// transaction (the next writes commit and another connection sees them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_open_stores_nothing_and_leaves_the_connection_usable() {
+    let f = common::postgres().await;
+    let other = f.second().await;
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    admin
+        .batch_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$ \
+             BEGIN RAISE EXCEPTION 'refused for the test'; END $$ LANGUAGE plpgsql; \
+             CREATE TRIGGER refuse BEFORE INSERT ON ask_user_asks \
+             FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .await
+        .unwrap();
+    let ask = |k: &str| NewAsk::new(&Scope::HostKey(k.into()), "{}", Asker::default());
+    let err = f.store.open_ask(&ask("refused")).await.unwrap_err();
+    assert!(err.to_string().contains("refused for the test"), "{err}");
+    assert_eq!(other.count_open().await.unwrap(), 0);
+    admin
+        .batch_execute("DROP TRIGGER refuse ON ask_user_asks")
+        .await
+        .unwrap();
+
+    let rec = f
+        .store
+        .open_ask(&ask("taken"))
+        .await
+        .unwrap()
+        .record()
+        .clone();
+    // An open dropped after its first poll: its pipeline, once sent, runs to its COMMIT.
+    {
+        let dropped_ask = ask("dropped");
+        let dropped = f.store.open_ask(&dropped_ask);
+        tokio::pin!(dropped);
+        let _ = futures_poll_once(dropped.as_mut()).await;
+    }
+    let answer = Outcome::Answered {
+        answer: serde_json::json!("yes"),
+        by: Responder::default(),
+    };
+    assert_eq!(
+        f.store
+            .record_outcome(rec.id, &answer, Timestamp::now())
+            .await
+            .unwrap(),
+        Recorded::Won
+    );
+    let seen = other.get(rec.id).await.unwrap();
+    assert_eq!(seen.closed.map(|c| c.outcome), Some(answer));
+    let open = other.list_open().await.unwrap();
+    assert!(
+        open.iter().all(|r| r.key.scope() == "key:dropped"),
+        "only the dropped open may be open: {open:?}"
+    );
+}
+
+/// Polls `f` once (its first poll sends what it sends), ready or not.
+async fn futures_poll_once<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> bool {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx).is_ready())).await
+}
