@@ -1,6 +1,6 @@
 //! The memory backend: tests and embedders. Same contract as the others, nothing durable.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
@@ -11,8 +11,8 @@ use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, Change, Closed, HistoryPage, NewAsk, Opened, Outcome, Recorded,
-    Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, CallKey, Change, Closed, HistoryPage, NewAsk, Opened, Outcome,
+    Recorded, Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::secrets::{NewSecret, SecretRecord};
 
@@ -25,6 +25,9 @@ pub(crate) struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     asks: BTreeMap<AskId, AskRecord>,
+    /// The ids of each call key's asks, oldest first: an open finds its key's newest asks
+    /// without looking at any other ask.
+    by_key: HashMap<CallKey, Vec<AskId>>,
     next_id: i64,
     /// Channel tokens by hash, with when each was spent.
     tokens: BTreeMap<String, (ChannelToken, Option<Timestamp>)>,
@@ -34,6 +37,21 @@ struct Inner {
     secrets: BTreeMap<String, SecretRecord>,
     /// Named leases: name → (holder, until).
     leases: BTreeMap<String, (String, Timestamp)>,
+}
+
+impl Inner {
+    /// The newest ask of `ask`'s key a call may re-attach to ([`candidate`]), among the key's
+    /// newest [`CANDIDATES`]: found through the key's index, whatever the number of asks.
+    fn newest_candidate(&self, ask: &NewAsk, liveness: &dyn Liveness) -> Option<AskRecord> {
+        self.by_key
+            .get(&ask.key)?
+            .iter()
+            .rev()
+            .filter_map(|id| self.asks.get(id))
+            .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
+            .find(|r| candidate(r, ask, liveness))
+            .cloned()
+    }
 }
 
 impl MemoryStore {
@@ -64,14 +82,7 @@ impl MemoryStore {
     ) -> Result<Opened> {
         let opened = {
             let mut inner = self.lock();
-            let latest = inner
-                .asks
-                .values()
-                .rev()
-                .filter(|r| r.key == ask.key)
-                .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
-                .find(|r| candidate(r, ask, &*liveness))
-                .cloned();
+            let latest = inner.newest_candidate(ask, &*liveness);
             match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                 (Reuse::Reattach, Some(mut rec)) => {
                     rec.attached = true;
@@ -97,6 +108,11 @@ impl MemoryStore {
                         delivered_at: None,
                     };
                     inner.asks.insert(rec.id, rec.clone());
+                    inner
+                        .by_key
+                        .entry(rec.key.clone())
+                        .or_default()
+                        .push(rec.id);
                     Opened::Created(rec)
                 }
             }
@@ -110,15 +126,7 @@ impl MemoryStore {
         ask: &NewAsk,
         liveness: Arc<dyn Liveness>,
     ) -> Result<Option<AskRecord>> {
-        let inner = self.lock();
-        let latest = inner
-            .asks
-            .values()
-            .rev()
-            .filter(|r| r.key == ask.key)
-            .take(usize::try_from(CANDIDATES).unwrap_or(usize::MAX))
-            .find(|r| candidate(r, ask, &*liveness))
-            .cloned();
+        let latest = self.lock().newest_candidate(ask, &*liveness);
         Ok(found(latest, ask.created_at))
     }
 
@@ -279,10 +287,15 @@ impl MemoryStore {
             swept.purged = (before - inner.asks.len()) as u64;
             let Inner {
                 asks,
+                by_key,
                 tokens,
                 messages,
                 ..
             } = &mut *inner;
+            by_key.retain(|_, ids| {
+                ids.retain(|id| asks.contains_key(id));
+                !ids.is_empty()
+            });
             tokens.retain(|_, (t, _)| asks.contains_key(&t.ask));
             messages.retain(|(a, _), _| asks.contains_key(a));
         }
@@ -568,5 +581,57 @@ impl MemoryStore {
                         .is_some_and(|r| r.split(',').any(|p| p == part))
             })
             .map(|((a, _), _)| *a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::liveness::ThisMachine;
+    use crate::model::{Asker, Scope};
+
+    fn keyed(k: &str) -> NewAsk {
+        let mut ask = NewAsk::new(&Scope::HostKey(k.into()), "{}", Asker::default());
+        ask.created_at = Timestamp(1_800_000_000_000);
+        ask
+    }
+
+    /// Opens find their key's asks through the key index, among any number of other asks, and
+    /// a purge drops the purged asks from it.
+    #[tokio::test]
+    async fn opens_use_the_key_index_and_a_purge_keeps_it_true() {
+        let store = MemoryStore::new();
+        let live: Arc<dyn Liveness> = Arc::new(ThisMachine);
+        for i in 0..500 {
+            store
+                .open_ask(&keyed(&format!("other{i}")), live.clone())
+                .await
+                .unwrap();
+        }
+        let Opened::Created(first) = store.open_ask(&keyed("k"), live.clone()).await.unwrap()
+        else {
+            panic!("a new key makes a new ask");
+        };
+        let again = store.open_ask(&keyed("k"), live.clone()).await.unwrap();
+        assert_eq!(again, Opened::Reattached(again.record().clone()));
+        assert_eq!(again.record().id, first.id);
+        assert_eq!(store.lock().by_key.len(), 501);
+
+        let at = Timestamp(1_800_000_000_000);
+        store
+            .record_outcome(first.id, &Outcome::Withdrawn, at)
+            .await
+            .unwrap();
+        let retention = Retention {
+            keep_closed: std::time::Duration::ZERO,
+        };
+        let swept = store.sweep(at, retention).await.unwrap();
+        assert_eq!(swept.purged, 1);
+        assert!(!store.lock().by_key.contains_key(&keyed("k").key));
+        let Opened::Created(next) = store.open_ask(&keyed("k"), live).await.unwrap() else {
+            panic!("a purged key asks anew");
+        };
+        assert!(next.id > first.id);
     }
 }

@@ -144,7 +144,7 @@ impl Namespace {
 
 /// The call key: namespace + scope + the hash of the canonical request. A key given with a
 /// different request, or in another namespace, is a different ask.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallKey {
     namespace: Namespace,
     scope: String,
