@@ -13,14 +13,16 @@
 //! [`Deliveries`] is per session (request ids are the client's, unique within its session) and
 //! sees every incoming cancellation before rmcp does (the session's transport reports it), so
 //! no order of the two events is missed: a cancellation before the result makes it not
-//! deliverable; one while the delivery is being marked is applied once the mark is stored; one
-//! after takes the mark back.
+//! deliverable; one while the delivery is being marked waits until the mark is stored and taken
+//! back; one after takes the mark back. Either way the take-back is stored before the
+//! cancellation counts as read, so a retry read after it re-attaches to the ask.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ask_user_store::{AskId, Outcome, Store, Timestamp};
 use rmcp::model::RequestId;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// How many requests of a session are remembered (the latest ones).
 const REMEMBERED: usize = 256;
@@ -29,8 +31,9 @@ const REMEMBERED: usize = 256;
 enum State {
     /// The client cancelled the request.
     Cancelled,
-    /// The result's delivery is being marked.
-    Marking,
+    /// The result's delivery is being marked; the token fires once the mark is stored, or
+    /// taken back when the client cancelled meanwhile.
+    Marking(CancellationToken),
     /// The result (this exact outcome of that ask) was marked delivered at this time.
     Marked(Store, AskId, Timestamp),
 }
@@ -55,7 +58,8 @@ impl Deliveries {
     }
 
     /// The client cancelled `request` (`notifications/cancelled`): a delivery already marked
-    /// for it is taken back (stored when this returns).
+    /// for it is taken back, and one being marked is taken back once its mark is stored;
+    /// either way the take-back is stored when this returns (a retry read after it sees it).
     pub(crate) async fn cancelled(&self, request: &RequestId) {
         let taken = {
             let mut recent = self.lock();
@@ -67,45 +71,70 @@ impl Deliveries {
                 }
             }
         };
-        if let State::Marked(store, id, at) = taken {
-            unmark(store, id, at).await;
+        match taken {
+            State::Marked(store, id, at) => unmark(store, id, at).await,
+            // The delivery sees the cancellation when its mark is stored, takes it back, and
+            // only then fires the token.
+            State::Marking(done) => done.cancelled().await,
+            State::Cancelled => {}
         }
     }
 
     /// Marks the outcome of ask `id` delivered for `request`, unless the client cancelled the
-    /// request; a cancellation that arrives meanwhile or later takes it back.
+    /// request; a cancellation that arrives meanwhile or later takes it back. Returns the
+    /// delivery's time when it stands (not taken back by the time this returns).
     pub(crate) async fn deliver(
         &self,
         request: &RequestId,
         store: &Store,
         (id, outcome): (AskId, Outcome),
-    ) {
-        {
-            let mut recent = self.lock();
-            if recent
-                .iter()
-                .any(|(r, state)| r == request && matches!(state, State::Cancelled))
-            {
-                return;
-            }
-            Self::remember(&mut recent, request.clone(), State::Marking);
-        }
+    ) -> Option<Timestamp> {
+        let marking = self.begin(request)?;
         let at = Timestamp::now();
-        match store.mark_delivered(id, &outcome, at).await {
-            Ok(true) => {}
+        let marked = match store.mark_delivered(id, &outcome, at).await {
+            Ok(true) => true,
             Ok(false) => {
                 tracing::warn!("ask {id}: the stored outcome changed; not marked delivered");
-                return;
+                false
             }
             Err(e) => {
                 tracing::warn!("cannot mark ask {id} delivered: {e}");
-                return;
+                false
             }
+        };
+        self.finish(marking, request, marked.then_some((store, id, at)))
+            .await
+    }
+
+    /// The first step of [`Deliveries::deliver`]: `None` when the client cancelled `request`,
+    /// else the guard that tells a cancellation arriving meanwhile when the mark is settled.
+    fn begin(&self, request: &RequestId) -> Option<DropGuard> {
+        let mut recent = self.lock();
+        if recent
+            .iter()
+            .any(|(r, state)| r == request && matches!(state, State::Cancelled))
+        {
+            return None;
         }
+        let done = CancellationToken::new();
+        Self::remember(&mut recent, request.clone(), State::Marking(done.clone()));
+        Some(done.drop_guard())
+    }
+
+    /// The last step of [`Deliveries::deliver`], once the mark (`marked`: where and when)
+    /// was stored or failed: keeps it, or takes it back when the client cancelled meanwhile;
+    /// then `marking` is dropped, which releases that cancellation.
+    async fn finish(
+        &self,
+        marking: DropGuard,
+        request: &RequestId,
+        marked: Option<(&Store, AskId, Timestamp)>,
+    ) -> Option<Timestamp> {
+        let (store, id, at) = marked?;
         let kept = {
             let mut recent = self.lock();
             match recent.iter_mut().find(|(r, _)| r == request) {
-                Some((_, state @ State::Marking)) => {
+                Some((_, state @ State::Marking(_))) => {
                     *state = State::Marked(store.clone(), id, at);
                     true
                 }
@@ -113,10 +142,12 @@ impl Deliveries {
             }
         };
         // Cancelled while the mark was being stored (or forgotten: a session with more than
-        // REMEMBERED requests since): take it back.
+        // REMEMBERED requests since): take it back before the cancellation is released.
         if !kept {
             unmark(store.clone(), id, at).await;
         }
+        drop(marking);
+        kept.then_some(at)
     }
 }
 
@@ -193,5 +224,41 @@ mod tests {
             .await;
         deliveries.cancelled(&RequestId::Number(5)).await;
         assert!(store.get(id).await.unwrap().delivered_at.is_some());
+    }
+
+    /// A cancellation that arrives while the delivery is being marked returns only once the
+    /// mark is stored and taken back (the session reads its next message, a retry, only
+    /// then): the retry finds the answer undelivered and the ask detached.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_cancel_while_the_mark_is_stored_returns_after_the_take_back() {
+        let store = Store::memory();
+        let deliveries = Deliveries::default();
+        let ((id, outcome), ask) = answered(&store).await;
+        let request = RequestId::Number(7);
+        let marking = deliveries.begin(&request).unwrap();
+        let cancel = tokio::spawn({
+            let deliveries = deliveries.clone();
+            let request = request.clone();
+            async move { deliveries.cancelled(&request).await }
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!cancel.is_finished(), "returned before the take-back");
+        let at = Timestamp::now();
+        assert!(store.mark_delivered(id, &outcome, at).await.unwrap());
+        assert_eq!(
+            deliveries
+                .finish(marking, &request, Some((&store, id, at)))
+                .await,
+            None
+        );
+        cancel.await.unwrap();
+        let rec = store.get(id).await.unwrap();
+        assert_eq!(rec.delivered_at, None);
+        assert!(!rec.attached);
+        assert!(
+            matches!(store.open_ask(&ask).await.unwrap(), Opened::Undelivered(r) if r.id == id)
+        );
     }
 }
