@@ -31,7 +31,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--serve") {
         let count: usize = args[at + 1].parse().unwrap();
-        serve(count);
+        serve(count, args.get(at + 2).cloned());
         return;
     }
     let pending: usize = env("MCP_PENDING", 10_000);
@@ -40,8 +40,13 @@ fn main() {
         "ask-user MCP server figures (release build, {} cores)",
         cores()
     );
-    pending_figures(pending, Era::Stateless);
-    pending_figures(pending, Era::Session);
+    // MCP_PENDING_STORE=N: the pending figures with the default store kind (SQLite; default
+    // 1,000: every ask is one synced write).
+    let stored: usize = env("MCP_PENDING_STORE", 1_000);
+    pending_figures(pending, Era::Stateless, false);
+    pending_figures(pending, Era::Session, false);
+    pending_figures(stored, Era::Stateless, true);
+    pending_figures(stored, Era::Session, true);
     stdio_figures(calls);
 }
 
@@ -106,8 +111,9 @@ impl UserInteraction for HoldAll {
     }
 }
 
-/// Child process: the server. Prints `port P`, then `rss BEFORE AT` once all are pending.
-fn serve(count: usize) {
+/// Child process: the server (with the SQLite store at `store`, a path, when given). Prints
+/// `port P`, then `rss BEFORE AT` once all are pending.
+fn serve(count: usize, store: Option<String>) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -120,8 +126,17 @@ fn serve(count: usize) {
             released: Notify::new(),
             all_pending: Notify::new(),
         });
+        let store = match store {
+            Some(path) => Some(
+                ask_user_store::Store::open_sqlite(std::path::Path::new(&path))
+                    .await
+                    .unwrap(),
+            ),
+            None => None,
+        };
         let routing = Routing {
             fallback: vec![hold.clone()],
+            store,
             ..Routing::default()
         };
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -242,7 +257,7 @@ async fn try_call(port: u16, i: usize, connect: &Semaphore, era: Era) -> std::io
     Ok(ok)
 }
 
-fn pending_figures(count: usize, era: Era) {
+fn pending_figures(count: usize, era: Era, stored: bool) {
     let exe = std::env::current_exe().unwrap();
     // MCP_SERVE_WRAP="heaptrack -o /tmp/mcp" runs the server child under a heap profiler, to
     // see where the memory per pending question goes.
@@ -256,8 +271,13 @@ fn pending_figures(count: usize, era: Era) {
         }
         None => Command::new(&exe),
     };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    command.args(["--serve", &count.to_string()]);
+    if stored {
+        command.arg(&store);
+    }
     let mut child = command
-        .args(["--serve", &count.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -303,7 +323,8 @@ fn pending_figures(count: usize, era: Era) {
         Era::Stateless => "2026-07-28 stateless calls, one connection each",
         Era::Session => "2025-11-25 sessions, one call and one connection each",
     };
-    println!("HTTP: {count} pending questions held at once by one server ({how})");
+    let store = if stored { "SQLite store" } else { "no store" };
+    println!("HTTP: {count} pending questions held at once by one server ({how}; {store})");
     println!("  answers reaching their own caller: {results}/{count}");
     println!(
         "  server RSS: {:.1} MiB idle -> {:.1} MiB with all pending: {:.1} KiB per pending question",

@@ -57,6 +57,13 @@ impl Deliveries {
         recent.push_back((request, state));
     }
 
+    /// A new request `request` arrived: what was remembered of an earlier request with the
+    /// same id is forgotten (a client may use an id again once its request finished, and a
+    /// cancellation read from now on names the new one).
+    pub(crate) fn forget(&self, request: &RequestId) {
+        self.lock().retain(|(id, _)| id != request);
+    }
+
     /// The client cancelled `request` (`notifications/cancelled`): a delivery already marked
     /// for it is taken back, and one being marked is taken back once its mark is stored;
     /// either way the take-back is stored when this returns (a retry read after it sees it).

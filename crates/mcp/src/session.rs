@@ -139,6 +139,7 @@ fn shift_in(message: &mut ClientJsonRpcMessage, link: &SessionLink) {
             }
         }
         JsonRpcMessage::Request(request) => {
+            link.deliveries.forget(&request.id);
             request.request.extensions_mut().insert(link.clone());
         }
         JsonRpcMessage::Notification(_) => {}

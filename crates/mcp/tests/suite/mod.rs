@@ -1,6 +1,7 @@
 mod concurrent;
 mod delivery;
 mod detached_page;
+mod dropped;
 mod hardening;
 mod inspector;
 mod listing;

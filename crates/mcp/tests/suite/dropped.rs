@@ -1,0 +1,165 @@
+//! A request the client drops without a word (docs/contract.md §8 "Delivered"): Gemini CLI's
+//! Esc abandons its `tools/call` and sends no `notifications/cancelled`, so the answer the human
+//! then gives is sent to a request nobody reads. The same client's identical call soon after
+//! gets it once more; a repeat after that, or after the window, asks the human anew.
+//!
+//! The client is PyPI `mcp` 2.3.0 (`tests/dropping_client.py`), which abandons a request with
+//! its own `cancel_on_abandon` switched off, over stdio to the real `ask-user-mcp` binary with
+//! a SQLite store the test reads. The human answers in the store, as `ask-user inbox` does (the
+//! test stands in for the human at the inbox); the page keeps the question meanwhile.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::delivery::{ARGS, Fixture, NO};
+use super::support::{python, root, server_bin};
+
+/// The Python client, driven one command at a time.
+struct Dropping {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+    log: std::path::PathBuf,
+}
+
+impl Dropping {
+    /// The client and its server on `f`'s store; `window_ms`: the test knob for the
+    /// re-offer window (`None`: the built-in one).
+    fn start(f: &Fixture, window_ms: Option<u64>) -> Self {
+        let home = f.dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let log = f.dir.path().join("client.log");
+        let mut command = Command::new(python());
+        command
+            .arg(root().join("crates/mcp/tests/dropping_client.py"))
+            .arg(ARGS)
+            .arg(server_bin())
+            .args(["--via", "web", "--no-open", "--store", &f.url])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if let Some(ms) = window_ms {
+            command.env("ASK_USER_TEST_REOFFER_MS", ms.to_string());
+        }
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            log,
+        }
+    }
+
+    /// Sends `verb name` and returns the client's reply.
+    fn command(&mut self, verb: &str, name: &str) -> Value {
+        writeln!(self.stdin, "{verb} {name}").unwrap();
+        self.stdin.flush().unwrap();
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                panic!("no reply to `{verb} {name}` ({e}); the client's stderr:\n{log}")
+            });
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    /// Starts request `name` (the question becomes pending in the store).
+    fn call(&mut self, name: &str) {
+        assert_eq!(self.command("call", name), json!({"called": name}));
+    }
+
+    /// The text of request `name`'s result.
+    fn result(&mut self, name: &str) -> String {
+        let reply = self.command("result", name);
+        assert_eq!(reply["isError"], false, "{reply}");
+        reply["text"].as_str().unwrap().to_owned()
+    }
+
+    /// Request `name` was dropped, and the human's answer was sent to it and marked delivered.
+    fn drop_and_answer(&mut self, f: &Fixture, name: &str) -> ask_user_store::AskId {
+        self.call(name);
+        let id = f.open_ask(None);
+        assert_eq!(self.command("drop", name), json!({"dropped": name}));
+        f.answer(id);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !f.delivered(id) {
+            assert!(Instant::now() < deadline, "the result was never sent");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        id
+    }
+}
+
+impl Drop for Dropping {
+    fn drop(&mut self) {
+        // End of input ends the client, which ends its server.
+        let _ = writeln!(self.stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The answer given after the client dropped the request reaches the identical retry, with no
+/// second question; the identical call after that is a new question.
+#[test]
+fn an_answer_sent_to_a_dropped_request_reaches_the_identical_retry_once() {
+    let f = Fixture::new();
+    let mut client = Dropping::start(&f, None);
+    let id = client.drop_and_answer(&f, "a");
+
+    client.call("b");
+    assert_eq!(client.result("b"), NO);
+    assert_eq!(f.asks(), 1, "no second question");
+    assert!(f.delivered(id));
+
+    // The model asks the identical question again after reading it: asked anew.
+    client.call("c");
+    let again = f.open_ask(Some(id));
+    assert_ne!(again, id);
+    f.answer(again);
+    assert_eq!(client.result("c"), NO);
+    assert_eq!(f.asks(), 2);
+}
+
+/// Past the re-offer window (zero here) the identical call asks the human anew.
+#[test]
+fn after_the_window_the_identical_call_asks_anew() {
+    let f = Fixture::new();
+    let mut client = Dropping::start(&f, Some(0));
+    let id = client.drop_and_answer(&f, "a");
+
+    client.call("b");
+    let again = f.open_ask(Some(id));
+    assert_ne!(again, id);
+    f.answer(again);
+    assert_eq!(client.result("b"), NO);
+    assert_eq!(f.asks(), 2);
+}
