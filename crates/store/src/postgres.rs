@@ -7,6 +7,11 @@
 //! transaction (delivered at commit); a follower's listener connection reconnects with backoff
 //! and yields [`Change::Rescan`] after every reconnect, so nothing is missed.
 //!
+//! New asks and outcomes commit in groups ([`group`]): those that arrive while earlier ones
+//! commit share one pipelined transaction (one round trip, one WAL flush); each caller is
+//! answered after its group's `COMMIT`. The other one-statement writes skip `BEGIN`/`COMMIT`
+//! ([`writes`]).
+//!
 //! One process talks to the server over a pool of [`POOL_SIZE`] query connections (an
 //! operation takes a free one, or waits for the next), each opened on first use and again
 //! after it closed, plus one listening connection, opened at the first
@@ -18,6 +23,7 @@
 //! (no TLS yet).
 
 mod cached;
+mod group;
 mod writes;
 
 use std::future::poll_fn;
@@ -109,6 +115,8 @@ struct Inner {
     listener: OnceLock<()>,
     listener_init: Mutex<()>,
     shutdown: Arc<Notify>,
+    /// Where new asks and outcomes queue for their group commit.
+    intakes: group::Intakes,
 }
 
 impl std::fmt::Debug for Inner {
@@ -286,7 +294,8 @@ impl PgStore {
         tokio::spawn(conn);
         migrate(&mut client, &shown).await?;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
-        Ok(PgStore {
+        let (intakes, start_intakes) = group::Intakes::start();
+        let store = PgStore {
             inner: Arc::new(Inner {
                 url: url.into(),
                 shown,
@@ -298,8 +307,11 @@ impl PgStore {
                 listener: OnceLock::new(),
                 listener_init: Mutex::new(()),
                 shutdown: Arc::new(Notify::new()),
+                intakes,
             }),
-        })
+        };
+        start_intakes(Arc::downgrade(&store.inner));
+        Ok(store)
     }
 
     pub(crate) fn location(&self) -> &str {

@@ -406,20 +406,14 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
 
 /// Bumps and returns the change counter (inside a write transaction).
 fn next_seq(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "UPDATE meta SET value = value + 1 WHERE key = 'seq' RETURNING value",
-        [],
-        |r| r.get(0),
-    )
+    conn.prepare_cached("UPDATE meta SET value = value + 1 WHERE key = 'seq' RETURNING value")?
+        .query_row([], |r| r.get(0))
 }
 
 fn get_raw(conn: &Connection, id: AskId) -> rusqlite::Result<Option<RawAsk>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM asks WHERE id = ?1"),
-        [id.0],
-        read_row,
-    )
-    .optional()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE id = ?1"))?
+        .query_row([id.0], read_row)
+        .optional()
 }
 
 impl SqliteStore {
@@ -563,11 +557,13 @@ impl SqliteStore {
                     }
                     _ => {
                         let seq = next_seq(&tx).map_err(err)?;
-                        tx.execute(
+                        tx.prepare_cached(
                             "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
                              grace_ms, attached, seq, lease_until, namespace) \
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10)",
-                            params![
+                        )
+                        .map_err(err)?
+                        .execute(params![
                                 ask.key.scope(),
                                 ask.key.request_hash(),
                                 ask.key.is_host_keyed(),
@@ -578,8 +574,7 @@ impl SqliteStore {
                                 seq,
                                 ask.created_at.plus(lease()).0,
                                 ask.key.namespace().as_str()
-                            ],
-                        )
+                            ])
                         .map_err(err)?;
                         let id = AskId(tx.last_insert_rowid());
                         Opened::Created(AskRecord {
@@ -621,11 +616,12 @@ impl SqliteStore {
                 let tx = conn.savepoint().map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
                 let n = tx
-                    .execute(
+                    .prepare_cached(
                         "UPDATE asks SET state = ?2, outcome = ?3, closed_at = ?4, seq = ?5 \
                          WHERE id = ?1 AND state = 'open'",
-                        params![id.0, state, encoded, at.0, seq],
                     )
+                    .map_err(err)?
+                    .execute(params![id.0, state, encoded, at.0, seq])
                     .map_err(err)?;
                 let recorded = if n == 1 {
                     Recorded::Won
@@ -663,7 +659,11 @@ impl SqliteStore {
                 let err = |e| map_err(shown, e);
                 let tx = conn.savepoint().map_err(err)?;
                 let seq = next_seq(&tx).map_err(err)?;
-                let n = tx.execute(sql, params![id.0, value, seq]).map_err(err)?;
+                let n = tx
+                    .prepare_cached(sql)
+                    .map_err(err)?
+                    .execute(params![id.0, value, seq])
+                    .map_err(err)?;
                 if n == 0 {
                     let exists = get_raw(&tx, id).map_err(err)?.is_some();
                     drop(tx); // rolls the savepoint back

@@ -31,6 +31,10 @@ use crate::error::{Error, Result};
 /// How many writes one commit takes at most.
 pub(super) const MAX_GROUP: usize = 256;
 
+/// How many prepared statements each connection keeps (every statement the store runs fits,
+/// so none is parsed again).
+const STATEMENT_CACHE: usize = 64;
+
 /// How many read connections a handle keeps.
 pub(super) const READERS: usize = 3;
 
@@ -92,6 +96,7 @@ pub(super) struct Conns {
 impl Conns {
     /// Starts the writer thread on `writer` (opened and migrated).
     pub(super) fn start(writer: Connection, path: PathBuf, shown: String) -> Result<Conns> {
+        writer.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let commits = std::sync::Arc::new(AtomicUsize::new(0));
         std::thread::Builder::new()
@@ -188,6 +193,7 @@ fn open_reader(path: &std::path::Path, shown: &str) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
     conn.pragma_update(None, "query_only", true).map_err(err)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Like the writer: the last connection to close keeps the WAL.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .map_err(err)?;

@@ -187,3 +187,46 @@ async fn a_failed_open_stores_nothing_and_leaves_the_connection_usable() {
 async fn futures_poll_once<F: std::future::Future>(mut f: std::pin::Pin<&mut F>) -> bool {
     std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx).is_ready())).await
 }
+
+/// New asks arriving together commit as one group; when one of them fails, it alone fails:
+/// the others are created (each ran again alone) and exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_failing_ask_in_a_group_fails_alone() {
+    let f = common::postgres().await;
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    admin
+        .batch_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN \
+             IF NEW.scope = 'key:refused' THEN RAISE EXCEPTION 'refused for the test'; END IF; \
+             RETURN NEW; END $$ LANGUAGE plpgsql; \
+             CREATE TRIGGER refuse BEFORE INSERT ON ask_user_asks \
+             FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = f.store.clone();
+        let key = if i == 17 {
+            "refused".to_owned()
+        } else {
+            format!("k{i}")
+        };
+        tasks.push(tokio::spawn(async move {
+            let ask = NewAsk::new(&Scope::HostKey(key.clone()), "{}", Asker::default());
+            (key, store.open_ask(&ask).await)
+        }));
+    }
+    for t in tasks {
+        let (key, opened) = t.await.unwrap();
+        match (key.as_str(), opened) {
+            ("refused", Err(e)) => assert!(e.to_string().contains("refused for the test"), "{e}"),
+            (_, Ok(ask_user_store::Opened::Created(_))) => {}
+            (key, other) => panic!("{key}: {other:?}"),
+        }
+    }
+    assert_eq!(f.second().await.count_open().await.unwrap(), 39);
+}
