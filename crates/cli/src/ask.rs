@@ -17,14 +17,26 @@ use crate::{AskArgs, Ended, durable, input, web};
 /// cancel the turn: the question leaves this screen, the stored ask is detached (still open
 /// for the human) and the outcome is `ASK_ABORTED` (exit 130).
 pub(crate) fn run(args: AskArgs) -> Ended {
+    // The signal handlers come first, before anything that can block (reading stdin, opening
+    // the store): from here on a signal cancels the call and the exit bound holds.
+    let cancel = CancellationToken::new();
+    cancel_on_signals(cancel.clone());
     // An unwritable journal is a startup error, before anything is read or asked.
     let journal = match args.host.open_journal() {
         Ok(journal) => journal.map(Arc::new),
         Err(e) => return Ended::Usage(e.to_string()),
     };
-    let text = match input::read(args.file.as_deref()) {
-        Ok(text) => text,
-        Err(message) => return Ended::Usage(message),
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
+    };
+    let text = match runtime.block_on(until_cancelled(&cancel, input::read_async(args.file))) {
+        Some(Ok(text)) => text,
+        Some(Err(message)) => return Ended::Usage(message),
+        None => return aborted_before_asking(runtime),
     };
     // The hub is told "delivered" last: after the outcome is stored locally and written out.
     let mut upstream = None;
@@ -55,21 +67,23 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             }
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => return Ended::Usage(format!("cannot start: {e}")),
-    };
-    // Scripted answers (`--answers`) involve no human and keep nothing: no store.
+    // Scripted answers (`--answers`) involve no human and keep nothing: no store. A signal
+    // while the store opens (a locked file, a slow server) ends the call before anything was
+    // stored or shown.
     let durable = match &args.answers {
         Some(_) => None,
-        None => match runtime.block_on(durable::open(&args.store, &args.via, namespace)) {
-            Ok(durable) => Some(durable),
-            Err(message) => return Ended::Usage(message),
-        },
+        None => {
+            let opening = durable::open(&args.store, &args.via, namespace);
+            match runtime.block_on(until_cancelled(&cancel, opening)) {
+                Some(Ok(durable)) => Some(durable),
+                Some(Err(message)) => return Ended::Usage(message),
+                None => return aborted_before_asking(runtime),
+            }
+        }
     };
+    if cancel.is_cancelled() {
+        return aborted_before_asking(runtime);
+    }
     let mut call = HostCall::builder(interaction)
         .notify(args.host.notify.clone())
         .journal(journal)
@@ -81,8 +95,6 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     let call = call.build();
     let watch_stdout = call.durable().is_some();
     runtime.block_on(async move {
-        let cancel = CancellationToken::new();
-        let _signals = cancel_on_signals(cancel.clone());
         if watch_stdout {
             durable::cancel_when_stdout_closes(cancel.clone());
         }
@@ -115,6 +127,31 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     })
 }
 
+/// `work`'s result, or `None` once `cancel` is cancelled first (a signal).
+pub(crate) async fn until_cancelled<T>(
+    cancel: &CancellationToken,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => None,
+        done = work => Some(done),
+    }
+}
+
+/// A signal came before the call stored or showed anything: `ASK_ABORTED` (exit 130), and
+/// nothing is kept. The runtime is let go without waiting for its blocking work (a store open
+/// stuck on a lock, a read of stdin), which ends with the process.
+fn aborted_before_asking(runtime: tokio::runtime::Runtime) -> Ended {
+    runtime.shutdown_background();
+    tracing::info!("a signal before the question was stored: nothing was asked");
+    let outcome = ask_user_core::Outcome::Aborted;
+    Ended::Printed {
+        status: u8::try_from(outcome.exit_code()).unwrap_or(130),
+        stdout: outcome.text(),
+    }
+}
+
 /// Tells the hub the outcome the model read was delivered (the hub answerer leaves it there).
 pub(crate) struct HubDelivered(pub(crate) ask_user_hub_client::Upstream);
 
@@ -143,43 +180,54 @@ fn exit_now(why: &str) -> ! {
     std::process::exit(130)
 }
 
-/// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP; the task ends with the runtime. The
-/// handlers are installed here, before any answerer touches the terminal (a signal arriving
-/// while raw mode is on must cancel, not kill, so the terminal is restored); only the
-/// waiting runs in the spawned task. After the first signal the process ends within
-/// [`EXIT_BOUND`] (a thread of its own, so a blocked runtime cannot hold it) or at once on a
-/// second signal, exit 130: the ask was detached by then, or — a detach that did not reach the
-/// store — its lease and its gone process free it for the retry.
-pub(crate) fn cancel_on_signals(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let listening = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-        signal(SignalKind::interrupt()),
-    );
-    tokio::spawn(async move {
-        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = listening else {
-            tracing::warn!("cannot listen for signals");
+/// Cancels `cancel` on SIGINT, SIGTERM or SIGHUP. The handlers are installed by this call, so
+/// a host calls it before anything that can block (reading stdin, opening the store) and
+/// before any answerer touches the terminal (a signal arriving while raw mode is on must
+/// cancel, not kill, so the terminal is restored). The signals are received on a thread of
+/// their own, so neither a blocked runtime nor blocking work outside one can hold them up.
+/// After the first signal the process ends within [`EXIT_BOUND`] (another thread) or at once
+/// on a second signal, exit 130: the ask was detached by then, or — a detach that did not
+/// reach the store — its lease and its gone process free it for the retry.
+pub(crate) fn cancel_on_signals(cancel: CancellationToken) {
+    use signal_hook::consts::signal::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
+        Ok(signals) => signals,
+        Err(e) => {
+            tracing::warn!("cannot listen for signals: {e}");
             return;
-        };
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM: cancelling the ask"),
-            _ = hup.recv() => tracing::info!("SIGHUP: cancelling the ask"),
-            _ = int.recv() => tracing::info!("SIGINT: cancelling the ask"),
         }
-        cancel.cancel();
-        let bound = ask_user_store::knobs::var(EXIT_BOUND_TEST_ENV)
-            .and_then(|v| v.parse().ok())
-            .map_or(EXIT_BOUND, std::time::Duration::from_millis);
-        std::thread::spawn(move || {
-            std::thread::sleep(bound);
-            exit_now("2 s after the first signal");
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".to_owned())
+        .spawn(move || {
+            let mut received = signals.forever();
+            let Some(first) = received.next() else {
+                return;
+            };
+            let name = match first {
+                SIGTERM => "SIGTERM",
+                SIGHUP => "SIGHUP",
+                _ => "SIGINT",
+            };
+            tracing::info!("{name}: cancelling the ask");
+            cancel.cancel();
+            let bound = ask_user_store::knobs::var(EXIT_BOUND_TEST_ENV)
+                .and_then(|v| v.parse().ok())
+                .map_or(EXIT_BOUND, std::time::Duration::from_millis);
+            let bounded = std::thread::Builder::new()
+                .name("exit-bound".to_owned())
+                .spawn(move || {
+                    std::thread::sleep(bound);
+                    exit_now("2 s after the first signal");
+                });
+            if let Err(e) = bounded {
+                tracing::warn!("cannot bound the exit: {e}; a second signal still ends it");
+            }
+            if received.next().is_some() {
+                exit_now("a second signal");
+            }
         });
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-            _ = int.recv() => {}
-        }
-        exit_now("a second signal");
-    })
+    if let Err(e) = spawned {
+        tracing::warn!("cannot listen for signals: {e}");
+    }
 }

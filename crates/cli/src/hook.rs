@@ -194,6 +194,10 @@ pub(crate) fn run(args: HookArgs) -> Ended {
         Ok(runtime) => runtime,
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
+    // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost. The
+    // handlers are in place before the store is opened (which can wait on a lock).
+    let cancel = CancellationToken::new();
+    ask::cancel_on_signals(cancel.clone());
     let call = match &args.answers {
         // Scripted answers involve no human and keep nothing: no store (as `ask --answers`).
         Some(path) => match ask_user_via::answers_file(path) {
@@ -204,15 +208,17 @@ pub(crate) fn run(args: HookArgs) -> Ended {
                 .build(),
             Err(e) => return Ended::Usage(e.to_string()),
         },
-        None => match asking_call(&args, &ask, journal, &runtime) {
-            Ok(call) => call,
+        None => match asking_call(&args, &ask, journal, &runtime, &cancel) {
+            Ok(Some(call)) => call,
+            Ok(None) => {
+                // A signal while the store opened: nothing was stored or asked.
+                runtime.shutdown_background();
+                return Ended::Written { status: 130 };
+            }
             Err(message) => return Ended::Usage(message),
         },
     };
     runtime.block_on(async {
-        let cancel = CancellationToken::new();
-        // The host kills a hook at its timeout (SIGTERM): the ask is detached, not lost.
-        let _signals = ask::cancel_on_signals(cancel.clone());
         let asked = call.call(
             ask.arguments.as_str(),
             ExecutionContext::new(cancel.clone()),
@@ -260,7 +266,8 @@ fn asking_call(
     ask: &hook_map::HookAsk,
     journal: Option<Arc<ask_user_host::Journal>>,
     runtime: &tokio::runtime::Runtime,
-) -> Result<HostCall, String> {
+    cancel: &CancellationToken,
+) -> Result<Option<HostCall>, String> {
     let hub = crate::hub::client_config(&args.hub, Some(&ask.key))?;
     let via = crate::hub::via_names(hub.is_some(), &args.via);
     let show = |page, addr| web::show(page, addr, false);
@@ -278,7 +285,11 @@ fn asking_call(
     let answerers = ask_user_via::build(&via, &options).map_err(|e| e.to_string())?;
     let mut store = args.store.clone();
     store.key = Some(ask.key.clone());
-    let durable = runtime.block_on(durable::open(&store, &via, namespace))?;
+    let opening = durable::open(&store, &via, namespace);
+    let Some(durable) = runtime.block_on(ask::until_cancelled(cancel, opening)) else {
+        return Ok(None);
+    };
+    let durable = durable?;
     let mut call = HostCall::builder(Arc::new(FirstAnswer::new(answerers)))
         .notify(args.host_args.notify.clone())
         .journal(journal)
@@ -287,7 +298,7 @@ fn asking_call(
     if let Some(upstream) = upstream {
         call = call.acknowledge(Arc::new(ask::HubDelivered(upstream)));
     }
-    Ok(call.build())
+    Ok(Some(call.build()))
 }
 
 /// Nothing printed, exit 0: the host goes on with its own dialog.

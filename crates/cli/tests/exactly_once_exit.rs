@@ -156,3 +156,63 @@ fn a_second_sigterm_ends_a_stuck_call_at_once() {
     );
     assert!(text.contains("exiting now (a second signal)"), "{text}");
 }
+
+/// Whether process `pid` has `path` open (one of its `/proc/PID/fd` links).
+fn has_open(pid: u32, path: &std::path::Path) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == path))
+}
+
+/// A signal while the store is still being opened (here: its file is locked by another
+/// process, so SQLite waits on it) is handled by the rule like any other: the handlers are
+/// installed before the open, and the call ends at once with `ASK_ABORTED` (exit 130) — not
+/// killed by the signal, not held until the bound — having stored and shown nothing.
+#[test]
+fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
+    use rustix::fs::{FlockOperation, fcntl_lock};
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("store.sqlite3");
+    // Another process's lock, as SQLite takes them (POSIX record locks), on the whole file.
+    let held = std::fs::File::create_new(&path).unwrap();
+    fcntl_lock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    hermetic(&mut command, home.path())
+        .args(["ask", "--via", "inbox", "--store", &store_url(home.path())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let deadline = Instant::now() + ENDS_WITHIN;
+    while !has_open(child.id(), &path) {
+        assert!(
+            Instant::now() < deadline,
+            "the asker never opened the store"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the asker ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, Signal::TERM);
+    let status = ended(&mut child);
+    let mut printed = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
+    let text = rest(BufReader::new(child.stderr.take().unwrap()));
+    assert_eq!(
+        (status, printed.as_str()),
+        (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
+        "{text}"
+    );
+    assert!(
+        !text.contains("exiting now"),
+        "held until the bound: {text}"
+    );
+    drop(held);
+}
