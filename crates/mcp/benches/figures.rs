@@ -43,10 +43,22 @@ fn main() {
     // MCP_PENDING_STORE=N: the pending figures with the default store kind (SQLite; default
     // 1,000: every ask is one synced write).
     let stored: usize = env("MCP_PENDING_STORE", 1_000);
-    pending_figures(pending, Era::Stateless, false);
-    pending_figures(pending, Era::Session, false);
-    pending_figures(stored, Era::Stateless, true);
-    pending_figures(stored, Era::Session, true);
+    // MCP_RUNS=session-store,stdio (say): only these figures.
+    let runs = std::env::var("MCP_RUNS").unwrap_or_default();
+    let run = |name: &str| runs.is_empty() || runs.split(',').any(|r| r == name);
+    for (name, count, era, stored) in [
+        ("stateless", pending, Era::Stateless, false),
+        ("session", pending, Era::Session, false),
+        ("stateless-store", stored, Era::Stateless, true),
+        ("session-store", stored, Era::Session, true),
+    ] {
+        if run(name) {
+            pending_figures(count, era, stored);
+        }
+    }
+    if !run("stdio") {
+        return;
+    }
     stdio_figures(calls);
 }
 

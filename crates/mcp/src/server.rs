@@ -224,10 +224,13 @@ impl AskUserServer {
                 return Ok(response);
             }
             // The client could not show the form: the fallback asks within this call.
+            drop(request);
             let durable = self.durable(&context);
             let answerer = self.fallback_for(durable.as_ref());
             return Ok(self.ask(answerer, arguments, &context, link, durable).await);
         }
+        // Not held while the call waits.
+        drop(request);
         let durable = self.durable(&context);
         let answerer: Arc<dyn UserInteraction> = if self.elicits(&context) {
             let capabilities = context.client_capabilities();
@@ -444,17 +447,21 @@ async fn wait<T>(
     // A zero period would panic in tokio and one too long to add to now would overflow: both
     // are refused where the flag enters (`parse_interval`); a library caller's are clamped.
     let interval = interval.clamp(Duration::from_millis(1), ask_user_core::time::MAX_DURATION);
-    let start = tokio::time::Instant::now()
-        .checked_add(interval)
-        .unwrap_or_else(tokio::time::Instant::now);
-    let mut ticks = tokio::time::interval_at(start, interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Only a call with a progress token holds a timer while it waits.
+    let mut ticks = progress.as_ref().map(|_| {
+        let start = tokio::time::Instant::now()
+            .checked_add(interval)
+            .unwrap_or_else(tokio::time::Instant::now);
+        let mut ticks = tokio::time::interval_at(start, interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks
+    });
     let mut sent = 0u32;
     loop {
         tokio::select! {
             outcome = &mut call => return outcome,
             () = request.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-            _ = ticks.tick(), if progress.is_some() && !cancel.is_cancelled() => {
+            () = tick(&mut ticks), if !cancel.is_cancelled() => {
                 if let Some((peer, token)) = &progress {
                     sent += 1;
                     // Where the question waits when the page could not be opened.
@@ -471,6 +478,16 @@ async fn wait<T>(
                 }
             }
         }
+    }
+}
+
+/// The next tick of `ticks`; never without a timer.
+async fn tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
@@ -558,7 +575,9 @@ impl ServerHandler for AskUserServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        // The arguments are moved out, not copied: the call holds them once while it waits.
+        let mut request = request;
+        let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         self.calls
             .track_future(self.call(request, arguments, context))
             .await

@@ -31,9 +31,17 @@ struct Raw {
 }
 
 impl Raw {
-    fn start(store: &str) -> Self {
+    /// The server on `f`'s store, in an environment of its own (no inherited `ASK_USER_*`).
+    fn start(f: &Fixture) -> Self {
+        let home = f.dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
         let mut child = Command::new(server_bin())
-            .args(["--via", "web", "--no-open", "--store", store])
+            .args(["--via", "web", "--no-open", "--store", &f.url])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -206,7 +214,7 @@ pub(super) fn text(reply: &Value) -> &str {
 #[test]
 fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
     let f = Fixture::new();
-    let mut server = Raw::start(&f.url);
+    let mut server = Raw::start(&f);
     server.call(2);
     let id = f.open_ask(None);
     f.answer(id);
@@ -237,7 +245,7 @@ fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
 #[test]
 fn without_a_cancel_the_same_call_gets_the_answer_once_more_then_asks_anew() {
     let f = Fixture::new();
-    let mut server = Raw::start(&f.url);
+    let mut server = Raw::start(&f);
     server.call(2);
     let id = f.open_ask(None);
     f.answer(id);
