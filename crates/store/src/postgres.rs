@@ -490,47 +490,6 @@ impl PgStore {
         }
     }
 
-    pub(crate) async fn mark_delivered(
-        &self,
-        id: AskId,
-        outcome: &Outcome,
-        at: Timestamp,
-    ) -> Result<bool> {
-        let shown = self.inner.shown.clone();
-        let (matches, changed) = self
-            .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
-                let row = tx
-                    .query_opt(
-                        &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1 FOR UPDATE"),
-                        &[&id.0],
-                    )
-                    .await
-                    .map_err(e)?
-                    .ok_or(Error::NotFound(id))?;
-                let rec = read_row(&row).map_err(e)?.into_record(&shown)?;
-                if rec.closed.is_none_or(|c| c.outcome != *outcome) {
-                    return Ok((false, false));
-                }
-                if rec.delivered_at.is_some() {
-                    return Ok((true, false));
-                }
-                tx.execute(
-                    "UPDATE ask_user_asks SET delivered_at = $2 WHERE id = $1",
-                    &[&id.0, &at.0],
-                )
-                .await
-                .map_err(e)?;
-                notify_ids(tx, &[id]).await.map_err(e)?;
-                Ok((true, true))
-            })
-            .await?;
-        if changed {
-            self.announce(&[id]);
-        }
-        Ok(matches)
-    }
-
     pub(crate) async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
         self.guarded_update(id, writes::UNMARK_DELIVERED, Some(at.0))
             .await

@@ -2,8 +2,9 @@
 //! round trip per ask and per answer, and group commit"): a detach or attach, taking back a
 //! delivery, a lease renewal — the guarded `UPDATE` and its `NOTIFY` in one `WITH`, its own
 //! transaction (no `BEGIN`/`COMMIT` round trips). Only when the guard matched nothing (a lost
-//! race, a missing ask) a second statement reads the ask, after the first committed. New asks
-//! and outcomes go through their group commit ([`super::group`]).
+//! race, a missing ask) a second statement reads the ask, after the first committed. Marking a
+//! delivery is a read and a compare-and-set on the outcome text read. New asks and outcomes go
+//! through their group commit ([`super::group`]).
 
 use super::{CHANNEL, PgStore, get_raw};
 use crate::error::{Error, Result};
@@ -27,6 +28,12 @@ pub(super) const DETACH: &str = "WITH up AS (\
 pub(super) const UNMARK_DELIVERED: &str = "WITH up AS (\
      UPDATE ask_user_asks SET delivered_at = NULL WHERE id = $1 AND delivered_at = $2 \
      RETURNING id) \
+     SELECT pg_notify('ask_user_changes', id::TEXT) FROM up";
+
+/// Marks the delivery at `$2` of the outcome stored as `$3`, once, and announces it.
+const MARK_DELIVERED: &str = "WITH up AS (\
+     UPDATE ask_user_asks SET delivered_at = $2 \
+     WHERE id = $1 AND delivered_at IS NULL AND outcome = $3 RETURNING id) \
      SELECT pg_notify('ask_user_changes', id::TEXT) FROM up";
 
 /// Extends an open, attached ask's lease to `$2` (announced to nobody: nothing shown changed).
@@ -93,6 +100,47 @@ impl PgStore {
         match get_raw(&c, id).await.map_err(e)? {
             Some(_) => Ok(()),
             None => Err(Error::NotFound(id)),
+        }
+    }
+
+    /// A compare-and-set on the exact outcome: the ask is read, its outcome compared with
+    /// `outcome`, and the delivery marked only while the stored outcome is the text just read
+    /// and no delivery is marked (an outcome never changes once stored, so no row lock is
+    /// needed): two round trips where a transaction took five.
+    pub(crate) async fn mark_delivered(
+        &self,
+        id: AskId,
+        outcome: &Outcome,
+        at: Timestamp,
+    ) -> Result<bool> {
+        let e = |e: tokio_postgres::Error| self.err(&e);
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        let c = conn.cached();
+        // A delivery taken back between the read and the write makes the write match nothing:
+        // read again (each turn follows another call's write, so this ends).
+        loop {
+            let raw = get_raw(&c, id)
+                .await
+                .map_err(e)?
+                .ok_or(Error::NotFound(id))?;
+            let stored = raw.outcome.clone();
+            let rec = raw.into_record(&self.inner.shown)?;
+            if rec.closed.is_none_or(|c| c.outcome != *outcome) {
+                return Ok(false);
+            }
+            if rec.delivered_at.is_some() {
+                return Ok(true);
+            }
+            let marked = c
+                .execute(MARK_DELIVERED, &[&id.0, &at.0, &stored])
+                .await
+                .map_err(e)?;
+            if marked == 1 {
+                drop(guard);
+                self.announce(&[id]);
+                return Ok(true);
+            }
         }
     }
 
