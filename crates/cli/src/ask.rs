@@ -33,33 +33,47 @@ pub(crate) fn run(args: AskArgs) -> Ended {
         Ok(runtime) => runtime,
         Err(e) => return Ended::Usage(format!("cannot start: {e}")),
     };
-    let text = match runtime.block_on(until_cancelled(&cancel, input::read_async(args.file))) {
+    // The hub's settings name the call's namespace, so they are read first; the store then
+    // opens (its file on a blocking thread) while the arguments are read and the answerers
+    // built. Scripted answers (`--answers`) involve no human and keep nothing: no store.
+    let hub = match &args.answers {
+        Some(_) => None,
+        None => match crate::hub::client_config(&args.hub, args.store.key.as_deref()) {
+            Ok(hub) => hub,
+            Err(message) => return Ended::Usage(message),
+        },
+    };
+    let opening = args.answers.is_none().then(|| {
+        let namespace = match &hub {
+            Some(hub) => ask_user_store::Namespace::of_hub_token(hub.token.expose()),
+            None => ask_user_host::durable::local_namespace(),
+        };
+        let (store, via) = (args.store.clone(), args.via.clone());
+        runtime.spawn(async move { durable::open(&store, &via, namespace).await })
+    });
+    let reading = async {
+        // Lets the store's open start before a read that may complete at once.
+        tokio::task::yield_now().await;
+        input::read_async(args.file).await
+    };
+    let text = match runtime.block_on(until_cancelled(&cancel, reading)) {
         Some(Ok(text)) => text,
         Some(Err(message)) => return Ended::Usage(message),
         None => return aborted_before_asking(runtime),
     };
     // The hub is told "delivered" last: after the outcome is stored locally and written out.
-    let mut upstream = None;
-    let mut namespace = ask_user_host::durable::local_namespace();
+    let upstream = hub.as_ref().map(|h| h.upstream.clone());
     let interaction: Arc<dyn UserInteraction> = match &args.answers {
         Some(path) => match ask_user_via::answers_file(path) {
             Ok(scripted) => scripted,
             Err(e) => return Ended::Usage(e.to_string()),
         },
         None => {
-            let hub = match crate::hub::client_config(&args.hub, args.store.key.as_deref()) {
-                Ok(hub) => hub,
-                Err(message) => return Ended::Usage(message),
-            };
             let via = crate::hub::via_names(hub.is_some(), &args.via);
             let show = |page, addr| web::show(page, addr, args.print_url);
             let mut options = ask_user_via::Options::new(args.web_addr).with_show_web(&show);
             options.durable = true;
             options.timeout = args.host.timeout;
-            upstream = hub.as_ref().map(|h| h.upstream.clone());
-            if let Some(hub) = &hub {
-                namespace = ask_user_store::Namespace::of_hub_token(hub.token.expose());
-            }
             options.hub = hub;
             match ask_user_via::build(&via, &options) {
                 Ok(answerers) => Arc::new(FirstAnswer::new(answerers)),
@@ -67,19 +81,16 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             }
         }
     };
-    // Scripted answers (`--answers`) involve no human and keep nothing: no store. A signal
-    // while the store opens (a locked file, a slow server) ends the call before anything was
-    // stored or shown.
-    let durable = match &args.answers {
-        Some(_) => None,
-        None => {
-            let opening = durable::open(&args.store, &args.via, namespace);
-            match runtime.block_on(until_cancelled(&cancel, opening)) {
-                Some(Ok(durable)) => Some(durable),
-                Some(Err(message)) => return Ended::Usage(message),
-                None => return aborted_before_asking(runtime),
-            }
-        }
+    // A signal while the store opens (a locked file, a slow server) ends the call before
+    // anything was stored or shown.
+    let durable = match opening {
+        None => None,
+        Some(opening) => match runtime.block_on(until_cancelled(&cancel, opening)) {
+            Some(Ok(Ok(durable))) => Some(durable),
+            Some(Ok(Err(message))) => return Ended::Usage(message),
+            Some(Err(e)) => return Ended::Usage(format!("cannot open the store: {e}")),
+            None => return aborted_before_asking(runtime),
+        },
     };
     if cancel.is_cancelled() {
         return aborted_before_asking(runtime);

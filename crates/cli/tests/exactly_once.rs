@@ -318,6 +318,14 @@ async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer(
     assert!(asks.is_empty(), "{asks:?}");
 }
 
+/// What the agent prints (stdout, the model's text; exit 1) when the hub's answer cannot be
+/// stored because the local disk is full: the store's own "disk is full" text for `path`.
+fn full_disk_text(path: &str) -> String {
+    format!(
+        "Error: the hub's answer could not be recorded: store {path}: the disk is full; free some space or pick another store with --store"
+    )
+}
+
 /// A full local disk when the answer is to be stored (a real ENOSPC: the agent's local store
 /// is on a 4 MiB tmpfs of its own mount namespace, `unshare -Urm`, filled once its question is
 /// on the hub): the answer the hub took is not lost — the agent does not tell the hub
@@ -396,9 +404,14 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
     })
     .await
     .unwrap();
-    assert!(
-        !printed.contains(r#""selected":["No"]"#) || status_1.success(),
-        "{printed} {stderr}"
+    // One ending: the answer's write met the full disk (every commit appends new WAL pages,
+    // and not one page is left), so the call ends as a failure whose text names it — it never
+    // prints an answer it could not store, and the hub is not told "delivered".
+    let shown = disk.join("store.sqlite3").display().to_string();
+    assert_eq!(
+        (status_1.code(), printed.as_str()),
+        (Some(1), full_disk_text(&shown).as_str()),
+        "stderr: {stderr}"
     );
     // The retry (same key, a disk with room) prints the answer.
     let (hub_url, home) = (hub.url.clone(), dir.path().to_owned());
@@ -406,17 +419,9 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
         tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-full", &home, &[]))
             .await
             .unwrap();
-    if status_1.success() {
-        // The first run stored and printed it after all (SQLite had the room it needed).
-        assert_eq!(
-            printed.trim(),
-            r#"{"answers":[{"id":"go","selected":["No"]}]}"#
-        );
-    } else {
-        assert_eq!(
-            (status, retry.trim()),
-            (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
-            "first run: {status_1:?} {printed} {stderr}"
-        );
-    }
+    assert_eq!(
+        (status, retry.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        "first run: {status_1:?} {printed} {stderr}"
+    );
 }

@@ -249,10 +249,24 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
         }
         Err(e) => return Err(map_io(shown, &e)),
     }
+    // An empty file holds nothing: switching it to WAL writes only its header, through a
+    // rollback journal (four syncs at full sync). That write goes unsynced, then the file is
+    // synced once, before any commit relies on the header (a WAL beside an empty file is
+    // dropped by SQLite).
+    let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
     let mut conn = Connection::open(path).map_err(|e| map_err(shown, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| map_err(shown, e))?;
+    if empty {
+        conn.pragma_update(None, "synchronous", "OFF")
+            .map_err(|e| map_err(shown, e))?;
+    }
     set_wal(&conn, shown)?;
+    if empty {
+        File::open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| map_io(shown, &e))?;
+    }
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| map_err(shown, e))?;
     // Keep the WAL (and its index) when the last connection closes: deleting it at every exit
@@ -779,7 +793,12 @@ impl SqliteStore {
             .write(move |conn, shown| {
                 let err = |e| map_err(shown, e);
                 let tx = conn.savepoint().map_err(err)?;
-                let seq = next_seq(&tx).map_err(err)?;
+                // The stamp the changes would carry; the counter is bumped only when an ask
+                // changed, so a sweep with nothing to do writes nothing (and its commit syncs
+                // nothing: it is on every start's way to the first frame).
+                let seq = tx
+                    .query_row("SELECT value + 1 FROM meta WHERE key = 'seq'", [], |r| r.get::<_, i64>(0))
+                    .map_err(err)?;
                 let mut expired = Vec::new();
                 {
                     let mut stmt = tx
@@ -817,6 +836,10 @@ impl SqliteStore {
                      DELETE FROM channel_messages WHERE ask NOT IN (SELECT id FROM asks);",
                 )
                 .map_err(err)?;
+                if !expired.is_empty() || !withdrawn.is_empty() {
+                    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'seq'", [seq])
+                        .map_err(err)?;
+                }
                 tx.commit().map_err(err)?;
                 Ok(Swept { expired, withdrawn, purged: purged as u64 })
             })

@@ -428,3 +428,35 @@ async fn wal_is_kept_across_runs_and_read_back() {
         other => panic!("the answer kept in the WAL was not read back: {other:?}"),
     }
 }
+
+/// Every `ask` runs the retention sweep before its question is shown: with nothing to sweep it
+/// writes nothing (the WAL does not grow: no commit to sync on the way to the first frame),
+/// and a brand-new file starts in WAL mode with its header on disk.
+#[tokio::test]
+async fn a_sweep_with_nothing_to_do_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let ask = ask_user_store::NewAsk::new(
+        &ask_user_store::Scope::HostKey("k".into()),
+        "{}",
+        ask_user_store::Asker::default(),
+    );
+    store.open_ask(&ask).await.unwrap();
+    let wal = dir.path().join("store.sqlite3-wal");
+    let before = std::fs::metadata(&wal).unwrap().len();
+    let swept = store
+        .sweep(
+            ask_user_store::Timestamp::now(),
+            ask_user_store::Retention::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(swept, ask_user_store::Swept::default());
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), before);
+    // The header on disk says WAL (bytes 18 and 19 are 2).
+    let header = std::fs::read(&path).unwrap();
+    assert_eq!((header[18], header[19]), (2, 2));
+}
