@@ -59,7 +59,7 @@ type Ended = Option<Result<Answers, AskError>>;
 struct Running {
     ended: watch::Receiver<Ended>,
     decide: Decide,
-    attached: usize,
+    attached: watch::Sender<usize>,
 }
 
 /// The asks being shown by this server's fallback answerers, by store id (shared by every
@@ -79,8 +79,8 @@ struct Attached {
 impl Drop for Attached {
     fn drop(&mut self) {
         if let Some(running) = self.showing.lock().get_mut(&self.id) {
-            running.attached = running.attached.saturating_sub(1);
-            if running.attached == 0 {
+            running.attached.send_modify(|n| *n = n.saturating_sub(1));
+            if *running.attached.borrow() == 0 {
                 running.decide.set_caller_waiting(false);
             }
         }
@@ -120,7 +120,7 @@ impl Showing {
         };
         let mut running = self.lock();
         if let Some(shower) = running.get_mut(&id) {
-            shower.attached += 1;
+            shower.attached.send_modify(|n| *n += 1);
             shower.decide.set_caller_waiting(true);
             return (shower.ended.clone(), attached);
         }
@@ -128,12 +128,13 @@ impl Showing {
         // The shower's own race: an answer on the page is stored (first outcome wins)
         // before the page says "taken".
         let decide = Decide::with_recorder(request, Some(durable.recorder()));
+        let (attached_tx, mut calls) = watch::channel(1);
         running.insert(
             id,
             Running {
                 ended: rx.clone(),
                 decide: decide.clone(),
-                attached: 1,
+                attached: attached_tx,
             },
         );
         drop(running);
@@ -146,15 +147,29 @@ impl Showing {
             let shown = inner.ask_decided(&request, stop.clone(), decide);
             tokio::pin!(shown);
             let store = durable.store().clone();
+            // While a call is attached, its durable link follows the store and ends the call
+            // when an outcome is stored elsewhere (which detaches it here); the shower follows
+            // the store itself only while no call is attached. The store's wait is boxed, so
+            // a shower whose calls wait holds no wait of its own.
             let closed = async {
                 loop {
-                    match store.wait_outcome(id).await {
-                        Ok(rec) if rec.closed.is_some() => return,
-                        Ok(_) => {}
-                        Err(e) => {
-                            tracing::warn!("cannot follow ask {id} in the store: {e}");
-                            std::future::pending::<()>().await;
-                        }
+                    let none = calls.wait_for(|n| *n == 0).await.is_ok();
+                    if !none {
+                        std::future::pending::<()>().await;
+                    }
+                    let mut followed = Box::pin(store.wait_outcome(id));
+                    tokio::select! {
+                        rec = &mut followed => match rec {
+                            Ok(rec) if rec.closed.is_some() => return,
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::warn!("cannot follow ask {id} in the store: {e}");
+                                std::future::pending::<()>().await;
+                            }
+                        },
+                        () = async {
+                            let _ = calls.wait_for(|n| *n > 0).await;
+                        } => {}
                     }
                 }
             };
