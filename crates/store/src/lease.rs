@@ -29,7 +29,7 @@ impl Store {
         ttl: Duration,
     ) -> Result<bool> {
         let until = now.plus(ttl);
-        dispatch!(self, s => s.acquire_lease(name, holder, now, until).await)
+        dispatch!(self, s => s.acquire_lease(name, holder, now, until))
     }
 
     /// Extends `holder`'s running lease `name` to `now + ttl`. `false` when `holder` does not
@@ -46,7 +46,7 @@ impl Store {
         ttl: Duration,
     ) -> Result<bool> {
         let until = now.plus(ttl);
-        dispatch!(self, s => s.renew_lease(name, holder, now, until).await)
+        dispatch!(self, s => s.renew_lease(name, holder, now, until))
     }
 
     /// Gives up `holder`'s lease `name` at once, so another may take it without waiting for it
@@ -55,7 +55,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        dispatch!(self, s => s.release_lease(name, holder).await)
+        dispatch!(self, s => s.release_lease(name, holder))
     }
 
     /// Who holds the lease `name` and until when, whether or not it has expired; `None` when
@@ -64,6 +64,6 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        dispatch!(self, s => s.lease(name).await)
+        dispatch!(self, s => s.lease(name))
     }
 }

@@ -115,22 +115,27 @@ enum Backend {
 
 /// A one-statement operation: the memory backend's method, else the shared SQL operation
 /// ([`statements`]) on the SQL backend.
+/// The Postgres arm's future is boxed: a Postgres operation's state (its client's query
+/// futures) is kilobytes, and unboxed it would make every caller's future — a waiter's, on
+/// every backend — that large.
 macro_rules! dispatch_sql {
     ($self:ident, $f:ident ( $($arg:expr),* )) => {
         match &$self.backend {
             Backend::Memory(s) => s.$f($($arg),*).await,
             Backend::Sqlite(s) => statements::$f(s, $($arg),*).await,
-            Backend::Postgres(s) => statements::$f(s, $($arg),*).await,
+            Backend::Postgres(s) => Box::pin(statements::$f(s, $($arg),*)).await,
         }
     };
 }
 
+/// Awaits the operation `$e` (a future) on the backend `$s`; the Postgres arm boxed, as in
+/// [`dispatch_sql`].
 macro_rules! dispatch {
     ($self:ident, $s:ident => $e:expr) => {
         match &$self.backend {
-            Backend::Memory($s) => $e,
-            Backend::Sqlite($s) => $e,
-            Backend::Postgres($s) => $e,
+            Backend::Memory($s) => $e.await,
+            Backend::Sqlite($s) => $e.await,
+            Backend::Postgres($s) => Box::pin($e).await,
         }
     };
 }
@@ -296,7 +301,7 @@ impl Store {
     /// The backend's write errors; nothing is stored then.
     pub async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
         let liveness = self.liveness.clone();
-        dispatch!(self, s => s.open_ask(ask, liveness).await)
+        dispatch!(self, s => s.open_ask(ask, liveness))
     }
 
     /// The ask [`Store::open_ask`] would re-attach to or hand back for `ask` (an open ask of its
@@ -309,7 +314,7 @@ impl Store {
     /// The backend's read errors.
     pub async fn find_ask(&self, ask: &NewAsk) -> Result<Option<AskRecord>> {
         let liveness = self.liveness.clone();
-        dispatch!(self, s => s.find_ask(ask, liveness).await)
+        dispatch!(self, s => s.find_ask(ask, liveness))
     }
 
     /// The same store, telling whether an ask's caller ended with `liveness` instead of
@@ -334,7 +339,7 @@ impl Store {
         outcome: &Outcome,
         at: Timestamp,
     ) -> Result<Recorded> {
-        dispatch!(self, s => s.record_outcome(id, outcome, at).await)
+        dispatch!(self, s => s.record_outcome(id, outcome, at))
     }
 
     /// Marks an open ask attached (a caller waits for it; it holds a lease until `at +`
@@ -346,7 +351,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn set_attached(&self, id: AskId, attached: bool, at: Timestamp) -> Result<()> {
-        dispatch!(self, s => s.set_attached(id, attached, at).await)
+        dispatch!(self, s => s.set_attached(id, attached, at))
     }
 
     /// Marks the ask's outcome delivered at `at` (the model can have read it) — only if the
@@ -363,7 +368,7 @@ impl Store {
         outcome: &Outcome,
         at: Timestamp,
     ) -> Result<bool> {
-        dispatch!(self, s => s.mark_delivered(id, outcome, at).await)
+        dispatch!(self, s => s.mark_delivered(id, outcome, at))
     }
 
     /// Takes back a delivery marked at `at` ([`Store::mark_delivered`]): the model did not
@@ -375,7 +380,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
-        dispatch!(self, s => s.unmark_delivered(id, at).await)
+        dispatch!(self, s => s.unmark_delivered(id, at))
     }
 
     /// The ask as stored now.
@@ -440,7 +445,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
-        dispatch!(self, s => s.sweep(now, retention).await)
+        dispatch!(self, s => s.sweep(now, retention))
     }
 
     /// Stores a channel's answer token (docs/contract.md §10); its rows go when its ask is
@@ -474,7 +479,7 @@ impl Store {
         channel: &str,
         at: Timestamp,
     ) -> Result<Spend> {
-        dispatch!(self, s => s.spend_channel_token(hash, ask, channel, at).await)
+        dispatch!(self, s => s.spend_channel_token(hash, ask, channel, at))
     }
 
     /// Claims the sending of `ask`'s message on `channel`: `true` for exactly one caller (it
@@ -519,7 +524,7 @@ impl Store {
     /// # Errors
     /// The backend's errors (SQLite: the file watch cannot be set up).
     pub async fn subscribe(&self) -> Result<Feed> {
-        dispatch!(self, s => s.subscribe().await)
+        dispatch!(self, s => s.subscribe())
     }
 
     /// Waits until the ask is closed and returns it. Cancel-safe: dropping the future stops
@@ -589,7 +594,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
-        dispatch!(self, s => s.renew(id, at).await)
+        dispatch!(self, s => s.renew(id, at))
     }
 
     /// Keeps ask `id`'s lease alive while its caller waits: renews it ([`Store::renew`]) every
