@@ -5,7 +5,9 @@
 //!    2025-11-25 sessions: initialize, then the call; one TCP connection per request) to a
 //!    server in a child process whose answerer holds every question
 //!    until all N are pending, then answers each with its own question text; every caller must
-//!    get exactly its own answer. Reports the server's RSS growth per pending question.
+//!    get exactly its own answer. Reports the server's RSS growth per pending question. Then
+//!    the same with a SQLite store (`MCP_PENDING_STORE`, default 1,000): every call goes
+//!    through the durable link and the page's shower. `MCP_RUNS` picks figures.
 //! 2. Round trip of one `tools/call` over stdio to `ask-user-mcp --answers FILE` (scripted
 //!    answerer): initialize once, then `MCP_CALLS` (default 2,000) sequential calls.
 

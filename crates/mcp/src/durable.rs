@@ -13,7 +13,10 @@
 //!   answer given there is stored (first outcome wins) and settles whichever call is attached,
 //!   now or later. A re-attached call does not show the question again; it waits on the store.
 //!   The shower ends when the store holds an outcome from anywhere (the inbox, the grace
-//!   period's withdrawal, the call's own `--timeout`).
+//!   period's withdrawal, the call's own `--timeout`). It follows the store itself only while
+//!   no call is attached: an attached call's durable link follows it and ends the call when an
+//!   outcome is stored elsewhere, which detaches it (so a pending question holds one wait on
+//!   the store, not two).
 //! - **The human is told.** The shower counts the calls attached to it; when the last one
 //!   goes away its race says the caller stopped waiting ([`Decide::set_caller_waiting`]), and
 //!   the page shows "The agent stopped waiting. Your answer is kept and given to it when it
