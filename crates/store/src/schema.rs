@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -29,6 +29,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     MIGRATION_5,
     MIGRATION_6,
     MIGRATION_7,
+    MIGRATION_8,
 ];
 
 /// The asks (docs/contract.md §8).
@@ -223,6 +224,20 @@ const MIGRATION_7: Migration = Migration {
             ON ask_user_asks (namespace, scope, request_hash) WHERE state = 'open' AND host_keyed;
         CREATE INDEX ask_user_asks_by_namespace_key
             ON ask_user_asks (namespace, scope, request_hash, id);
+    ",
+};
+
+/// The open asks of a namespace, additive: the hub counts a token's open asks before each new
+/// one (its quota), which otherwise read every ask the token ever made, closed ones too.
+const MIGRATION_8: Migration = Migration {
+    version: 8,
+    compatible_from: 1,
+    sqlite: "
+        CREATE INDEX asks_open_by_namespace ON asks (namespace) WHERE state = 'open';
+    ",
+    postgres: "
+        CREATE INDEX ask_user_asks_open_by_namespace ON ask_user_asks (namespace)
+            WHERE state = 'open';
     ",
 };
 

@@ -196,6 +196,7 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
         "DROP TABLE channel_tokens; DROP TABLE channel_messages; DROP TABLE secrets; DROP TABLE leases; \
          DROP INDEX asks_leased; ALTER TABLE asks DROP COLUMN lease_until; \
          DROP INDEX asks_one_open_per_host_key; DROP INDEX asks_by_namespace_key; \
+         DROP INDEX asks_open_by_namespace; \
          ALTER TABLE asks DROP COLUMN namespace; \
          CREATE UNIQUE INDEX asks_one_open_per_key ON asks (scope, request_hash) WHERE state = 'open'; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
@@ -459,4 +460,24 @@ async fn a_sweep_with_nothing_to_do_writes_nothing() {
     // The header on disk says WAL (bytes 18 and 19 are 2).
     let header = std::fs::read(&path).unwrap();
     assert_eq!((header[18], header[19]), (2, 2));
+}
+
+/// The hub's quota check counts a namespace's open asks from an index of open asks alone,
+/// not from every ask the namespace ever made.
+#[tokio::test]
+async fn open_asks_of_a_namespace_are_counted_from_their_own_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let ns = ask_user_store::Namespace::hub_token("t");
+    assert_eq!(store.count_open_in(&ns).await.unwrap(), 0);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let plan: String = conn
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM asks WHERE namespace = ?1 AND state = 'open'",
+            ["x"],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("asks_open_by_namespace"), "{plan}");
 }
