@@ -179,6 +179,13 @@ impl ask_user_host::Acknowledge for HubDelivered {
 /// SIGTERM, or 2 s after the first, ends the process").
 pub(crate) const EXIT_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Signals arriving this soon after the first are the same signal delivered twice (to the
+/// process and to its process group, as `timeout` sends it), not a second signal.
+const SAME_SIGNAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Logged (info) once a further signal counts as a second one.
+pub(crate) const SECOND_SIGNAL_LOG: &str = "a second signal now ends the process at once";
+
 /// **Test only** (a test knob: read only in builds with `ask-user-store`'s `test-knobs`
 /// feature, see `ask_user_store::knobs`): lengthens [`EXIT_BOUND`] to this many milliseconds,
 /// so a test can tell the second signal's exit from the bound's.
@@ -211,8 +218,7 @@ pub(crate) fn cancel_on_signals(cancel: CancellationToken) {
     let spawned = std::thread::Builder::new()
         .name("signals".to_owned())
         .spawn(move || {
-            let mut received = signals.forever();
-            let Some(first) = received.next() else {
+            let Some(first) = signals.forever().next() else {
                 return;
             };
             let name = match first {
@@ -234,7 +240,13 @@ pub(crate) fn cancel_on_signals(cancel: CancellationToken) {
             if let Err(e) = bounded {
                 tracing::warn!("cannot bound the exit: {e}; a second signal still ends it");
             }
-            if received.next().is_some() {
+            // One signal sent to the process and to its group at once (`timeout`, harnesses
+            // that kill a group) arrives twice: what comes within SAME_SIGNAL of the first is
+            // that signal, not a second one.
+            std::thread::sleep(SAME_SIGNAL);
+            for _ in signals.pending() {}
+            tracing::info!("{SECOND_SIGNAL_LOG}");
+            if signals.forever().next().is_some() {
                 exit_now("a second signal");
             }
         });

@@ -138,14 +138,30 @@ fn a_call_stuck_after_sigterm_ends_within_the_bound() {
 fn a_second_sigterm_ends_a_stuck_call_at_once() {
     let home = tempfile::tempdir().unwrap();
     // The bound lengthened to 10 min: only the second signal can end it within the deadline.
-    let (mut child, stderr) =
-        stuck_asker(home.path(), &[("ASK_USER_TEST_EXIT_BOUND_MS", "600000")]);
+    let (mut child, mut stderr) = stuck_asker(
+        home.path(),
+        &[
+            ("ASK_USER_TEST_EXIT_BOUND_MS", "600000"),
+            ("RUST_LOG", "info"),
+        ],
+    );
     wait_asking(home.path());
     signal(&child, Signal::TERM);
-    // The first signal was taken once the store shows the ask detached.
+    // The first signal was taken once the store shows the ask detached, and a further one
+    // counts as a second signal once the process says so (one signal sent twice at once, to
+    // the process and its group, is one).
     wait_store(home.path(), "the ask detached", |open| {
         !open.is_empty() && open.iter().all(|r| !r.attached)
     });
+    let mut line = String::new();
+    while !line.contains("a second signal now ends the process at once") {
+        line.clear();
+        assert_ne!(
+            stderr.read_line(&mut line).unwrap(),
+            0,
+            "stderr closed early"
+        );
+    }
     signal(&child, Signal::TERM);
     let status = ended(&mut child);
     let text = rest(stderr);
@@ -215,4 +231,41 @@ fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
         "held until the bound: {text}"
     );
     drop(held);
+}
+
+/// One SIGTERM sent twice at once — to the process and to its process group, as `timeout`
+/// sends it — is one signal: the ask is detached and the call prints `ASK_ABORTED` (exit 130);
+/// it is not the "second signal" that ends the process at once.
+#[test]
+fn a_signal_sent_to_the_process_and_its_group_at_once_is_one_signal() {
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    hermetic(&mut command, home.path())
+        .args(["ask", "--via", "inbox", "--store", &store_url(home.path())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    wait_asking(home.path());
+    signal(&child, Signal::TERM);
+    signal(&child, Signal::TERM);
+    let status = ended(&mut child);
+    let mut printed = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
+    let text = rest(BufReader::new(child.stderr.take().unwrap()));
+    assert_eq!(
+        (status, printed.as_str()),
+        (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
+        "{text}"
+    );
+    assert!(!text.contains("exiting now"), "{text}");
+    wait_store(home.path(), "the ask detached", |open| {
+        open.len() == 1 && !open[0].attached
+    });
 }
