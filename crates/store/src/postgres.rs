@@ -100,6 +100,26 @@ pub(crate) fn tuned(url: &str) -> std::result::Result<Config, tokio_postgres::Er
     Ok(cfg)
 }
 
+/// A pooled query connection in use, with the permit that let the caller take it (the
+/// connection is unlocked before the permit returns: fields drop in order).
+pub(crate) struct Pooled<'a> {
+    guard: MutexGuard<'a, Option<Conn>>,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = Option<Conn>;
+    fn deref(&self) -> &Option<Conn> {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Option<Conn> {
+        &mut self.guard
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct PgStore {
     inner: Arc<Inner>,
@@ -111,6 +131,8 @@ struct Inner {
     shown: String,
     clients: Vec<Mutex<Option<Conn>>>,
     next: std::sync::atomic::AtomicUsize,
+    /// One permit per query connection: see [`PgStore::client`].
+    free: tokio::sync::Semaphore,
     tx: broadcast::Sender<Change>,
     listener: OnceLock<()>,
     listener_init: Mutex<()>,
@@ -303,6 +325,7 @@ impl PgStore {
                     .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
                     .collect(),
                 next: std::sync::atomic::AtomicUsize::new(0),
+                free: tokio::sync::Semaphore::new(POOL_SIZE),
                 tx,
                 listener: OnceLock::new(),
                 listener_init: Mutex::new(()),
@@ -332,15 +355,27 @@ impl PgStore {
         }
     }
 
-    /// A query connection of the pool: a free one with a live connection, else any free one,
-    /// else the next in turn once free; (re)connecting when it has none or it closed.
-    async fn client(&self) -> Result<MutexGuard<'_, Option<Conn>>> {
+    /// A query connection of the pool: the first to be free (a free one with a live
+    /// connection, else any free one), (re)connecting when it has none or it closed.
+    async fn client(&self) -> Result<Pooled<'_>> {
+        // Every slot is locked only while its permit is held, so holding one means a slot is
+        // free: a caller waits for whichever connection frees first, not for a given one (a
+        // read never queues behind a group commit's flush while another connection is idle).
+        let permit = self
+            .inner
+            .free
+            .acquire()
+            .await
+            .map_err(|_| self.no_connection())?;
         let clients = &self.inner.clients;
         let mut free = None;
         for slot in clients {
             if let Ok(guard) = slot.try_lock() {
                 if guard.as_ref().is_some_and(|c| !c.client.is_closed()) {
-                    return Ok(guard);
+                    return Ok(Pooled {
+                        guard,
+                        _permit: permit,
+                    });
                 }
                 free.get_or_insert(guard);
             }
@@ -348,6 +383,7 @@ impl PgStore {
         let mut guard = match free {
             Some(guard) => guard,
             None => {
+                // Not reached while the permits match the slots; waiting in turn is safe anyway.
                 let turn = self
                     .inner
                     .next
@@ -361,7 +397,10 @@ impl PgStore {
             // A new connection: the statements prepared on the old one are gone with it.
             *guard = Some(Conn::new(client));
         }
-        Ok(guard)
+        Ok(Pooled {
+            guard,
+            _permit: permit,
+        })
     }
 
     /// Runs `f` in a transaction on the query connection.
