@@ -56,7 +56,7 @@ fn namespace(token_id: &str) -> Namespace {
 
 async fn post_ask(
     State(hub): State<Arc<Hub>>,
-    Agent(agent, token): Agent,
+    Agent(agent, token, _): Agent,
     body: Result<axum::Json<PostAsk>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let axum::Json(body) = match body {
@@ -97,7 +97,7 @@ async fn post_ask(
 /// The ask if it is this token's (its namespace; an ask stored before namespaces, in the
 /// unnamed one, by the agent's name as then); otherwise the same 404 as a missing one.
 async fn own(store: &Store, agent: &Agent, id: i64) -> Result<AskRecord, Response> {
-    let Agent(name, token) = agent;
+    let Agent(name, token, _) = agent;
     let mine = |rec: &AskRecord| match rec.key.namespace().as_str() {
         "" => rec.asker.agent.as_deref() == Some(name.as_str()),
         _ => *rec.key.namespace() == namespace(token),
@@ -197,8 +197,23 @@ async fn get_ask(
         },
     };
     guard.armed = false;
-    axum::Json(view_of(&out)).into_response()
+    let withdrawn = matches!(
+        out.closed.as_ref().map(|c| &c.outcome),
+        Some(Outcome::Withdrawn)
+    );
+    let mut response = axum::Json(view_of(&out)).into_response();
+    if withdrawn {
+        response.extensions_mut().insert(EndedWithdrawn);
+    }
+    response
 }
+
+/// Marks a long-poll's response whose wait ended with the ask withdrawn: revoking a token
+/// withdraws its asks (which wakes its waits before the next revocation check), so the gate
+/// checks the token again before handing such an outcome out. Any other outcome (an answer,
+/// above all) goes out without another store read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EndedWithdrawn;
 
 /// `POST /v1/asks/{id}/delivered`: the agent printed the outcome it read. The body may name
 /// that outcome (`{"state": …, "answers": …}` as the ask's view gave it); the mark is a

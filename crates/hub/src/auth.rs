@@ -182,10 +182,11 @@ impl RateLimits {
     }
 }
 
-/// An agent authenticated by its bearer token: its name (shown to the human) and the token's
-/// id (the stored hash of the token: its asks' namespace; names are never identity).
+/// An agent authenticated by its bearer token: its name (shown to the human), the token's
+/// id (the stored hash of the token: its asks' namespace; names are never identity) and when
+/// the token was made (with the name, how the revocation check finds it in a list of tokens).
 #[derive(Debug, Clone)]
-pub(crate) struct Agent(pub(crate) String, pub(crate) String);
+pub(crate) struct Agent(pub(crate) String, pub(crate) String, pub(crate) Timestamp);
 
 impl FromRequestParts<Arc<Hub>> for Agent {
     type Rejection = Response;
@@ -212,7 +213,7 @@ pub(crate) async fn agent_of(hub: &Hub, hash: &str) -> Result<Agent, Response> {
         .check_secret(KIND_TOKEN, hash, Timestamp::now())
         .await
     {
-        Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name, hash.to_owned())),
+        Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name, hash.to_owned(), s.created_at)),
         Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
         Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
         Err(e) => {
@@ -313,6 +314,10 @@ impl FromRequestParts<Arc<Hub>> for Human {
 
     async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Human, HumanRefusal> {
         check_page_request(hub, parts)?;
+        // The human's gate (crate::gate::sessions) proved the session already.
+        if let Some(human) = parts.extensions.get::<Human>() {
+            return Ok(human.clone());
+        }
         let Some(secret) = session_cookie(&parts.headers) else {
             return Err(HumanRefusal::SignedOut);
         };

@@ -108,7 +108,9 @@ pub(crate) async fn agents(
             Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
         }
     }
-    let watch = hub.revocations.watch(KIND_TOKEN, &token);
+    let watch = hub
+        .revocations
+        .watch(KIND_TOKEN, &token, (agent.0.clone(), agent.2));
     let waits = request.uri().query().is_some_and(|q| q.contains("wait="));
     request.extensions_mut().insert(agent);
     let response = tokio::select! {
@@ -116,9 +118,14 @@ pub(crate) async fn agents(
         () = watch.token.cancelled() => return error(StatusCode::UNAUTHORIZED, REVOKED),
         () = hub.stopping.cancelled() => return error(StatusCode::SERVICE_UNAVAILABLE, STOPPING),
     };
-    // A long-poll that ended meanwhile (revoking also withdraws the agent's asks, which wakes
-    // it before the next check) tells a token revoked during its wait so, not the outcome.
+    // A long-poll that ended with its ask withdrawn (revoking also withdraws the agent's asks,
+    // which wakes it before the next check) tells a token revoked during its wait so, not the
+    // outcome. Other outcomes need no second read: the watch covers the wait itself.
     if waits
+        && response
+            .extensions()
+            .get::<crate::api::EndedWithdrawn>()
+            .is_some()
         && let Ok(None) = hub
             .store
             .check_secret(KIND_TOKEN, &token, Timestamp::now())
@@ -139,19 +146,27 @@ pub(crate) async fn agents(
 /// cookie is cut within [`REVOCATION_CHECK`] of the revocation.
 pub(crate) async fn sessions(
     State(hub): State<Arc<Hub>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let session = session_cookie(request.headers()).map(hash_secret);
     // The human's requests are kept from the first byte they prove: a live session (the page,
     // its assets, its answers) or a live sign-in link (the sign-in itself), so a flood that
-    // churns connections cannot close them.
+    // churns connections cannot close them. A session proven here is handed to the route's
+    // `Human` extractor, which then needs no second read of the same secret.
     let now = Timestamp::now();
+    let mut identity = None;
     let proven = match (&session, request.uri().path().strip_prefix("/login/")) {
-        (Some(hash), _) => matches!(
-            hub.store.check_secret(KIND_SESSION, hash, now).await,
-            Ok(Some(_))
-        ),
+        (Some(hash), _) => match hub.store.check_secret(KIND_SESSION, hash, now).await {
+            Ok(Some(s)) => {
+                identity = Some((s.name.clone(), s.created_at));
+                request
+                    .extensions_mut()
+                    .insert(crate::auth::Human { session: s.name });
+                true
+            }
+            _ => false,
+        },
         (None, Some(link)) => matches!(
             hub.store
                 .check_secret(KIND_LOGIN, &hash_secret(link), now)
@@ -168,9 +183,9 @@ pub(crate) async fn sessions(
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-    match session {
-        Some(hash) if streams && response.status().is_success() => {
-            let watch = hub.revocations.watch(KIND_SESSION, &hash);
+    match (session, identity) {
+        (Some(hash), Some(identity)) if streams && response.status().is_success() => {
+            let watch = hub.revocations.watch(KIND_SESSION, &hash, identity);
             revocable(response, watch, &hub.stopping)
         }
         _ => response,
@@ -268,9 +283,12 @@ impl OpenRequests {
     }
 }
 
-/// Per watched secret (kind, hash): the token fired when it is revoked, and how many
-/// requests watch it.
-type Watches = HashMap<(&'static str, String), (CancellationToken, usize)>;
+/// A watched secret's identity in a list of its kind: its name and when it was made.
+pub(crate) type Identity = (String, Timestamp);
+
+/// Per watched secret (kind, hash): the token fired when it is revoked, how many requests
+/// watch it, and its identity.
+type Watches = HashMap<(&'static str, String), (CancellationToken, usize, Identity)>;
 
 /// The secrets (kind and hash) open requests depend on, checked again every
 /// [`REVOCATION_CHECK`] by [`Revocations::run`]; each fires its token when revoked.
@@ -289,7 +307,7 @@ pub(crate) struct Watched {
 impl Drop for Watched {
     fn drop(&mut self) {
         let mut watched = self.revocations.lock();
-        if let Some((_, n)) = watched.get_mut(&self.key) {
+        if let Some((_, n, _)) = watched.get_mut(&self.key) {
             *n -= 1;
             if *n == 0 {
                 watched.remove(&self.key);
@@ -303,13 +321,19 @@ impl Revocations {
         self.watched.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Watches the secret of `kind` with `hash` until the returned guard is dropped.
-    pub(crate) fn watch(self: &Arc<Self>, kind: &'static str, hash: &str) -> Watched {
+    /// Watches the secret of `kind` with `hash` (named and made as `identity` says) until the
+    /// returned guard is dropped.
+    pub(crate) fn watch(
+        self: &Arc<Self>,
+        kind: &'static str,
+        hash: &str,
+        identity: Identity,
+    ) -> Watched {
         let key = (kind, hash.to_owned());
         let mut watched = self.lock();
         let entry = watched
             .entry(key.clone())
-            .or_insert_with(|| (CancellationToken::new(), 0));
+            .or_insert_with(|| (CancellationToken::new(), 0, identity));
         entry.1 += 1;
         let token = entry.0.clone();
         drop(watched);
@@ -321,21 +345,52 @@ impl Revocations {
     }
 
     /// Checks every watched secret in `store` each [`REVOCATION_CHECK`] until `stop`, and
-    /// fires the token of each one no longer live (revoked, expired). A store error leaves
-    /// them watched (checked again next time).
+    /// fires the token of each one no longer live (revoked, expired). One read per kind
+    /// watched, however many requests wait: the kind's live secrets, matched by identity;
+    /// only a secret missing from that list is looked up by its hash (which decides). A store
+    /// error leaves them watched (checked again next time).
     pub(crate) async fn run(self: Arc<Self>, store: Store, stop: CancellationToken) {
         loop {
             tokio::select! {
                 () = tokio::time::sleep(REVOCATION_CHECK) => {}
                 () = stop.cancelled() => return,
             }
-            let keys: Vec<(&'static str, String)> = self.lock().keys().cloned().collect();
-            for (kind, hash) in keys {
-                if let Ok(None) = store.check_secret(kind, &hash, Timestamp::now()).await
-                    && let Some((token, _)) = self.lock().get(&(kind, hash))
-                {
-                    token.cancel();
-                }
+            self.check(&store).await;
+        }
+    }
+
+    /// One round of [`Revocations::run`].
+    pub(crate) async fn check(&self, store: &Store) {
+        let watched: Vec<((&'static str, String), Identity)> = self
+            .lock()
+            .iter()
+            .map(|(key, (_, _, identity))| (key.clone(), identity.clone()))
+            .collect();
+        let mut kinds: Vec<&'static str> = watched.iter().map(|((kind, _), _)| *kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let now = Timestamp::now();
+        let mut live: HashMap<&'static str, std::collections::HashSet<Identity>> = HashMap::new();
+        for kind in kinds {
+            if let Ok(list) = store.list_secrets(kind).await {
+                live.insert(
+                    kind,
+                    list.into_iter()
+                        .filter(|s| s.is_live(now))
+                        .map(|s| (s.name, s.created_at))
+                        .collect(),
+                );
+            }
+        }
+        for ((kind, hash), identity) in watched {
+            let listed = live.get(kind).map(|l| l.contains(&identity));
+            if listed != Some(false) {
+                continue; // live, or the list was not read (checked next time)
+            }
+            if let Ok(None) = store.check_secret(kind, &hash, now).await
+                && let Some((token, _, _)) = self.lock().get(&(kind, hash))
+            {
+                token.cancel();
             }
         }
     }

@@ -269,3 +269,77 @@ fn a_context_field_is_capped_and_blank_is_none() {
     assert_eq!(cap(Some("x".repeat(500))).unwrap().chars().count(), 200);
     assert_eq!(cap(Some("é".repeat(300))).unwrap(), "é".repeat(200));
 }
+
+/// The revocation check reads each kind's list once and fires exactly the watches whose
+/// secret is no longer live: a revoked token, and the old token of a name made again (its
+/// identity, the name with the creation time, is another); a live token and a live session
+/// stay watched.
+#[tokio::test]
+async fn the_revocation_check_fires_only_the_watches_of_secrets_no_longer_live() {
+    let store = Store::memory();
+    let revocations = std::sync::Arc::new(crate::gate::Revocations::default());
+    let watch =
+        |kind: &'static str, token: &str, name: &str, secret: &ask_user_store::SecretRecord| {
+            assert_eq!(secret.name, name);
+            revocations.watch(
+                kind,
+                &hash_secret(token),
+                (name.to_owned(), secret.created_at),
+            )
+        };
+    let live = |t: &str| {
+        let (store, hash) = (store.clone(), hash_secret(t));
+        async move {
+            store
+                .check_secret(crate::KIND_TOKEN, &hash, Timestamp::now())
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let kept = add_token(&store, "kept").await.unwrap();
+    let gone = add_token(&store, "gone").await.unwrap();
+    let again = add_token(&store, "again").await.unwrap();
+    let kept_watch = watch(crate::KIND_TOKEN, &kept, "kept", &live(&kept).await);
+    let gone_watch = watch(crate::KIND_TOKEN, &gone, "gone", &live(&gone).await);
+    let again_record = live(&again).await;
+    let again_watch = watch(crate::KIND_TOKEN, &again, "again", &again_record);
+    let session = "a-session-secret";
+    store
+        .add_secret(&ask_user_store::NewSecret {
+            kind: crate::KIND_SESSION.to_owned(),
+            name: "session-1".to_owned(),
+            hash: hash_secret(session),
+            created_at: Timestamp::now(),
+            expires_at: Some(Timestamp::now().plus(crate::SESSION_TTL)),
+        })
+        .await
+        .unwrap();
+    let record = store
+        .check_secret(crate::KIND_SESSION, &hash_secret(session), Timestamp::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let session_watch = watch(crate::KIND_SESSION, session, "session-1", &record);
+
+    revocations.check(&store).await;
+    assert!(!kept_watch.token.is_cancelled() && !gone_watch.token.is_cancelled());
+
+    revoke_token(&store, "gone").await.unwrap();
+    revoke_token(&store, "again").await.unwrap();
+    // A new token of the same name, made once the clock moved on: not the watched one.
+    while Timestamp::now() <= again_record.created_at {
+        tokio::task::yield_now().await;
+    }
+    add_token(&store, "again").await.unwrap();
+    revocations.check(&store).await;
+    assert_eq!(
+        [
+            kept_watch.token.is_cancelled(),
+            gone_watch.token.is_cancelled(),
+            again_watch.token.is_cancelled(),
+            session_watch.token.is_cancelled(),
+        ],
+        [false, true, true, false]
+    );
+}
