@@ -177,21 +177,24 @@ async fn get_ask(
     if let Err(e) = attached {
         return store_error(&e);
     }
+    // Only the id is kept while waiting (the request's text is not held per waiting agent).
+    let id = rec.id;
+    drop(rec);
     let mut guard = DetachOnDrop {
         store: hub.store.clone(),
-        id: rec.id,
+        id,
         armed: true,
     };
     let waiting = async {
         tokio::select! {
-            out = hub.store.wait_outcome(rec.id) => out,
-            () = hub.store.keep_lease(rec.id) => std::future::pending().await,
+            out = hub.store.wait_outcome(id) => out,
+            () = keep_lease(&hub.store, id) => std::future::pending().await,
         }
     };
     let out = match tokio::time::timeout(wait, waiting).await {
         Ok(Ok(rec)) => rec,
         Ok(Err(e)) => return store_error(&e),
-        Err(_) => match hub.store.get(rec.id).await {
+        Err(_) => match hub.store.get(id).await {
             Ok(r) => r,
             Err(e) => return store_error(&e),
         },
@@ -214,6 +217,21 @@ async fn get_ask(
 /// above all) goes out without another store read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EndedWithdrawn;
+
+/// [`Store::keep_lease`] with each renewal boxed while it runs: a waiting poll holds a timer,
+/// not the largest store backend's renewal state (about 2.5 KiB per waiting agent).
+async fn keep_lease(store: &Store, id: AskId) {
+    let every = ask_user_store::lease() / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        match Box::pin(store.renew(id, Timestamp::now())).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => tracing::warn!("cannot renew the lease of ask {id}: {e}"),
+        }
+    }
+    std::future::pending::<()>().await;
+}
 
 /// `POST /v1/asks/{id}/delivered`: the agent printed the outcome it read. The body may name
 /// that outcome (`{"state": …, "answers": …}` as the ask's view gave it); the mark is a

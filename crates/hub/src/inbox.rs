@@ -55,6 +55,7 @@ pub(crate) fn routes(_hub: Arc<Hub>) -> Router<Arc<Hub>> {
         .route("/logout", post(logout))
         .route("/inbox/state", get(state))
         .route("/inbox/events", get(events))
+        .route("/inbox/asks/{id}", get(one))
         .route("/inbox/asks/{id}/answer", post(answer))
         .route("/inbox/asks/{id}/dismiss", post(dismiss))
 }
@@ -344,7 +345,31 @@ async fn state(
     .into_response()
 }
 
-/// `change` whenever the store changes (any replica): the page re-reads its state.
+/// `GET /inbox/asks/{id}`: the one ask a live change named, as the page shows it (`ask`: a
+/// card, open or closed), and `open_total` (every open ask): what the page needs to apply that
+/// change without re-reading its whole window. 404 once purged.
+async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) -> Response {
+    let rec = match hub.store.get(AskId(id)).await {
+        Ok(r) => r,
+        Err(ask_user_store::Error::NotFound(_)) => {
+            return error(StatusCode::NOT_FOUND, "no such ask");
+        }
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let shown = match Shown::of(&hub).await {
+        Ok(s) => s,
+        Err(resp) => return resp,
+    };
+    let total = match hub.store.count_open().await {
+        Ok(n) => n,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    axum::Json(serde_json::json!({ "ask": shown.card(&rec), "open_total": total })).into_response()
+}
+
+/// `change` whenever the store changes (any replica), naming the ask (`all` when changes may
+/// have been missed, `ready` once connected): the page reads that one ask, or its whole
+/// window for `all` and `ready`.
 async fn events(
     State(hub): State<Arc<Hub>>,
     _human: Human,

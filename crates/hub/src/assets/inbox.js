@@ -17,6 +17,7 @@
   const cards = window.askUserCards;
   const PER_GROUP = 3;
   const WINDOW_MAX = 500; // the hub's cap on one read (OPEN_PAGE_MAX)
+  const HISTORY_LEN = 50; // closed asks the hub's state read gives
 
   /** ask id -> { ask, card, entry, shown } (kept across updates: typed answers survive) */
   const asks = new Map();
@@ -353,16 +354,50 @@
     if (covered === null) return;
     for (const [id, item] of asks) {
       if (id < covered || listed.has(id)) continue;
-      if (item.entry && item.entry.closed) continue; // closed in place already
-      if (!item.shown) { asks.delete(id); continue; }
-      // Closed elsewhere: closed in place, saying how when the history knows.
-      const view = history.find((h) => h.id === id);
-      closeEntry(item.entry, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
-      if (view && view.state === "revoked") {
-        item.entry.form.querySelector(".closed-icon").textContent = STATE.revoked[0];
-        item.entry.form.querySelector(".closed-text").textContent = REVOKED_TEXT;
-      }
+      closeGone(id, item);
     }
+  }
+
+  /** A loaded ask that is no longer open: closed in place, saying how when the history knows. */
+  function closeGone(id, item) {
+    if (item.entry && item.entry.closed) return; // closed in place already
+    if (!item.shown) { asks.delete(id); return; }
+    const view = history.find((h) => h.id === id);
+    closeEntry(item.entry, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
+    if (view && view.state === "revoked") {
+      item.entry.form.querySelector(".closed-icon").textContent = STATE.revoked[0];
+      item.entry.form.querySelector(".closed-text").textContent = REVOKED_TEXT;
+    }
+  }
+
+  /** Applies the change of one ask (the live event names it): reads only that ask. A full
+   * read under way may predate the change, so it reads again once done. */
+  async function changed(id) {
+    if (refreshing) { again = true; return; }
+    let data = null;
+    try {
+      const r = await fetch("/inbox/asks/" + id, { credentials: "same-origin" });
+      if (r.status === 401) { window.location.reload(); return; }
+      if (r.status === 404) return; // purged: nothing to show
+      data = r.ok ? await r.json() : null;
+    } catch (_) { data = null; }
+    if (!data || refreshing) { refresh(); return; }
+    const ask = data.ask;
+    total = data.open_total;
+    const loaded = [...asks.keys()];
+    if (ask.state === "open") {
+      // An open ask older than the loaded window stays for "Show more" (only counted).
+      if (asks.has(ask.id) || !more || !loaded.length || ask.id > Math.min(...loaded)) {
+        merge([ask], null);
+      }
+    } else {
+      const at = history.findIndex((h) => h.id === ask.id);
+      if (at >= 0) history[at] = ask; else history = [ask, ...history].slice(0, HISTORY_LEN);
+      const item = asks.get(ask.id);
+      if (item) closeGone(ask.id, item);
+    }
+    render();
+    renderHistory();
   }
 
   async function read(query) {
@@ -415,7 +450,11 @@
   function connect() {
     const status = document.getElementById("status");
     const es = new EventSource("/inbox/events");
-    es.addEventListener("change", () => { status.textContent = "live"; refresh(); });
+    es.addEventListener("change", (e) => {
+      status.textContent = "live";
+      const id = Number(e.data);
+      if (Number.isSafeInteger(id) && id > 0) changed(id); else refresh();
+    });
     es.onerror = () => { status.textContent = "reconnecting…"; };
   }
 
