@@ -145,6 +145,58 @@ async fn the_state_read_pages_open_asks_newest_first() {
     assert_eq!(code, 401, "signed out");
 }
 
+/// The one-ask read the page makes for a live change names: that ask's card (open, or closed
+/// with its outcome) and the count of every open ask; 404 for an ask that does not exist, 401
+/// signed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_one_ask_read_gives_the_changed_asks_card_and_the_open_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_url = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let store = Store::open(&store_url).await.unwrap();
+    let open = seed(&store, 3, 0).await;
+    let hub = Hub::start(&store_url, &[]);
+    let cookie = session(&store_url, &hub.url).await;
+    let one = |id: i64, cookie: String| {
+        let url = format!("{}/inbox/asks/{id}", hub.url);
+        async move {
+            let resp = http()
+                .get(url)
+                .header("Cookie", format!("ask_user_hub={cookie}"))
+                .send()
+                .await
+                .unwrap();
+            let status = resp.status().as_u16();
+            (status, resp.json::<Value>().await.unwrap())
+        }
+    };
+    let (code, read) = one(open[1], cookie.clone()).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        (
+            &read["ask"]["id"],
+            &read["ask"]["state"],
+            &read["ask"]["agent"]
+        ),
+        (&json!(open[1]), &json!("open"), &json!(AGENTS[1]))
+    );
+    assert_eq!(read["ask"]["questions"][0]["id"], "go");
+    assert_eq!(read["open_total"], 3);
+    store
+        .record_outcome(AskId(open[1]), &Outcome::Withdrawn, Timestamp::now())
+        .await
+        .unwrap();
+    let (_, read) = one(open[1], cookie.clone()).await;
+    assert_eq!(
+        (&read["ask"]["state"], &read["open_total"]),
+        (&json!("withdrawn"), &json!(2))
+    );
+    assert!(read["ask"]["closed_at"].is_i64(), "{read}");
+    let (code, _) = one(999_999, cookie).await;
+    assert_eq!(code, 404);
+    let (code, _) = one(open[0], "nope".to_owned()).await;
+    assert_eq!(code, 401, "signed out");
+}
+
 /// In real Chromium, 120 open asks from three agents: grouped by agent, the agent waiting
 /// longest first, oldest first within a group, each group showing its three oldest with the
 /// true count and a button for the rest; an arrival above the card being read does not move
