@@ -94,19 +94,7 @@ impl MemoryStore {
                 (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
                 _ => {
                     inner.next_id += 1;
-                    let rec = AskRecord {
-                        id: AskId(inner.next_id),
-                        key: ask.key.clone(),
-                        request: ask.request.clone(),
-                        asker: ask.asker.clone(),
-                        created_at: ask.created_at,
-                        grace: ask.grace,
-                        attached: true,
-                        detached_at: None,
-                        lease_until: Some(ask.created_at.plus(lease())),
-                        closed: None,
-                        delivered_at: None,
-                    };
+                    let rec = ask.created(AskId(inner.next_id));
                     inner.asks.insert(rec.id, rec.clone());
                     inner
                         .by_key

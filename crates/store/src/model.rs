@@ -282,6 +282,24 @@ impl NewAsk {
         self.key = self.key.in_namespace(namespace);
         self
     }
+
+    /// The record of this ask once a store created it as `id`: open, attached, its lease
+    /// running from its creation, nothing delivered.
+    pub(crate) fn created(&self, id: AskId) -> AskRecord {
+        AskRecord {
+            id,
+            key: self.key.clone(),
+            request: self.request.clone(),
+            asker: self.asker.clone(),
+            created_at: self.created_at,
+            grace: self.grace,
+            attached: true,
+            detached_at: None,
+            lease_until: Some(self.created_at.plus(lease())),
+            closed: None,
+            delivered_at: None,
+        }
+    }
 }
 
 /// Who gave an outcome: the answerer, the channel it came through and the user, as known.

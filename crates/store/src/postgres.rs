@@ -492,19 +492,7 @@ impl PgStore {
                             .map_err(e)?;
                         let id = AskId(row.try_get(0).map_err(e)?);
                         notify_ids(tx, &[id]).await.map_err(e)?;
-                        Ok(Opened::Created(AskRecord {
-                            id,
-                            key: ask.key.clone(),
-                            request: ask.request.clone(),
-                            asker: ask.asker.clone(),
-                            created_at: ask.created_at,
-                            grace: ask.grace,
-                            attached: true,
-                            detached_at: None,
-                            lease_until: Some(ask.created_at.plus(lease())),
-                            closed: None,
-                            delivered_at: None,
-                        }))
+                        Ok(Opened::Created(ask.created(id)))
                     }
                 }
             })

@@ -591,19 +591,7 @@ impl SqliteStore {
                             ])
                         .map_err(err)?;
                         let id = AskId(tx.last_insert_rowid());
-                        Opened::Created(AskRecord {
-                            id,
-                            key: ask.key,
-                            request: ask.request,
-                            asker: ask.asker,
-                            created_at: ask.created_at,
-                            grace: ask.grace,
-                            attached: true,
-                            detached_at: None,
-                            lease_until: Some(ask.created_at.plus(lease())),
-                            closed: None,
-                            delivered_at: None,
-                        })
+                        Opened::Created(ask.created(id))
                     }
                 };
                 tx.commit().map_err(err)?;

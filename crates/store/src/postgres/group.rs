@@ -334,19 +334,7 @@ impl PgStore {
             });
             if let Some(i) = at {
                 let ask = &group[i].ask;
-                created[i] = Some(AskRecord {
-                    id: AskId(id),
-                    key: ask.key.clone(),
-                    request: ask.request.clone(),
-                    asker: ask.asker.clone(),
-                    created_at: ask.created_at,
-                    grace: ask.grace,
-                    attached: true,
-                    detached_at: None,
-                    lease_until: Some(ask.created_at.plus(lease())),
-                    closed: None,
-                    delivered_at: None,
-                });
+                created[i] = Some(ask.created(AskId(id)));
             }
         }
         Ok(created)
