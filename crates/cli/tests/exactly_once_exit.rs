@@ -18,22 +18,13 @@ const ENDS_WITHIN: Duration = Duration::from_secs(60);
 
 /// An asker waiting for an inbox on its own SQLite store, stuck before stdout once its call
 /// ends; returns it once it waits (stderr said no inbox is open) with its stderr reader.
-fn stuck_asker(
-    home: &std::path::Path,
-    env: &[(&str, &str)],
-) -> (Reaped, BufReader<std::process::ChildStderr>) {
+/// `ask --via inbox` on the store in `home` (plus `extra` arguments and `env`), asked
+/// [`QUESTION`] on its stdin; stdout and stderr piped.
+fn inbox_asker(home: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Reaped {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
     hermetic(&mut command, home)
-        .args([
-            "ask",
-            "--via",
-            "inbox",
-            "--store",
-            &store_url(home),
-            "--timeout",
-            "10m",
-        ])
-        .env("ASK_USER_TEST_FAILPOINT", "hang-before-stdout")
+        .args(["ask", "--via", "inbox", "--store", &store_url(home)])
+        .args(extra)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -45,6 +36,28 @@ fn stuck_asker(
         .unwrap()
         .write_all(QUESTION.as_bytes())
         .unwrap();
+    child
+}
+
+/// Waits for `child` to end: its exit status, what it printed and the rest of its stderr.
+fn finished(child: &mut Reaped) -> (Option<i32>, String, String) {
+    let status = ended(child);
+    let mut printed = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
+    (
+        status,
+        printed,
+        rest(BufReader::new(child.stderr.take().unwrap())),
+    )
+}
+
+fn stuck_asker(
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (Reaped, BufReader<std::process::ChildStderr>) {
+    let mut env = env.to_vec();
+    env.push(("ASK_USER_TEST_FAILPOINT", "hang-before-stdout"));
+    let mut child = inbox_asker(home, &["--timeout", "10m"], &env);
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
@@ -194,19 +207,7 @@ fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
     // Another process's lock, as SQLite takes them (POSIX record locks), on the whole file.
     let held = std::fs::File::create_new(&path).unwrap();
     fcntl_lock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
-    hermetic(&mut command, home.path())
-        .args(["ask", "--via", "inbox", "--store", &store_url(home.path())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
+    let mut child = inbox_asker(home.path(), &[], &[]);
     let deadline = Instant::now() + ENDS_WITHIN;
     while !has_open(child.id(), &path) {
         assert!(
@@ -217,10 +218,7 @@ fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
         std::thread::sleep(Duration::from_millis(5));
     }
     signal(&child, Signal::TERM);
-    let status = ended(&mut child);
-    let mut printed = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
-    let text = rest(BufReader::new(child.stderr.take().unwrap()));
+    let (status, printed, text) = finished(&mut child);
     assert_eq!(
         (status, printed.as_str()),
         (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
@@ -239,26 +237,11 @@ fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
 #[test]
 fn a_signal_sent_to_the_process_and_its_group_at_once_is_one_signal() {
     let home = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
-    hermetic(&mut command, home.path())
-        .args(["ask", "--via", "inbox", "--store", &store_url(home.path())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
+    let mut child = inbox_asker(home.path(), &[], &[]);
     wait_asking(home.path());
     signal(&child, Signal::TERM);
     signal(&child, Signal::TERM);
-    let status = ended(&mut child);
-    let mut printed = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut printed).unwrap();
-    let text = rest(BufReader::new(child.stderr.take().unwrap()));
+    let (status, printed, text) = finished(&mut child);
     assert_eq!(
         (status, printed.as_str()),
         (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
