@@ -1,9 +1,12 @@
 //! The table of open connections and the eviction rule: at the cap, the oldest connection
-//! that is not serving a request is closed to admit a new one; failing that, the oldest one
-//! serving a [`Standing::Yielding`] request (an agent: it reconnects), then the oldest serving
-//! an [`Standing::Anonymous`] one (it may be the human signing in, not proven yet); when all
-//! are serving [`Standing::Kept`] requests, the new one is refused. An address over its share
-//! of unproven connections closes its own first.
+//! idle after a lowered request is closed to admit a new one; failing that, the oldest one
+//! serving a [`Standing::Yielding`] request (an agent: it reconnects), then the oldest fresh
+//! one or serving an [`Standing::Anonymous`] request (it may be the human signing in, not
+//! proven yet), and only then the oldest *proven* one that is idle or serving a lowered
+//! request: a connection that finished a [`Standing::Kept`] request (the signed-in human's
+//! keep-alive: its client may be sending its next request on it right now, and a close then
+//! loses that request). When all are serving kept requests, the new one is refused. An
+//! address over its share of unproven connections closes its own first.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -22,6 +25,9 @@ pub(crate) struct Connections {
 struct Slot {
     peer: Option<std::net::IpAddr>,
     busy: Arc<AtomicUsize>,
+    /// Whether a request finished on it while its standing was [`Standing::Kept`] (its client
+    /// proved itself once; a connection is one client's, so it stays proven).
+    proven: Arc<std::sync::atomic::AtomicBool>,
     /// Whether a request head was read on it (an idle connection that never sent one is
     /// *fresh*: perhaps the human's, about to send it).
     served: Arc<std::sync::atomic::AtomicBool>,
@@ -30,8 +36,10 @@ struct Slot {
 }
 
 /// How much a connection serving a request is worth keeping when a newcomer needs its place
-/// at the cap. Idle connections always go first; then, oldest first within each class,
-/// `Yielding`, then `Anonymous`; `Kept` is never closed for a newcomer.
+/// at the cap. Connections idle after a lowered request go first; then, oldest first within
+/// each class, those serving `Yielding`, then fresh ones and those serving `Anonymous`, then
+/// proven ones (a `Kept` request finished on them) idle or serving a lowered request; a
+/// connection serving `Kept` is never closed for a newcomer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Standing {
@@ -91,9 +99,13 @@ impl Admitted {
         self.slot.evict.clone()
     }
 
-    /// The count of requests this connection is serving; [`Busy`] holds one.
-    pub(crate) fn busy_count(&self) -> Arc<AtomicUsize> {
-        self.slot.busy.clone()
+    /// What a request in progress on this connection updates; [`Busy`] holds one.
+    pub(crate) fn serving(&self) -> Serving {
+        Serving {
+            busy: self.slot.busy.clone(),
+            standing: self.slot.standing.clone(),
+            proven: self.slot.proven.clone(),
+        }
     }
 
     /// Marks that a request head was read on this connection (it is no longer fresh).
@@ -113,20 +125,34 @@ impl Drop for Admitted {
     }
 }
 
-/// Counts a request in progress on its connection until dropped (with the response body).
+/// A connection's count of requests in progress, the standing of the one it serves, and
+/// whether a kept request finished on it.
+#[derive(Debug, Clone)]
+pub(crate) struct Serving {
+    busy: Arc<AtomicUsize>,
+    standing: ConnectionStanding,
+    proven: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Counts a request in progress on its connection until dropped (with the response body);
+/// a request that ends kept proves its connection.
 #[derive(Debug)]
-pub(crate) struct Busy(Arc<AtomicUsize>);
+pub(crate) struct Busy(Serving);
 
 impl Busy {
-    pub(crate) fn new(count: &Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Self(count.clone())
+    pub(crate) fn new(serving: &Serving) -> Self {
+        serving.busy.fetch_add(1, Ordering::SeqCst);
+        Self(serving.clone())
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        // Proven before it counts as idle, so the table never sees it idle and unproven.
+        if self.0.standing.get() == Standing::Kept {
+            self.0.proven.store(true, Ordering::SeqCst);
+        }
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -159,27 +185,36 @@ impl Connections {
 
     /// Admits a new connection from `peer`, closing one at the cap: when `peer` already holds
     /// [`Connections::per_peer`] unproven connections (idle, or serving an anonymous request),
-    /// its own oldest idle one, else its own oldest anonymous one (an address competes only
-    /// with itself); otherwise the oldest idle one, else the oldest serving a yielding
-    /// request, else the oldest serving an anonymous one. `None` when every open connection is
-    /// serving a kept request.
+    /// one of its own by the order below without the yielding ones (an address competes only
+    /// with itself); otherwise the oldest idle after a lowered request, else the oldest
+    /// serving a yielding request, else the oldest fresh or serving an anonymous one, else the
+    /// oldest proven one (idle, or serving a lowered request). `None` when every open
+    /// connection is serving a kept request.
     pub(crate) fn admit_from(self: &Arc<Self>, peer: Option<std::net::IpAddr>) -> Option<Admitted> {
         let mut guard = self.lock();
         let (next, open) = &mut *guard;
         if open.len() >= self.cap {
-            // Rank 0: idle after a lowered request; 1: yielding; 2: fresh, idle after a kept
-            // request, or anonymous; kept ones serving are never chosen.
+            // Rank 0: idle after a lowered request; 1: yielding; 2: fresh, or anonymous; 3:
+            // proven, idle or serving a lowered request; kept ones serving are never chosen.
+            // A proven connection (the human's keep-alive) goes last: its client may be
+            // sending its next request on it right now, and a close then loses that request.
+            // A client that connects anew while it waits for its pooled connection (reqwest)
+            // reuses the old one when it frees first, and its newcomer would close it under it
+            // (even during the instant a route lowers the request to check its credential).
             let rank = |slot: &Slot| {
+                let proven = slot.proven.load(Ordering::SeqCst);
                 if slot.busy.load(Ordering::SeqCst) == 0 {
-                    // Idle after a request the app lowered (an agent's, an anonymous one) goes
-                    // first; fresh, or idle after a kept one (the human's keep-alive), ranks
-                    // with the anonymous requests.
-                    let lowered =
-                        slot.served.load(Ordering::SeqCst) && slot.standing.get() != Standing::Kept;
-                    Some(if lowered { 0 } else { 2 })
+                    Some(if proven {
+                        3
+                    } else if slot.served.load(Ordering::SeqCst) {
+                        0
+                    } else {
+                        2
+                    })
                 } else {
                     match slot.standing.get() {
                         Standing::Yielding => Some(1),
+                        Standing::Anonymous if proven => Some(3),
                         Standing::Anonymous => Some(2),
                         Standing::Kept => None,
                     }
@@ -207,6 +242,7 @@ impl Connections {
         let slot = Slot {
             peer,
             busy: Arc::new(AtomicUsize::new(0)),
+            proven: Arc::default(),
             served: Arc::default(),
             standing: ConnectionStanding::new(),
             evict: CancellationToken::new(),
@@ -235,7 +271,7 @@ mod tests {
         let b = table.admit().unwrap();
         let c = table.admit().unwrap();
         // `a` serves a request (an event stream), `b` and `c` are idle.
-        let _serving = Busy::new(&a.busy_count());
+        let _serving = Busy::new(&a.serving());
         let d = table.admit().unwrap();
         assert!(!a.evicted().is_cancelled(), "a busy connection was evicted");
         assert!(b.evicted().is_cancelled(), "the oldest idle one is evicted");
@@ -254,8 +290,8 @@ mod tests {
         let table = Connections::new(2);
         let a = table.admit().unwrap();
         let b = table.admit().unwrap();
-        let busy_a = Busy::new(&a.busy_count());
-        let _busy_b = Busy::new(&b.busy_count());
+        let busy_a = Busy::new(&a.serving());
+        let _busy_b = Busy::new(&b.serving());
         assert!(table.admit().is_none());
         assert!(!a.evicted().is_cancelled() && !b.evicted().is_cancelled());
         // `a`'s response is sent: it is idle again, and the next newcomer evicts it.
@@ -274,7 +310,7 @@ mod tests {
         let yielding_new = table.admit().unwrap();
         let _busy: Vec<Busy> = [&kept, &anonymous, &yielding_old, &yielding_new]
             .iter()
-            .map(|a| Busy::new(&a.busy_count()))
+            .map(|a| Busy::new(&a.serving()))
             .collect();
         anonymous.standing().set(Standing::Anonymous);
         yielding_old.standing().set(Standing::Yielding);
@@ -282,14 +318,14 @@ mod tests {
         let cancelled = |a: &Admitted| a.evicted().is_cancelled();
         // Every one serves: the yielding ones go first, oldest first.
         let e = table.admit().unwrap();
-        let _busy_e = Busy::new(&e.busy_count());
+        let _busy_e = Busy::new(&e.serving());
         assert!(cancelled(&yielding_old) && !cancelled(&yielding_new));
         let f = table.admit().unwrap();
-        let _busy_f = Busy::new(&f.busy_count());
+        let _busy_f = Busy::new(&f.serving());
         assert!(cancelled(&yielding_new));
         // Then the anonymous one; never the kept one.
         let g = table.admit().unwrap();
-        let _busy_g = Busy::new(&g.busy_count());
+        let _busy_g = Busy::new(&g.serving());
         assert!(cancelled(&anonymous));
         assert!(!cancelled(&kept) && !cancelled(&e) && !cancelled(&f));
         assert!(
@@ -308,7 +344,7 @@ mod tests {
         // rank with the anonymous request).
         idle.served().store(true, Ordering::SeqCst);
         idle.standing().set(Standing::Yielding);
-        let _busy = Busy::new(&anonymous.busy_count());
+        let _busy = Busy::new(&anonymous.serving());
         anonymous.standing().set(Standing::Anonymous);
         let _c = table.admit().unwrap();
         assert!(idle.evicted().is_cancelled());
@@ -321,7 +357,7 @@ mod tests {
         let flood: Option<std::net::IpAddr> = Some([192, 0, 2, 1].into());
         let human: Option<std::net::IpAddr> = Some([198, 51, 100, 7].into());
         let h = table.admit_from(human).unwrap();
-        let _serving = Busy::new(&h.busy_count());
+        let _serving = Busy::new(&h.serving());
         h.standing().set(Standing::Anonymous);
         let flood_conns: Vec<Admitted> = (0..7).map(|_| table.admit_from(flood).unwrap()).collect();
         let anonymous: Vec<Busy> = flood_conns
@@ -329,7 +365,7 @@ mod tests {
             .map(|a| {
                 a.standing().set(Standing::Anonymous);
                 a.served().store(true, Ordering::SeqCst);
-                Busy::new(&a.busy_count())
+                Busy::new(&a.serving())
             })
             .collect();
         // Full. The human's anonymous request is the oldest, but the flood's newcomers close
@@ -338,7 +374,7 @@ mod tests {
         for gone in flood_conns.iter().take(3) {
             let n = table.admit_from(flood).unwrap();
             n.standing().set(Standing::Anonymous);
-            newer.push((Busy::new(&n.busy_count()), n));
+            newer.push((Busy::new(&n.serving()), n));
             assert!(gone.evicted().is_cancelled());
             assert!(!h.evicted().is_cancelled());
         }
@@ -349,12 +385,56 @@ mod tests {
         assert!(!other.evicted().is_cancelled() && !h.evicted().is_cancelled());
     }
 
+    /// The human's keep-alive is closed only when nothing else can go: its client may be
+    /// sending its next request on it (reqwest reuses it while its own newcomer connects),
+    /// and the request it sends is lowered while its credential is checked.
+    #[test]
+    fn a_proven_connection_goes_after_fresh_and_anonymous_ones() {
+        let table = Connections::new(8);
+        let human: Option<std::net::IpAddr> = Some([198, 51, 100, 7].into());
+        let flood: Option<std::net::IpAddr> = Some([192, 0, 2, 1].into());
+        let keep_alive = table.admit_from(human).unwrap();
+        // A kept request (the page) finished on it; the next one is being checked.
+        keep_alive.served().store(true, Ordering::SeqCst);
+        drop(Busy::new(&keep_alive.serving()));
+        let _checking = Busy::new(&keep_alive.serving());
+        keep_alive.standing().set(Standing::Anonymous);
+        let anonymous = table.admit_from(flood).unwrap();
+        let _busy = Busy::new(&anonymous.serving());
+        anonymous.standing().set(Standing::Anonymous);
+        let fresh = table.admit_from(flood).unwrap();
+        let others: Vec<(Busy, Admitted)> = (0..5)
+            .map(|_| {
+                let other = table.admit_from(flood).unwrap();
+                other.standing().set(Standing::Anonymous);
+                (Busy::new(&other.serving()), other)
+            })
+            .collect();
+        // Full. The human's newcomer closes the flood's oldest anonymous request, not the
+        // human's older keep-alive; the next one the fresh connection; only then the
+        // keep-alive, when every other open connection serves a kept request.
+        let first = table.admit_from(human).unwrap();
+        assert!(anonymous.evicted().is_cancelled());
+        assert!(!keep_alive.evicted().is_cancelled());
+        let _first_busy = Busy::new(&first.serving());
+        let second = table.admit_from(human).unwrap();
+        assert!(fresh.evicted().is_cancelled());
+        assert!(!keep_alive.evicted().is_cancelled());
+        let _second_busy = Busy::new(&second.serving());
+        for (_, other) in &others {
+            other.standing().set(Standing::Kept);
+        }
+        let _third = table.admit_from(human).unwrap();
+        assert!(keep_alive.evicted().is_cancelled());
+        assert!(others.iter().all(|(_, o)| !o.evicted().is_cancelled()));
+    }
+
     #[test]
     fn a_fresh_connection_yields_only_after_agents() {
         let table = Connections::new(2);
         let fresh = table.admit().unwrap();
         let agent = table.admit().unwrap();
-        let _busy = Busy::new(&agent.busy_count());
+        let _busy = Busy::new(&agent.serving());
         agent.standing().set(Standing::Yielding);
         let _c = table.admit().unwrap();
         assert!(agent.evicted().is_cancelled());
@@ -378,7 +458,7 @@ mod tests {
     fn a_cap_of_zero_admits_one() {
         let table = Connections::new(0);
         let a = table.admit().unwrap();
-        let _busy = Busy::new(&a.busy_count());
+        let _busy = Busy::new(&a.serving());
         assert!(table.admit().is_none());
     }
 }

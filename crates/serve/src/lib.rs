@@ -20,11 +20,14 @@
 //!   head is read until its response body has been taken to the end or dropped, so a live
 //!   event stream is never closed for this — unless the app lowered the request's
 //!   [`Standing`] through the [`ConnectionStanding`] in its extensions: an idle connection
-//!   whose last request was lowered goes first; then the oldest serving a [`Standing::Yielding`] request (a client that
-//!   reconnects, such as an agent's long-poll) is closed, then the oldest of the fresh
-//!   connections (no request yet), those idle after a kept request, and those serving an
+//!   whose last request was lowered goes first; then the oldest serving a
+//!   [`Standing::Yielding`] request (a client that reconnects, such as an agent's long-poll)
+//!   is closed, then the oldest of the fresh connections (no request yet) and those serving an
 //!   [`Standing::Anonymous`] one (no credential checked yet: perhaps the human signing in,
-//!   perhaps a slow body from anyone).
+//!   perhaps a slow body from anyone), and last the oldest *proven* one: a connection on which
+//!   a request finished kept (the signed-in human's keep-alive), idle or serving a request
+//!   lowered while its credential is checked. Its client may be sending its next request on it
+//!   at that instant, and closing it then loses that request.
 //!   When every open connection is serving a [`Standing::Kept`] request (the default), the
 //!   new one is refused (closed at once).
 //! - **Per address.** One peer address holds at most a quarter of the cap in *unproven*
@@ -211,7 +214,7 @@ async fn connection<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let busy = admitted.busy_count();
+    let busy = admitted.serving();
     let standing = admitted.standing();
     let served = admitted.served();
     let service = tower::service_fn(move |request: Request<hyper::body::Incoming>| {
