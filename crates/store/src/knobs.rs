@@ -1,6 +1,7 @@
 //! Test knobs: environment variables that let tests with real processes shorten the lease
-//! ([`crate::LEASE_TEST_ENV`]), switch the kernel file watch off ([`crate::WATCH_TEST_ENV`]) or
-//! make a process abort at a named point ([`FAILPOINT_ENV`]).
+//! ([`crate::LEASE_TEST_ENV`]), switch the kernel file watch off ([`crate::WATCH_TEST_ENV`]),
+//! set or switch off SQLite's safety scan ([`crate::SAFETY_SCAN_TEST_ENV`]) or make a process
+//! abort at a named point ([`FAILPOINT_ENV`]).
 //!
 //! They are read only in builds with this crate's `test-knobs` cargo feature. The workspace's
 //! tests turn it on through their dev-dependencies (a `cargo test` build), so the binary

@@ -79,7 +79,7 @@ pub use model::{
     lease,
 };
 pub use schema::SCHEMA_VERSION;
-pub use sqlite::WATCH_TEST_ENV;
+pub use sqlite::{SAFETY_SCAN_TEST_ENV, WATCH_TEST_ENV};
 
 /// A store of asks: one of the backends, chosen by URL ([`Store::open`]) or in code.
 #[derive(Debug, Clone)]
@@ -533,7 +533,7 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Gone`] once the store file was deleted or replaced (found
-    /// on the file watch's next event, or at the latest at the next safety re-check); the
+    /// on the file watch's next event, or at the latest at the store's next safety scan); the
     /// backend's errors.
     pub async fn wait_outcome(&self, id: AskId) -> Result<AskRecord> {
         let interest = self.waiters.register(id);
@@ -615,13 +615,13 @@ impl Store {
         std::future::pending::<()>().await;
     }
 
-    /// How often a waiter re-reads its ask although no change was announced: a safety net
-    /// against a lost file event (SQLite on a network file system) — not the way answers
-    /// normally arrive.
+    /// How often a waiter re-reads its ask although no change was announced — not the way
+    /// answers normally arrive. SQLite's safety net against a lost file event is one scan per
+    /// store handle (its scan loop, every 5 s), which announces what it finds; a waiter's own
+    /// re-read is only the last resort, as on the memory store.
     fn safety_recheck(&self) -> Duration {
         match &self.backend {
-            Backend::Memory(_) => Duration::from_secs(3600),
-            Backend::Sqlite(_) => Duration::from_secs(5),
+            Backend::Memory(_) | Backend::Sqlite(_) => Duration::from_secs(3600),
             Backend::Postgres(_) => Duration::from_secs(60),
         }
     }

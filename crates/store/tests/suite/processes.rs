@@ -137,11 +137,43 @@ fn twenty_processes_creating_one_store_at_once_all_open_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_process_feed_hears_a_new_ask_through_the_file_watch() {
     let f = common::sqlite().await;
-    let child = ChildProc::spawn(&["follow", &f.url]);
+    // No safety scan: only the watch can announce the ask.
+    let child = ChildProc::spawn_with_env(
+        &[(ask_user_store::SAFETY_SCAN_TEST_ENV, "off")],
+        &["follow", &f.url],
+    );
     assert_eq!(child.next(), "subscribed");
     let ask = NewAsk::new(&Scope::HostKey("followed".into()), "{}", Asker::default());
     let id = f.store.open_ask(&ask).await.unwrap().record().id;
     assert_eq!(child.next(), format!("change {}", id.0));
+    child.finish();
+}
+
+/// Every file event lost (no watch at all): a waiter in another process still hears the
+/// answer, from its store's one safety scan (a waiter no longer re-reads its own ask on a
+/// timer of its own; with the scan switched off, this wait would not end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_file_event_lost_the_safety_scan_delivers_the_answer() {
+    let f = common::sqlite().await;
+    let ask = NewAsk::new(&Scope::HostKey("lost".into()), "{}", Asker::default());
+    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
+    let child = ChildProc::spawn_with_env(
+        &[
+            (ask_user_store::WATCH_TEST_ENV, "none"),
+            (ask_user_store::SAFETY_SCAN_TEST_ENV, "200"),
+        ],
+        &["wait", &f.url, &rec.id.0.to_string()],
+    );
+    assert_eq!(child.next(), "waiting");
+    let answer = Outcome::Answered {
+        answer: serde_json::json!("found"),
+        by: Responder::default(),
+    };
+    f.store
+        .record_outcome(rec.id, &answer, Timestamp::now())
+        .await
+        .unwrap();
+    assert_eq!(child.next(), "outcome \"found\"");
     child.finish();
 }
 
@@ -154,7 +186,10 @@ async fn a_waiter_without_a_kernel_watch_polls_the_sidecar_and_hears_the_answer(
     let ask = NewAsk::new(&Scope::HostKey("p".into()), "{}", Asker::default());
     let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
     let child = ChildProc::spawn_with_env(
-        &[(ask_user_store::WATCH_TEST_ENV, "poll")],
+        &[
+            (ask_user_store::WATCH_TEST_ENV, "poll"),
+            (ask_user_store::SAFETY_SCAN_TEST_ENV, "off"),
+        ],
         &["follow", &f.url, &rec.id.0.to_string()],
     );
     assert_eq!(child.next(), "following, watch poll");
