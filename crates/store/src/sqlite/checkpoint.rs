@@ -121,17 +121,22 @@ impl Checkpointer {
         })
     }
 
-    /// After a commit that left `frames` in the WAL: past the bound, wakes the thread (starting
-    /// it the first time). Never waits: the lock guards only these flags.
-    pub(super) fn committed(self: &Arc<Self>, frames: u32) {
-        if frames <= WAL_BOUND_PAGES {
-            return;
+    /// Right after a commit that left `frames` in the WAL, before its writes' callers hear of
+    /// it: past the bound, a checkpoint is wanted (so a store closed as soon as its caller
+    /// returns still waits for it). Never waits: the lock guards only these flags.
+    pub(super) fn committed(&self, frames: u32) {
+        if frames > WAL_BOUND_PAGES {
+            lock(&self.state).wanted = true;
         }
+    }
+
+    /// After the callers were answered: wakes the thread for a checkpoint wanted, starting it
+    /// the first time.
+    pub(super) fn wake(self: &Arc<Self>) {
         let mut s = lock(&self.state);
-        if s.closed {
+        if !s.wanted {
             return;
         }
-        s.wanted = true;
         if !s.started {
             let this = self.clone();
             let spawned = std::thread::Builder::new()
@@ -156,7 +161,7 @@ impl Checkpointer {
         let mut s = lock(&self.state);
         s.closed = true;
         self.changed.notify_all();
-        while s.started && (s.wanted || s.running) {
+        while s.wanted || s.running {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 if let Some(i) = &s.interrupt {
@@ -295,6 +300,7 @@ mod tests {
         let few = take_frames();
         assert!((1..=WAL_BOUND_PAGES).contains(&few), "{few}");
         ckpt.committed(few);
+        ckpt.wake();
         assert!(
             !lock(&ckpt.state).started,
             "no thread for a WAL under the bound"
@@ -307,6 +313,7 @@ mod tests {
         let many = take_frames();
         assert!(many > WAL_BOUND_PAGES, "{many}");
         ckpt.committed(many);
+        ckpt.wake();
         ckpt.close();
         assert_eq!(ckpt.runs(), 1);
         let wal = dir.path().join("t.sqlite3-wal");

@@ -237,9 +237,9 @@ fn write_loop(
                 Err(_) => break,
             }
         }
-        commit_group(&mut conn, shown, group, commits);
+        commit_group(&mut conn, shown, group, commits, checkpointer);
         // After the group's callers have their results: the checkpoint never delays them.
-        checkpointer.committed(checkpoint::take_frames());
+        checkpointer.wake();
     }
 }
 
@@ -249,6 +249,7 @@ fn commit_group(
     shown: &str,
     group: Vec<Box<dyn Job>>,
     commits: &AtomicUsize,
+    checkpointer: &Checkpointer,
 ) {
     let mut rest = group.into_iter().peekable();
     while rest.peek().is_some() {
@@ -288,6 +289,9 @@ fn commit_group(
         }
         if committed.is_ok() {
             commits.fetch_add(1, Ordering::Relaxed);
+            // Before the callers hear of the commit: one that closes the store at once still
+            // finds the checkpoint wanted and waits for it.
+            checkpointer.committed(checkpoint::take_frames());
         }
         let failed = committed.err();
         for job in ran {

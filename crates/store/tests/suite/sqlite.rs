@@ -167,7 +167,10 @@ fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
         }
     };
     child.finish();
-    assert!(acked > 10, "the store held only {acked} asks");
+    // How many fit depends on the race between the writer and the checkpoint thread: with the
+    // WAL checkpointed as it fills, hundreds; when the WAL fills the disk before its first
+    // checkpoint copies it (the checkpoint then fails on the full disk too), about ten.
+    assert!(acked >= 5, "the store held only {acked} asks");
     assert_eq!(
         last,
         format!(
