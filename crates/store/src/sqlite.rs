@@ -1,7 +1,9 @@
 //! The SQLite backend: the embedded default (docs/contract.md §8 "Store", "Crash safety").
 //!
 //! One file in WAL mode with `synchronous=FULL`, created with mode 0600 in a 0700 directory; the
-//! WAL and its index (`PATH-wal`, `PATH-shm`, same mode) stay beside it across runs.
+//! WAL and its index (`PATH-wal`, `PATH-shm`, same mode) stay beside it across runs; the WAL is
+//! checkpointed and truncated by a thread of the handle's own once a commit leaves it past
+//! [`WAL_BOUND_PAGES`] ([`checkpoint`]), never inside a writer's commit.
 //! Every write runs in a savepoint of a `BEGIN IMMEDIATE` transaction that the handle's writer
 //! thread shares among the writes queued meanwhile (group commit, [`pool`]), so writers of
 //! several processes queue on SQLite's write lock (busy timeout [`BUSY_TIMEOUT`]) instead of
@@ -10,7 +12,10 @@
 //! crate: inotify on Linux) and reads the asks whose `seq` passed the last one it saw. A waiting
 //! process therefore sleeps in the kernel until a writer commits.
 
+mod checkpoint;
 mod pool;
+
+pub use checkpoint::WAL_BOUND_PAGES;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
@@ -295,9 +300,11 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
         .map_err(|e| map_err(shown, e))?;
     // Keep the WAL (and its index) when the last connection closes: deleting it at every exit
     // made every start re-create it and sync it and the directory before the first commit. The
-    // WAL is still checkpointed, by the commits that fill it (the automatic checkpoint).
+    // WAL is checkpointed on a thread of its own instead of inside the commit that fills it
+    // (SQLite's automatic checkpoint, switched off here): see [`checkpoint`].
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .map_err(|e| map_err(shown, e))?;
+    checkpoint::watch_wal(&conn).map_err(|e| map_err(shown, e))?;
     migrate(&mut conn, shown)?;
     Ok(conn)
 }

@@ -16,6 +16,10 @@
 //! for the writer, nor the writer for them), each opened on its first use — without the
 //! create flag, so a store file deleted meanwhile is not re-created empty — and `query_only`.
 //! A read after a write's result sees that write (a read starts from the latest commit).
+//!
+//! **Checkpoints.** After each group the writer hands the WAL's frame count (from SQLite's WAL
+//! hook) to the handle's [`Checkpointer`], which checkpoints on a thread and connection of its
+//! own; dropping the handle closes it ([`Checkpointer::close`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,6 +29,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
+use super::checkpoint::{self, Checkpointer};
 use super::{BUSY_TIMEOUT, map_err};
 use crate::error::{Error, Result};
 
@@ -88,6 +93,7 @@ pub(super) struct Conns {
     jobs: mpsc::Sender<Box<dyn Job>>,
     readers: Vec<Mutex<Option<Connection>>>,
     next: AtomicUsize,
+    checkpointer: std::sync::Arc<Checkpointer>,
     /// How many group commits the writer made (read by the tests).
     #[cfg_attr(not(test), allow(dead_code))]
     commits: std::sync::Arc<AtomicUsize>,
@@ -99,11 +105,13 @@ impl Conns {
         writer.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let commits = std::sync::Arc::new(AtomicUsize::new(0));
+        let checkpointer = Checkpointer::new(path.clone(), shown.clone());
         std::thread::Builder::new()
             .name("store-writer".to_owned())
             .spawn({
                 let (shown, commits) = (shown.clone(), commits.clone());
-                move || write_loop(writer, &shown, &queue, &commits)
+                let checkpointer = checkpointer.clone();
+                move || write_loop(writer, &shown, &queue, &commits, &checkpointer)
             })
             .map_err(|e| Error::Backend {
                 location: shown.clone(),
@@ -115,6 +123,7 @@ impl Conns {
             jobs,
             readers: (0..READERS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
+            checkpointer,
             commits,
         })
     }
@@ -173,6 +182,14 @@ impl Conns {
     }
 }
 
+impl Drop for Conns {
+    /// The handle's last clone is gone: a checkpoint asked for or running gets a short while
+    /// to finish ([`Checkpointer::close`]).
+    fn drop(&mut self) {
+        self.checkpointer.close();
+    }
+}
+
 fn unreachable_reader<T>(shown: &str) -> Result<T> {
     Err(Error::Backend {
         location: shown.to_owned(),
@@ -193,6 +210,10 @@ fn open_reader(path: &std::path::Path, shown: &str) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
     conn.pragma_update(None, "query_only", true).map_err(err)?;
+    // It never commits, so it would never checkpoint; off all the same, like every connection
+    // of the store's (the checkpoint thread does it).
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .map_err(err)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Like the writer: the last connection to close keeps the WAL.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
@@ -206,6 +227,7 @@ fn write_loop(
     shown: &str,
     queue: &mpsc::Receiver<Box<dyn Job>>,
     commits: &AtomicUsize,
+    checkpointer: &std::sync::Arc<Checkpointer>,
 ) {
     while let Ok(first) = queue.recv() {
         let mut group = vec![first];
@@ -215,7 +237,9 @@ fn write_loop(
                 Err(_) => break,
             }
         }
-        commit_group(&mut conn, shown, group, commits);
+        commit_group(&mut conn, shown, group, commits, checkpointer);
+        // After the group's callers have their results: the checkpoint never delays them.
+        checkpointer.wake();
     }
 }
 
@@ -225,6 +249,7 @@ fn commit_group(
     shown: &str,
     group: Vec<Box<dyn Job>>,
     commits: &AtomicUsize,
+    checkpointer: &Checkpointer,
 ) {
     let mut rest = group.into_iter().peekable();
     while rest.peek().is_some() {
@@ -264,6 +289,9 @@ fn commit_group(
         }
         if committed.is_ok() {
             commits.fetch_add(1, Ordering::Relaxed);
+            // Before the callers hear of the commit: one that closes the store at once still
+            // finds the checkpoint wanted and waits for it.
+            checkpointer.committed(checkpoint::take_frames());
         }
         let failed = committed.err();
         for job in ran {

@@ -75,6 +75,46 @@ async fn run(args: &[&str]) {
                 say(&format!("acked {} {i}", id.0));
             }
         }
+        ["ask-once", url, i] => {
+            // One commit (the ask), then the process ends: the store's last handle closes.
+            let store = Store::open(url).await.unwrap();
+            let ask = NewAsk::new(
+                &Scope::HostKey(format!("once{i}")),
+                format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(16_000)),
+                Asker::default(),
+            );
+            store.open_ask(&ask).await.unwrap();
+            say("opened");
+        }
+        ["write-n", url, n, tag] => {
+            let store = Store::open(url).await.unwrap();
+            let n: usize = n.parse().unwrap();
+            let mut failed = None;
+            for i in 0..n {
+                let ask = NewAsk::new(
+                    &Scope::HostKey(format!("{tag}-{i}")),
+                    format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(2_000)),
+                    Asker::default(),
+                );
+                let answer = Outcome::Answered {
+                    answer: serde_json::json!({ "i": i }),
+                    by: Responder::default(),
+                };
+                let step = async {
+                    let id = store.open_ask(&ask).await?.record().id;
+                    store.record_outcome(id, &answer, Timestamp::now()).await?;
+                    store.mark_delivered(id, &answer, Timestamp::now()).await
+                };
+                if let Err(e) = step.await {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            match failed {
+                None => say("done"),
+                Some(e) => say(&format!("err {e}")),
+            }
+        }
         ["fill", url] => {
             let store = Store::open(url).await.unwrap();
             let mut acked = Vec::new();

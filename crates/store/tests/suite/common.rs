@@ -390,3 +390,37 @@ impl Drop for ChildProc {
         }
     }
 }
+
+/// The frames of `store`'s WAL a process that opens it alone reads back: those carrying the
+/// WAL header's salt, up to the first that does not (older generations are not read).
+pub(crate) fn wal_frames(store: &Path) -> u32 {
+    let mut wal = store.as_os_str().to_owned();
+    wal.push("-wal");
+    let Ok(data) = std::fs::read(PathBuf::from(wal)) else {
+        return 0;
+    };
+    if data.len() < 32 {
+        return 0;
+    }
+    let page = u32::from_be_bytes([data[8], data[9], data[10], data[11]]) as usize;
+    let salt = &data[16..24];
+    let (mut n, mut off) = (0, 32);
+    while off + 24 + page <= data.len() && &data[off + 8..off + 16] == salt {
+        n += 1;
+        off += 24 + page;
+    }
+    n
+}
+
+/// Waits until `store`'s WAL holds at most `bound` frames ([`wal_frames`]), up to
+/// [`DEADLINE`]; the frames it held last.
+pub(crate) async fn wal_settles_under(store: &Path, bound: u32) -> u32 {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let frames = wal_frames(store);
+        if frames <= bound || std::time::Instant::now() >= deadline {
+            return frames;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

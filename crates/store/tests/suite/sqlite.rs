@@ -167,7 +167,10 @@ fn disk_filling_up_while_asking_is_reported_and_nothing_acknowledged_is_lost() {
         }
     };
     child.finish();
-    assert!(acked > 10, "the store held only {acked} asks");
+    // How many fit depends on the race between the writer and the checkpoint thread: with the
+    // WAL checkpointed as it fills, hundreds; when the WAL fills the disk before its first
+    // checkpoint copies it (the checkpoint then fails on the full disk too), about ten.
+    assert!(acked >= 5, "the store held only {acked} asks");
     assert_eq!(
         last,
         format!(
@@ -480,4 +483,38 @@ async fn open_asks_of_a_namespace_are_counted_from_their_own_index() {
         )
         .unwrap();
     assert!(plan.contains("asks_open_by_namespace"), "{plan}");
+}
+
+/// The WAL a starting process reads back stays under the store's checkpoint bound: the commits
+/// that pass it wake the checkpoint thread, which truncates the WAL (SQLite's own checkpoint,
+/// at 1,000 pages, left up to 1,000 frames for every start to read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_stays_under_its_checkpoint_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    for i in 0..100 {
+        let ask = ask_user_store::NewAsk::new(
+            &ask_user_store::Scope::HostKey(format!("k{i}")),
+            format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(2_000)),
+            ask_user_store::Asker::default(),
+        );
+        let id = store.open_ask(&ask).await.unwrap().record().id;
+        let answer = Outcome::Answered {
+            answer: serde_json::json!({ "i": i }),
+            by: ask_user_store::Responder::default(),
+        };
+        let now = ask_user_store::Timestamp::now();
+        store.record_outcome(id, &answer, now).await.unwrap();
+        assert!(store.mark_delivered(id, &answer, now).await.unwrap());
+    }
+    // The last checkpoint may still be running on its thread.
+    let frames = super::common::wal_settles_under(&path, ask_user_store::WAL_BOUND_PAGES).await;
+    assert!(
+        frames <= ask_user_store::WAL_BOUND_PAGES,
+        "a start reads {frames} frames, past the bound of {}",
+        ask_user_store::WAL_BOUND_PAGES
+    );
 }
