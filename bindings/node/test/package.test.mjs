@@ -1,5 +1,5 @@
 // The published shape of the package: `npm pack` makes a tarball that installs (offline, from
-// the npm cache `npm ci` filled) into a fresh project beside the harness's own package, whose
+// the npm cache scripts/setup filled) into a fresh project beside the harness's own package, whose
 // declarations type-check a consumer with `tsc --noEmit`, and whose code runs from there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
