@@ -154,45 +154,41 @@ async fn another_process_feed_hears_a_new_ask_through_the_file_watch() {
 /// timer of its own; with the scan switched off, this wait would not end).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_every_file_event_lost_the_safety_scan_delivers_the_answer() {
-    let f = common::sqlite().await;
-    let ask = NewAsk::new(&Scope::HostKey("lost".into()), "{}", Asker::default());
-    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
-    let child = ChildProc::spawn_with_env(
+    answered_here_heard_there(
         &[
             (ask_user_store::WATCH_TEST_ENV, "none"),
             (ask_user_store::SAFETY_SCAN_TEST_ENV, "200"),
         ],
-        &["wait", &f.url, &rec.id.0.to_string()],
-    );
-    assert_eq!(child.next(), "waiting");
-    let answer = Outcome::Answered {
-        answer: serde_json::json!("found"),
-        by: Responder::default(),
-    };
-    f.store
-        .record_outcome(rec.id, &answer, Timestamp::now())
-        .await
-        .unwrap();
-    assert_eq!(child.next(), "outcome \"found\"");
-    child.finish();
+        "wait",
+        "waiting",
+    )
+    .await;
 }
 
 /// The kernel refuses a file watch (the per-user inotify limit, reached by dozens of waiting
 /// agents): the follower polls the sidecar instead and still hears the answer on its feed (no
-/// safety re-check: only the watch can wake it).
+/// safety scan: only the watch can wake it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_without_a_kernel_watch_polls_the_sidecar_and_hears_the_answer() {
-    let f = common::sqlite().await;
-    let ask = NewAsk::new(&Scope::HostKey("p".into()), "{}", Asker::default());
-    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
-    let child = ChildProc::spawn_with_env(
+    answered_here_heard_there(
         &[
             (ask_user_store::WATCH_TEST_ENV, "poll"),
             (ask_user_store::SAFETY_SCAN_TEST_ENV, "off"),
         ],
-        &["follow", &f.url, &rec.id.0.to_string()],
-    );
-    assert_eq!(child.next(), "following, watch poll");
+        "follow",
+        "following, watch poll",
+    )
+    .await;
+}
+
+/// Opens an ask, starts the child `command` (`wait` or `follow`) on it with `env`, waits for
+/// its first line `ready`, answers the ask here, and checks that the child hears the answer.
+async fn answered_here_heard_there(env: &[(&str, &str)], command: &str, ready: &str) {
+    let f = common::sqlite().await;
+    let ask = NewAsk::new(&Scope::HostKey(command.into()), "{}", Asker::default());
+    let rec = f.store.open_ask(&ask).await.unwrap().record().clone();
+    let child = ChildProc::spawn_with_env(env, &[command, &f.url, &rec.id.0.to_string()]);
+    assert_eq!(child.next(), ready);
     let answer = Outcome::Answered {
         answer: serde_json::json!("yes"),
         by: Responder::default(),
