@@ -122,7 +122,6 @@ impl SqliteStore {
     /// Starts following other processes' writes: a file watch on the sidecar and a task that
     /// announces the asks whose `seq` passed the last one seen.
     async fn start_watch(&self) -> Result<()> {
-        let shown = self.inner.shown.clone();
         let start = self
             .read(|conn, shown| meta_value(conn, "seq").map_err(|e| map_err(shown, e)))
             .await?
@@ -137,52 +136,7 @@ impl SqliteStore {
                 _ => wake.notify_one(),
             }
         };
-        let forced = crate::knobs::var(WATCH_TEST_ENV);
-        if forced.as_deref() == Some("none") {
-            let weak = Arc::downgrade(&self.inner);
-            tokio::spawn(scan_loop(weak, wake.clone()));
-            let _ = self.inner.watch.set(Watch {
-                _watcher: None,
-                mode: "none",
-                wake,
-            });
-            return Ok(());
-        }
-        let forced_poll = forced.is_some_and(|v| v == "poll");
-        let kernel = if forced_poll {
-            Err(notify::Error::generic(
-                "the kernel watch is switched off for this test",
-            ))
-        } else {
-            notify::recommended_watcher(handler.clone()).and_then(|mut w| {
-                w.watch(&target, notify::RecursiveMode::NonRecursive)
-                    .map(|()| w)
-            })
-        };
-        let (watcher, mode) = match kernel {
-            Ok(w) => (Some(Watching::Kernel(w)), "kernel"),
-            Err(e) => {
-                // Degraded, not failed: a poll of the sidecar's metadata (cheap: no database
-                // read), and the safety scan behind it.
-                match poll_sidecar(target.clone(), wake.clone(), Arc::downgrade(&self.inner)) {
-                    Ok(()) => {
-                        // Info, not a warning: the poll serves as well (within 250 ms), and an
-                        // agent's stderr is read by its model; `RUST_LOG=info` shows it.
-                        tracing::info!(
-                            store = %shown,
-                            "cannot watch {} with the kernel ({e}); checking it every {} ms instead. When many agents wait at once, raise the limit: sysctl fs.inotify.max_user_instances",
-                            target.display(),
-                            POLL_EVERY.as_millis()
-                        );
-                        (Some(Watching::Poll), "poll")
-                    }
-                    Err(p) => {
-                        tracing::warn!(store = %shown, "cannot watch {} for changes ({e}; {p}); answers from other processes are noticed within seconds only", target.display());
-                        (None, "none")
-                    }
-                }
-            }
-        };
+        let (watcher, mode) = self.watch_sidecar(&target, &wake, handler);
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(scan_loop(weak, wake.clone()));
         let _ = self.inner.watch.set(Watch {
@@ -191,6 +145,55 @@ impl SqliteStore {
             wake,
         });
         Ok(())
+    }
+
+    /// The sidecar's watch: the kernel's, else the poll of its metadata, else none (the safety
+    /// scan alone); what it is, for [`SqliteStore::watch_mode`].
+    fn watch_sidecar(
+        &self,
+        target: &Path,
+        wake: &Arc<Notify>,
+        handler: impl notify::EventHandler,
+    ) -> (Option<Watching>, &'static str) {
+        let forced = crate::knobs::var(WATCH_TEST_ENV);
+        if forced.as_deref() == Some("none") {
+            return (None, "none");
+        }
+        let forced_poll = forced.is_some_and(|v| v == "poll");
+        let kernel = if forced_poll {
+            Err(notify::Error::generic(
+                "the kernel watch is switched off for this test",
+            ))
+        } else {
+            notify::recommended_watcher(handler).and_then(|mut w| {
+                w.watch(target, notify::RecursiveMode::NonRecursive)
+                    .map(|()| w)
+            })
+        };
+        match kernel {
+            Ok(w) => (Some(Watching::Kernel(w)), "kernel"),
+            Err(e) => {
+                // Degraded, not failed: a poll of the sidecar's metadata (cheap: no database
+                // read), and the safety scan behind it.
+                match poll_sidecar(target.to_owned(), wake.clone(), Arc::downgrade(&self.inner)) {
+                    Ok(()) => {
+                        // Info, not a warning: the poll serves as well (within 250 ms), and an
+                        // agent's stderr is read by its model; `RUST_LOG=info` shows it.
+                        tracing::info!(
+                            store = %self.inner.shown,
+                            "cannot watch {} with the kernel ({e}); checking it every {} ms instead. When many agents wait at once, raise the limit: sysctl fs.inotify.max_user_instances",
+                            target.display(),
+                            POLL_EVERY.as_millis()
+                        );
+                        (Some(Watching::Poll), "poll")
+                    }
+                    Err(p) => {
+                        tracing::warn!(store = %self.inner.shown, "cannot watch {} for changes ({e}; {p}); answers from other processes are noticed within seconds only", target.display());
+                        (None, "none")
+                    }
+                }
+            }
+        }
     }
 
     /// The file watch this handle follows changes with: `kernel`, `poll`, `none`, or `unwatched`
