@@ -24,14 +24,11 @@ pub(crate) struct Connections {
 #[derive(Debug, Clone)]
 struct Slot {
     peer: Option<std::net::IpAddr>,
-    busy: Arc<AtomicUsize>,
-    /// Whether a request finished on it while its standing was [`Standing::Kept`] (its client
-    /// proved itself once; a connection is one client's, so it stays proven).
-    proven: Arc<std::sync::atomic::AtomicBool>,
+    /// Its requests in progress, their standing, and whether it is proven.
+    serving: Serving,
     /// Whether a request head was read on it (an idle connection that never sent one is
     /// *fresh*: perhaps the human's, about to send it).
     served: Arc<std::sync::atomic::AtomicBool>,
-    standing: ConnectionStanding,
     evict: CancellationToken,
 }
 
@@ -101,11 +98,7 @@ impl Admitted {
 
     /// What a request in progress on this connection updates; [`Busy`] holds one.
     pub(crate) fn serving(&self) -> Serving {
-        Serving {
-            busy: self.slot.busy.clone(),
-            standing: self.slot.standing.clone(),
-            proven: self.slot.proven.clone(),
-        }
+        self.slot.serving.clone()
     }
 
     /// Marks that a request head was read on this connection (it is no longer fresh).
@@ -115,7 +108,7 @@ impl Admitted {
 
     /// The standing of the request this connection serves.
     pub(crate) fn standing(&self) -> ConnectionStanding {
-        self.slot.standing.clone()
+        self.slot.serving.standing.clone()
     }
 }
 
@@ -131,6 +124,8 @@ impl Drop for Admitted {
 pub(crate) struct Serving {
     busy: Arc<AtomicUsize>,
     standing: ConnectionStanding,
+    /// Whether a request finished on it while its standing was [`Standing::Kept`] (its client
+    /// proved itself once; a connection is one client's, so it stays proven).
     proven: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -202,8 +197,8 @@ impl Connections {
             // reuses the old one when it frees first, and its newcomer would close it under it
             // (even during the instant a route lowers the request to check its credential).
             let rank = |slot: &Slot| {
-                let proven = slot.proven.load(Ordering::SeqCst);
-                if slot.busy.load(Ordering::SeqCst) == 0 {
+                let proven = slot.serving.proven.load(Ordering::SeqCst);
+                if slot.serving.busy.load(Ordering::SeqCst) == 0 {
                     Some(if proven {
                         3
                     } else if slot.served.load(Ordering::SeqCst) {
@@ -212,7 +207,7 @@ impl Connections {
                         2
                     })
                 } else {
-                    match slot.standing.get() {
+                    match slot.serving.standing.get() {
                         Standing::Yielding => Some(1),
                         Standing::Anonymous if proven => Some(3),
                         Standing::Anonymous => Some(2),
@@ -241,10 +236,12 @@ impl Connections {
         *next += 1;
         let slot = Slot {
             peer,
-            busy: Arc::new(AtomicUsize::new(0)),
-            proven: Arc::default(),
+            serving: Serving {
+                busy: Arc::new(AtomicUsize::new(0)),
+                standing: ConnectionStanding::new(),
+                proven: Arc::default(),
+            },
             served: Arc::default(),
-            standing: ConnectionStanding::new(),
             evict: CancellationToken::new(),
         };
         open.insert(id, slot.clone());
