@@ -22,6 +22,22 @@ use std::time::{Duration, Instant};
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
+/// The whole environment of a pane's tmux server, so of the script it runs: `PATH`, the locale
+/// and `TERM` passed through (tmux draws UTF-8 only under a UTF-8 locale), and a private `HOME`
+/// with its XDG folders under `dir/home` — nothing else of the test's own environment (no
+/// `ASK_USER_*`, no `TMUX`, no `NO_COLOR`) reaches the program under test.
+fn pane_env(dir: &Path) -> Vec<(String, std::ffi::OsString)> {
+    let home = dir.join("home");
+    let mut env: Vec<(String, std::ffi::OsString)> = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM"]
+        .into_iter()
+        .filter_map(|name| std::env::var_os(name).map(|value| (name.to_owned(), value)))
+        .collect();
+    env.push(("HOME".into(), home.clone().into()));
+    env.push(("XDG_STATE_HOME".into(), home.join("state").into()));
+    env.push(("XDG_CONFIG_HOME".into(), home.join("config").into()));
+    env
+}
+
 /// A script in a tmux pane of its own; its working files live in [`TmuxPane::dir`].
 #[derive(Debug)]
 pub struct TmuxPane {
@@ -76,9 +92,8 @@ impl TmuxPane {
             .arg("-f")
             .arg("/dev/null")
             .args(args)
-            .env_remove("TMUX")
-            .env_remove("ASK_USER_DELEGATED_BY")
-            .env_remove("NO_COLOR")
+            .env_clear()
+            .envs(pane_env(self.dir.path()))
             .output()
             .expect("tmux is installed (scripts/setup)");
         assert!(

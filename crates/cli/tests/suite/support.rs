@@ -29,15 +29,15 @@ pub(crate) fn run(args: &[&str], stdin: &str) -> Run {
     run_env(args, stdin, &[])
 }
 
-/// [`run`] with extra environment variables.
+/// [`run`] with extra environment variables, on top of a hermetic environment (a private
+/// home, nothing of the test's own environment: no `ASK_USER_*`).
 pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
-    let mut child = Command::new("setsid")
+    let home = tempfile::tempdir().unwrap();
+    let mut child = ask_user_test_support::hermetic(&mut Command::new("setsid"), home.path())
         .arg("--wait")
         .arg(BIN)
         .args(args)
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
         // Durable asks are tested in durable.rs with their own files; elsewhere a memory store
         // keeps runs apart and the user's state directory untouched.
         .env("ASK_USER_STORE", "memory")
