@@ -1,5 +1,6 @@
 //! Test knobs: environment variables that let tests with real processes shorten the lease
 //! ([`crate::LEASE_TEST_ENV`]), switch the kernel file watch off ([`crate::WATCH_TEST_ENV`]),
+//! lengthen the wait for the checkpoint at close ([`crate::CLOSE_WAIT_TEST_ENV`]),
 //! set or switch off SQLite's safety scan ([`crate::SAFETY_SCAN_TEST_ENV`]) or make a process
 //! abort at a named point ([`FAILPOINT_ENV`]).
 //!

@@ -79,7 +79,7 @@ pub use model::{
     lease,
 };
 pub use schema::SCHEMA_VERSION;
-pub use sqlite::{SAFETY_SCAN_TEST_ENV, WAL_BOUND_PAGES, WATCH_TEST_ENV};
+pub use sqlite::{CLOSE_WAIT_TEST_ENV, SAFETY_SCAN_TEST_ENV, WAL_BOUND_PAGES, WATCH_TEST_ENV};
 
 /// A store of asks: one of the backends, chosen by URL ([`Store::open`]) or in code.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@ mod checkpoint;
 mod pool;
 mod watch;
 
-pub use checkpoint::WAL_BOUND_PAGES;
+pub use checkpoint::{CLOSE_WAIT_TEST_ENV, WAL_BOUND_PAGES};
 use watch::Watch;
 pub use watch::{SAFETY_SCAN_TEST_ENV, WATCH_TEST_ENV};
 

@@ -49,8 +49,21 @@ pub const WAL_BOUND_PAGES: u32 = 128;
 pub(super) const BUSY: Duration = Duration::from_millis(10);
 
 /// How long closing the store waits for a checkpoint asked for or running before it
-/// interrupts it.
+/// interrupts it, unless [`CLOSE_WAIT_TEST_ENV`] sets another wait.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_millis(250);
+
+/// **Test only** (feature `test-knobs`): `ASK_USER_TEST_CLOSE_WAIT_MS=N` makes closing the
+/// store wait up to `N` ms for its checkpoint instead of [`CLOSE_WAIT`]. A test of what the
+/// checkpoint achieves sets it high, so that a loaded machine (a checkpoint slower than 250 ms)
+/// cannot turn the cap's interrupt into a failure of the mechanism under test.
+pub const CLOSE_WAIT_TEST_ENV: &str = "ASK_USER_TEST_CLOSE_WAIT_MS";
+
+/// The wait [`Checkpointer::close`] allows: [`CLOSE_WAIT`] or the test knob's.
+fn close_wait() -> Duration {
+    crate::knobs::var(CLOSE_WAIT_TEST_ENV)
+        .and_then(|ms| ms.parse().ok())
+        .map_or(CLOSE_WAIT, Duration::from_millis)
+}
 
 thread_local! {
     /// The frames in the WAL after the last commit made on this thread ([`note_frames`]).
@@ -157,7 +170,7 @@ impl Checkpointer {
     /// The store is closing: waits for a checkpoint asked for or running, at most
     /// [`CLOSE_WAIT`], then interrupts it and leaves it; the thread ends after it.
     pub(super) fn close(&self) {
-        let deadline = Instant::now() + CLOSE_WAIT;
+        let deadline = Instant::now() + close_wait();
         let mut s = lock(&self.state);
         s.closed = true;
         self.changed.notify_all();

@@ -334,6 +334,7 @@ impl ChildProc {
             None => Command::new(&exe),
         };
         cmd.args([
+            "--ignored",
             "--exact",
             "child::entry",
             "--nocapture",

@@ -710,11 +710,10 @@ async fn when_the_terminal_wins_the_page_is_told_it_was_answered_there() {
 
 /// A submission racing the time budget is acknowledged ("ok") exactly when it
 /// is the outcome the model reads; otherwise the page hears 409. Many runs with the budget
-/// and the submission at nearly the same moment.
+/// and the submission at nearly the same moment; each round checks that the page's reply and
+/// the model's outcome agree (which of the two wins a round is up to the scheduler).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submission_racing_the_budget_is_acknowledged_only_if_it_is_the_outcome() {
-    let mut acknowledged = 0;
-    let mut refused = 0;
     for round in 0..40u64 {
         let state = state();
         let tool = ask_user_core::AskUserQuestionTool::new(Arc::new(state.clone()))
@@ -734,7 +733,6 @@ async fn a_submission_racing_the_budget_is_acknowledged_only_if_it_is_the_outcom
         let outcome = call.await.unwrap();
         match reply.status {
             StatusCode::OK => {
-                acknowledged += 1;
                 assert_eq!(
                     outcome.text(),
                     r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#,
@@ -742,7 +740,6 @@ async fn a_submission_racing_the_budget_is_acknowledged_only_if_it_is_the_outcom
                 );
             }
             StatusCode::CONFLICT => {
-                refused += 1;
                 assert_eq!(outcome.code().map(|c| c.as_str()), Some("ASK_TIMED_OUT"));
                 assert_eq!(
                     reply.text,
@@ -752,7 +749,6 @@ async fn a_submission_racing_the_budget_is_acknowledged_only_if_it_is_the_outcom
             other => panic!("unexpected {other}: {}", reply.text),
         }
     }
-    assert_eq!(acknowledged + refused, 40);
 }
 
 /// Regression (found by the `web_submission` fuzz target): a valid submission must always fit
