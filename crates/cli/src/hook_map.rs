@@ -33,7 +33,7 @@ pub(crate) enum HookHost {
 }
 
 impl HookHost {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",

@@ -43,14 +43,15 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
         lab.ask_user(&["setup", "claude-code"])
             .matches("unchanged: ")
             .count(),
-        3
+        2
     );
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(lab.path("home/.claude/settings.json")).unwrap(),
     )
     .unwrap();
     let bin = std::fs::canonicalize(BIN).unwrap();
-    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600});
+    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600,
+        "statusMessage": "ask-user: waiting for your answer in `ask-user inbox`"});
     assert_eq!(
         settings["hooks"]["PermissionRequest"],
         json!([{"matcher": "*", "hooks": [mine["hooks"]["PermissionRequest"][0]["hooks"][0], ours]}])
