@@ -13,6 +13,8 @@
 //!   its input), so a hook killed at its timeout leaves the question open and the same event
 //!   asked again gets the answer given meanwhile.
 //! - Never the terminal: the host owns it (`--via terminal` is refused).
+//! - Who asks: the host's name (`claude-code`, `codex`) and its session id, so the inbox groups
+//!   the question under the host instead of "unnamed agent".
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -331,7 +333,12 @@ fn asking_call(
     let answerers = ask_user_via::build(&via, &options).map_err(|e| e.to_string())?;
     let mut store = args.store.clone();
     store.key = Some(ask.key.clone());
-    let opening = durable::open(&store, &via, namespace);
+    // Who asks, in the inbox and on the hub: the agent host and its session, not "unnamed".
+    let mut asker = ask_user_host::durable::local_asker(Some(args.host.name().to_owned()));
+    if asker.session.is_none() {
+        asker.session.clone_from(&ask.session);
+    }
+    let opening = durable::open_as(&store, &via, namespace, asker);
     let Some(durable) = runtime.block_on(ask::until_cancelled(cancel, opening)) else {
         return Ok(None);
     };

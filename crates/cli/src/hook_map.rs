@@ -76,6 +76,8 @@ pub(crate) struct HookAsk {
     pub(crate) arguments: String,
     /// The call key: the same hook event asked again re-attaches to its ask.
     pub(crate) key: String,
+    /// The host's session id (`session_id`), shown beside the question as its session.
+    pub(crate) session: Option<String>,
     kind: Kind,
 }
 
@@ -138,6 +140,7 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
     Ok(Some(HookAsk {
         arguments,
         key: format!("{}:{}:{call:016x}", host.name(), text("session_id")),
+        session: Some(text("session_id").to_owned()).filter(|s| !s.is_empty()),
         kind,
     }))
 }
