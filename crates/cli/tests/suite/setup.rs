@@ -529,3 +529,44 @@ fn setup_help_names_the_hooks_and_the_opt_out() {
         assert!(run.stdout.contains(said), "{said:?} not in {}", run.stdout);
     }
 }
+
+/// `doctor` says when Claude Code's permission mode keeps its permission prompts from the hook
+/// (auto, bypassPermissions, dontAsk), with the fix; a mode that lets them through is named too.
+#[test]
+fn doctor_reports_the_permission_mode_that_keeps_prompts_from_the_hook() {
+    let home = Home::new();
+    let run = home.run(&["setup", "claude-code"]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let settings_file = home.path(".claude/settings.json");
+    let mut settings = json_of(&home.read(".claude/settings.json"));
+    let shown = settings_file.display().to_string();
+
+    let run = home.run(&["doctor"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "  warning: no permissions.defaultMode in {shown}: Claude Code may start in auto mode"
+        )),
+        "{run:?}"
+    );
+    for mode in ["auto", "bypassPermissions", "dontAsk"] {
+        settings["permissions"]["defaultMode"] = json!(mode);
+        home.write(".claude/settings.json", &settings.to_string());
+        let run = home.run(&["doctor"]);
+        assert_eq!(run.status, 0, "a warning, not a problem: {run:?}");
+        assert!(
+            run.stdout.contains(&format!(
+                "  warning: permission mode {mode:?} (permissions.defaultMode in {shown}): Claude Code decides permission prompts itself, so they never reach ask-user's PermissionRequest hook; set \"defaultMode\": \"default\" there, or start claude with --permission-mode default\n"
+            )),
+            "{run:?}"
+        );
+    }
+    settings["permissions"]["defaultMode"] = json!("default");
+    home.write(".claude/settings.json", &settings.to_string());
+    let run = home.run(&["doctor"]);
+    assert!(
+        run.stdout
+            .contains("  permission mode: \"default\": permission prompts reach the hook\n"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("warning"), "{run:?}");
+}
