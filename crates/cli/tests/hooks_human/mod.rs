@@ -253,6 +253,10 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
         &Turn::call("AskUserQuestion", one_question()),
         "Ask me",
     );
+    // While the hook waits, Claude Code's own screen says where the question is (the handler's
+    // statusMessage that setup wrote).
+    tui.pane
+        .wait_text("ask-user: waiting for your answer in `ask-user inbox`");
     let inbox = lab.inbox();
     pick(&inbox, "[Database] Which database?", 2, "SQLite");
     tui.pane.wait_text("· Which database? → SQLite");
