@@ -218,10 +218,7 @@ async fn an_answered_card_lists_what_was_sent_and_a_long_question_is_body_text()
     assert_eq!(seen["closed"], "✔ Answer sent. The agent carries on.");
     assert_eq!(
         seen["sent"],
-        json!([
-            "Database: SQLite",
-            "Explain the plan.: “my own words”"
-        ])
+        json!(["Database: SQLite", "Explain the plan.: “my own words”"])
     );
     assert_eq!(
         seen["recommended"],
