@@ -80,6 +80,22 @@ export const EXIT_CODES: Readonly<Record<number, string>> = Object.freeze({
   130: "ASK_ABORTED",
 });
 
+/**
+ * A misconfiguration of the provider — an unknown `via` name, flags or a token file ask-user
+ * refuses, a hub that cannot be reached or refuses the token — thrown for the developer with
+ * its cause. Never a {@link UserQuestionError}: the model is not told "ask in plain text" for a
+ * setup the developer has to fix.
+ */
+export class AskUserSetupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "AskUserSetupError";
+  }
+}
+
+/** The answerers `--via` knows (`ask-user ask --help`). */
+export const VIA_NAMES: readonly string[] = Object.freeze(["terminal", "web", "inbox", "hub", "none"]);
+
 /** The harness's text for an abort, also what `ask-user ask` prints on one. */
 const ABORTED = "ask_user_question was aborted before the user answered";
 
@@ -157,6 +173,14 @@ interface Ended {
   spawnError?: Error;
 }
 
+/** The line of stderr saying no hub was reachable or a hub refused the token, if any. */
+function hubSetupProblem(stderr: string): string | undefined {
+  return stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l.includes("no hub reachable (") || /refused the ask: unauthorized/.test(l));
+}
+
 /** The last line of stderr worth naming in a failure, without the program prefix. */
 function lastLine(stderr: string): string {
   const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
@@ -176,6 +200,11 @@ function lastLine(stderr: string): string {
  * ask-user printed it, in which case that answer is the result.
  */
 export function askUser(options: AskUserOptions = {}): UserQuestionProvider {
+  for (const name of options.via ?? []) {
+    if (!VIA_NAMES.includes(name.trim())) {
+      throw new AskUserSetupError(`askUser: unknown via ${JSON.stringify(name)}; use one or more of: ${VIA_NAMES.join(", ")}`);
+    }
+  }
   const frozen: AskUserOptions = { ...options };
   return {
     ask: (request) => ask(frozen, request),
@@ -243,11 +272,21 @@ async function ask(options: AskUserOptions, request: AskUserQuestionRequest): Pr
       throw new UserQuestionError("ask-user printed an answer that is not JSON", "ANSWER_FAILED", { cause });
     }
   }
+  const why = lastLine(ended.stderr);
+  // ask-user refused its flags or token file (a usage error), or no hub would take the ask:
+  // the developer's to fix, with ask-user's own words as the cause.
+  if (ended.status === 2) {
+    const said = ended.stderr.split("\n").map((l) => l.trim()).find((l) => l.startsWith("error:")) ?? why;
+    throw new AskUserSetupError(`ask-user refused this provider's configuration: ${said.replace(/^error: /, "")}`, { cause: new Error(ended.stderr.trim()) });
+  }
+  const hubProblem = hubSetupProblem(ended.stderr);
+  if (ended.status === 6 && hubProblem !== undefined) {
+    throw new AskUserSetupError(`ask-user could not ask through the hub: ${hubProblem}`, { cause: new Error(ended.stderr.trim()) });
+  }
   const code = ended.status === null ? undefined : EXIT_CODES[ended.status];
   if (code !== undefined && text.startsWith("Error: ")) {
     throw new UserQuestionError(text.slice("Error: ".length), code);
   }
-  const why = lastLine(ended.stderr);
   throw new UserQuestionError(
     `ask-user failed (${ended.status === null ? "killed by a signal" : `exit ${ended.status}`})${why !== "" ? `: ${why}` : ""}`,
     "ANSWER_FAILED",

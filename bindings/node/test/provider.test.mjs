@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
-import { askUser, command, toArguments } from "../lib/index.js";
+import { askUser, command, toArguments, AskUserSetupError } from "../lib/index.js";
 import {
   BIN, answer, cleanEnv, dismiss, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
 } from "./support.mjs";
@@ -239,6 +239,35 @@ test("the other outcomes render as the reference renders a provider's error, wit
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a misconfiguration throws for the developer with its cause, never NO_PROVIDER for the model", async () => {
+  assert.throws(() => askUser({ via: ["hubb"] }), {
+    name: "AskUserSetupError",
+    message: 'askUser: unknown via "hubb"; use one or more of: terminal, web, inbox, hub, none',
+  });
+  const args = { questions: [{ id: "go", question: "Go?" }] };
+  const setupError = (pattern) => (e) => {
+    assert.ok(e instanceof AskUserSetupError, `${e.name}: ${e.message}`);
+    assert.match(e.message, pattern);
+    assert.ok(e.cause instanceof Error && e.cause.message !== "", "the cause is ask-user's own words");
+    return true;
+  };
+  // A token the hub does not know.
+  const wrong = askUser({ ...hub.agent, token: "auh_wrong" });
+  await assert.rejects(wrong.ask(toRequest(args)), setupError(/refused the ask: unauthorized/));
+  // A hub nobody listens at.
+  const down = askUser({ ...hub.agent, hub: "http://127.0.0.1:9" });
+  await assert.rejects(down.ask(toRequest(args)), setupError(/no hub reachable \(http:\/\/127\.0\.0\.1:9/));
+  // A flag ask-user refuses.
+  const refused = askUser({ ...hub.agent, timeout: "soon" });
+  await assert.rejects(refused.ask(toRequest(args)), setupError(/refused this provider's configuration: .*soon/));
+  // Through the reference tool the model is not told to ask in plain text instead.
+  const tool = await harness(wrong);
+  const result = await tool.call(args);
+  assert.equal(result.isError, true);
+  assert.doesNotMatch(result.content[0].text, /plain text/);
+  assert.equal(result.error.info, undefined, "not a UserQuestionError code");
 });
 
 test("the request reaches ask-user in its model-facing shape: multiSelect as multi_select, labels untouched", () => {

@@ -190,6 +190,40 @@ pub(crate) fn codex_never_warning(homes: &Homes) -> Option<String> {
     }
 }
 
+/// Claude Code's permission mode, when ask-user's PermissionRequest hook is installed: a
+/// warning for a mode in which Claude Code decides permission prompts itself (they never reach
+/// the hook, so never the phone), with the fix; else the mode, one line.
+fn claude_permission_mode(homes: &Homes) -> Option<String> {
+    let file = homes.home.join(".claude/settings.json");
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
+    let hooked = settings["hooks"]["PermissionRequest"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
+        .filter_map(|handler| handler["command"].as_str())
+        .any(|command| command.contains("ask-user") && command.contains(" hook claude-code"));
+    if !hooked {
+        return None;
+    }
+    let shown = file.display();
+    let fix =
+        "set \"defaultMode\": \"default\" there, or start claude with --permission-mode default";
+    Some(match settings["permissions"]["defaultMode"].as_str() {
+        None => format!(
+            "  warning: no permissions.defaultMode in {shown}: Claude Code may start in auto mode, where it decides permission prompts itself and they never reach ask-user's PermissionRequest hook; {}\n",
+            fix.replace(
+                "set \"defaultMode\": \"default\" there",
+                "set \"permissions\": {\"defaultMode\": \"default\"}"
+            )
+        ),
+        Some(mode @ ("auto" | "bypassPermissions" | "dontAsk")) => format!(
+            "  warning: permission mode {mode:?} (permissions.defaultMode in {shown}): Claude Code decides permission prompts itself, so they never reach ask-user's PermissionRequest hook; {fix}\n"
+        ),
+        Some(mode) => format!("  permission mode: {mode:?}: permission prompts reach the hook\n"),
+    })
+}
+
 /// What the host will see when it starts `found`: the server's own line about the
 /// connection and the tools it lists, or why it did not get that far.
 fn probe(host: SetupHost, found: &Found, homes: &Homes) -> Result<(String, Vec<String>), String> {
@@ -307,6 +341,11 @@ pub(crate) fn report(host: SetupHost, homes: &Homes) -> (String, bool) {
         && let Some(warning) = codex_never_warning(homes)
     {
         out.push_str(&format!("  warning: {warning}\n"));
+    }
+    if host == SetupHost::ClaudeCode
+        && let Some(line) = claude_permission_mode(homes)
+    {
+        out.push_str(&line);
     }
     match probe(host, &found, homes) {
         Ok((connected, tools)) => {

@@ -24,6 +24,16 @@ pub(crate) async fn open(
     via: &[String],
     namespace: Namespace,
 ) -> Result<Durable, String> {
+    open_as(args, via, namespace, local_asker(None)).await
+}
+
+/// [`open`] with who asks given (a hook: the agent host and its session).
+pub(crate) async fn open_as(
+    args: &StoreArgs,
+    via: &[String],
+    namespace: Namespace,
+    asker: ask_user_store::Asker,
+) -> Result<Durable, String> {
     let store = args.open().await?;
     if via.iter().any(|v| v.trim() == "inbox") {
         if store.kind() == StoreKind::Memory {
@@ -33,12 +43,7 @@ pub(crate) async fn open(
             eprintln!("{NO_INBOX_TEXT}");
         }
     }
-    Ok(Durable::new(
-        store,
-        namespace,
-        args.scope(),
-        local_asker(None),
-    ))
+    Ok(Durable::new(store, namespace, args.scope(), asker))
 }
 
 /// The presence lock of `ask-user inbox` beside a SQLite store (`PATH.inbox`): every open inbox

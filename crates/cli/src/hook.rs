@@ -13,6 +13,8 @@
 //!   its input), so a hook killed at its timeout leaves the question open and the same event
 //!   asked again gets the answer given meanwhile.
 //! - Never the terminal: the host owns it (`--via terminal` is refused).
+//! - Who asks: the host's name (`claude-code`, `codex`) and its session id, so the inbox groups
+//!   the question under the host instead of "unnamed agent".
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -137,25 +139,71 @@ pub(crate) const HOOK_TIMEOUT_SECS: u64 = 3600;
 pub(crate) const HOOK_WAIT: &str = "59m";
 
 /// The hook entries of a host's settings that run `binary` as this hook (what `ask-user hook
-/// HOST --settings` prints; a setup command merges them into the host's settings).
+/// HOST --settings` prints): every hook the host has, asking in `ask-user inbox`.
 pub(crate) fn settings_entries(host: HookHost, binary: &std::path::Path) -> serde_json::Value {
-    let quoted = format!("'{}'", binary.display().to_string().replace('\'', "'\\''"));
-    let command = |host: &str| {
-        serde_json::json!([{
-            "type": "command",
-            "command": format!("{quoted} hook {host} --wait {HOOK_WAIT}"),
-            "timeout": HOOK_TIMEOUT_SECS,
-        }])
-    };
-    match host {
-        HookHost::ClaudeCode => serde_json::json!({"hooks": {
-            "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": command("claude-code")}],
-            "PermissionRequest": [{"matcher": "*", "hooks": command("claude-code")}],
-        }}),
-        HookHost::Codex => serde_json::json!({"hooks": {
-            "PermissionRequest": [{"matcher": "*", "hooks": command("codex")}],
-        }}),
+    use crate::setup::HookSet;
+    settings_entries_for(
+        host,
+        binary,
+        &[HookSet::Questions, HookSet::Plans, HookSet::Permissions],
+        &[],
+        "ask-user: waiting for your answer in `ask-user inbox`",
+    )
+}
+
+/// Single-quotes `word` for `sh`.
+fn shell_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// The hook entries that run `binary` as this hook for the chosen `hooks` (those the host
+/// has), with `flags` after `--wait` (e.g. the hub's); Claude Code shows `waiting` while one
+/// runs (its `statusMessage`), so its screen says where the question is.
+pub(crate) fn settings_entries_for(
+    host: HookHost,
+    binary: &std::path::Path,
+    hooks: &[crate::setup::HookSet],
+    flags: &[String],
+    waiting: &str,
+) -> serde_json::Value {
+    use crate::setup::HookSet;
+    let mut line = format!(
+        "{} hook {} --wait {HOOK_WAIT}",
+        shell_quoted(&binary.display().to_string()),
+        host.name()
+    );
+    for flag in flags {
+        line.push(' ');
+        line.push_str(&shell_quoted(flag));
     }
+    let mut handler = serde_json::json!({
+        "type": "command",
+        "command": line,
+        "timeout": HOOK_TIMEOUT_SECS,
+    });
+    if host == HookHost::ClaudeCode {
+        handler["statusMessage"] = serde_json::Value::String(waiting.to_owned());
+    }
+    let group =
+        |matcher: &str| serde_json::json!([{"matcher": matcher, "hooks": [handler.clone()]}]);
+    let mut events = serde_json::Map::new();
+    if host == HookHost::ClaudeCode {
+        let tools: Vec<&str> = [
+            (HookSet::Questions, "AskUserQuestion"),
+            (HookSet::Plans, "ExitPlanMode"),
+        ]
+        .into_iter()
+        .filter(|(set, _)| hooks.contains(set))
+        .map(|(_, tool)| tool)
+        .collect();
+        if !tools.is_empty() {
+            events.insert("PreToolUse".to_owned(), group(&tools.join("|")));
+        }
+    }
+    if hooks.contains(&HookSet::Permissions) {
+        events.insert("PermissionRequest".to_owned(), group("*"));
+    }
+    serde_json::json!({"hooks": events})
 }
 
 /// Runs `ask-user hook HOST`.
@@ -285,7 +333,12 @@ fn asking_call(
     let answerers = ask_user_via::build(&via, &options).map_err(|e| e.to_string())?;
     let mut store = args.store.clone();
     store.key = Some(ask.key.clone());
-    let opening = durable::open(&store, &via, namespace);
+    // Who asks, in the inbox and on the hub: the agent host and its session, not "unnamed".
+    let mut asker = ask_user_host::durable::local_asker(Some(args.host.name().to_owned()));
+    if asker.session.is_none() {
+        asker.session.clone_from(&ask.session);
+    }
+    let opening = durable::open_as(&store, &via, namespace, asker);
     let Some(durable) = runtime.block_on(ask::until_cancelled(cancel, opening)) else {
         return Ok(None);
     };
@@ -321,11 +374,13 @@ mod tests {
             std::path::Path::new("/opt/it's/ask-user"),
         );
         let command = "'/opt/it'\\''s/ask-user' hook claude-code --wait 59m";
+        let handler = serde_json::json!({"type": "command", "command": command, "timeout": 3600,
+            "statusMessage": "ask-user: waiting for your answer in `ask-user inbox`"});
         assert_eq!(
             entries,
             serde_json::json!({"hooks": {
-                "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
-                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 3600}]}],
+                "PreToolUse": [{"matcher": "AskUserQuestion|ExitPlanMode", "hooks": [handler]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [handler]}],
             }})
         );
         assert!(

@@ -33,7 +33,7 @@ pub(crate) enum HookHost {
 }
 
 impl HookHost {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
@@ -62,8 +62,9 @@ enum Kind {
     /// `ExitPlanMode`: its input, given back as `updatedInput` on approval (Claude Code asks
     /// its own prompt for an `allow` without one: the tool needs the user).
     Plan(Value),
-    /// A permission prompt.
-    Permission,
+    /// A permission prompt, with the host's own "always allow" choices offered as options:
+    /// each option's label and the host's suggestion it gives back (`updatedPermissions`).
+    Permission(Vec<(String, Value)>),
     /// An MCP server's form.
     Form(Vec<crate::hook_elicit::Field>),
 }
@@ -75,6 +76,8 @@ pub(crate) struct HookAsk {
     pub(crate) arguments: String,
     /// The call key: the same hook event asked again re-attaches to its ask.
     pub(crate) key: String,
+    /// The host's session id (`session_id`), shown beside the question as its session.
+    pub(crate) session: Option<String>,
     kind: Kind,
 }
 
@@ -106,7 +109,9 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
             (Kind::Plan(input.clone()), plan_arguments(plan))
         }
         (_, "PermissionRequest", tool) if !tool.is_empty() => {
-            (Kind::Permission, permission_arguments(tool, &input))
+            let offered = offered_rules(event.get("permission_suggestions"));
+            let arguments = permission_arguments(tool, &input, &offered);
+            (Kind::Permission(offered), arguments)
         }
         (HookHost::ClaudeCode, "Elicitation", _) if matches!(text("mode"), "" | "form") => {
             let schema = event
@@ -135,6 +140,7 @@ pub(crate) fn parse(host: HookHost, input: &str) -> Result<Option<HookAsk>, Stri
     Ok(Some(HookAsk {
         arguments,
         key: format!("{}:{}:{call:016x}", host.name(), text("session_id")),
+        session: Some(text("session_id").to_owned()).filter(|s| !s.is_empty()),
         kind,
     }))
 }
@@ -161,9 +167,17 @@ pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
                 "The user did not approve the plan: ",
             )),
         },
-        (Kind::Permission, Outcome::Answered(answers)) => match first(answers) {
+        (Kind::Permission(offered), Outcome::Answered(answers)) => match first(answers) {
             Some(item) if item.selected.iter().any(|l| l == ALLOW_ONCE) => {
                 permission(json!({"behavior": "allow"}))
+            }
+            Some(item)
+                if let Some((_, suggestion)) = offered
+                    .iter()
+                    .find(|(label, _)| item.selected.contains(label)) =>
+            {
+                // Exactly the rule the host offered, as it offered it.
+                permission(json!({"behavior": "allow", "updatedPermissions": [suggestion]}))
             }
             item => permission(json!({"behavior": "deny", "message": said(
                 item,
@@ -171,7 +185,7 @@ pub(crate) fn reply(ask: &HookAsk, outcome: &Outcome) -> String {
                 "The user denied this tool call: ",
             )})),
         },
-        (Kind::Permission, other) => {
+        (Kind::Permission(_), other) => {
             permission(json!({"behavior": "deny", "message": other.text()}))
         }
         (Kind::Form(fields), Outcome::Answered(answers)) => elicitation(
@@ -193,7 +207,7 @@ pub(crate) const STILL_OPEN: &str = "The user has not answered yet and the quest
 /// form: `cancel`) whose reason is [`STILL_OPEN`]; nothing is allowed.
 pub(crate) fn still_open(ask: &HookAsk) -> String {
     let value = match &ask.kind {
-        Kind::Permission => permission(json!({"behavior": "deny", "message": STILL_OPEN})),
+        Kind::Permission(_) => permission(json!({"behavior": "deny", "message": STILL_OPEN})),
         Kind::Form(_) => elicitation("cancel", None),
         Kind::Questions { .. } | Kind::Plan(_) => pre_tool_use_deny(STILL_OPEN),
     };
@@ -292,19 +306,128 @@ fn plan_arguments(plan: &str) -> String {
     .to_string()
 }
 
-fn permission_arguments(tool: &str, input: &Value) -> String {
-    let what = match input.get("command").and_then(Value::as_str) {
-        Some(command) => command.to_owned(),
-        None => input.to_string(),
+/// The host's "always allow" suggestions (Claude Code's `permission_suggestions`) that ask-user
+/// can name exactly, as (option label, the suggestion): an `addRules` of allow rules, an
+/// `addDirectories`, a `setMode`. Anything else is not offered (never a choice the host did
+/// not offer; never one whose effect the label cannot say).
+fn offered_rules(suggestions: Option<&Value>) -> Vec<(String, Value)> {
+    let mut offered: Vec<(String, Value)> = Vec::new();
+    for suggestion in suggestions.and_then(Value::as_array).into_iter().flatten() {
+        let Some(label) = suggestion_label(suggestion) else {
+            continue;
+        };
+        if offered.iter().all(|(l, _)| *l != label) && label != ALLOW_ONCE && label != DENY {
+            offered.push((label, suggestion.clone()));
+        }
+    }
+    offered
+}
+
+/// Where a suggestion's rule is kept, in words.
+fn destination(suggestion: &Value) -> String {
+    match suggestion.get("destination").and_then(Value::as_str) {
+        Some("session") => "for this session".to_owned(),
+        Some("localSettings") => "in this project (your local settings)".to_owned(),
+        Some("projectSettings") => "in this project (its shared settings)".to_owned(),
+        Some("userSettings") => "in all your projects".to_owned(),
+        Some(other) => format!("({other})"),
+        None => "(where Claude Code chooses)".to_owned(),
+    }
+}
+
+/// The option label naming a suggestion's exact rule ("Always allow `Bash(npm test:*)` in this
+/// project (your local settings)"); `None` for one not offered.
+fn suggestion_label(suggestion: &Value) -> Option<String> {
+    let text = |key: &str| suggestion.get(key).and_then(Value::as_str);
+    let quoted = |items: Vec<String>| -> Option<String> {
+        (!items.is_empty()).then(|| {
+            items
+                .iter()
+                .map(|i| format!("`{i}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
+    let what = match text("type")? {
+        "addRules" if text("behavior") == Some("allow") => {
+            let rules = suggestion.get("rules")?.as_array()?;
+            let mut named = Vec::new();
+            for rule in rules {
+                let tool = rule.get("toolName")?.as_str()?;
+                named.push(match rule.get("ruleContent").and_then(Value::as_str) {
+                    Some(content) => format!("{tool}({content})"),
+                    None => tool.to_owned(),
+                });
+            }
+            format!("Always allow {}", quoted(named)?)
+        }
+        "addDirectories" => {
+            let directories = suggestion.get("directories")?.as_array()?;
+            let named: Option<Vec<String>> = directories
+                .iter()
+                .map(|d| d.as_str().map(str::to_owned))
+                .collect();
+            format!("Allow, and always allow access to {}", quoted(named?)?)
+        }
+        "setMode" => format!("Allow, and switch to `{}` mode", text("mode")?),
+        _ => return None,
+    };
+    Some(format!("{what} {}", destination(suggestion)))
+}
+
+/// The question of a permission prompt: the tool, then every field of its input — `command`
+/// first, in full, then each other key and value — so what is allowed is what was shown.
+/// A request too long to show whole offers no allow at all (only Deny): its end would be
+/// hidden.
+fn permission_arguments(tool: &str, input: &Value, offered: &[(String, Value)]) -> String {
+    let mut fields = Vec::new();
+    if let Some(command) = input.get("command").and_then(Value::as_str) {
+        fields.push(command.to_owned());
+    }
+    match input.as_object() {
+        Some(map) => {
+            for (key, value) in map {
+                if key == "command" && value.is_string() {
+                    continue;
+                }
+                let value = match value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                fields.push(format!("{key}: {value}"));
+            }
+        }
+        None if !input.is_null() => fields.push(input.to_string()),
+        None => {}
+    }
+    let full = format!("Allow the agent to use {tool}?\n\n{}", fields.join("\n\n"));
+    let deny = json!({"label": DENY, "description": "Your own answer is passed on as the reason."});
+    let limit = ask_user_core::Limits::default().max_text_chars;
+    let total = full.chars().count();
+    let (question, options) = if total <= limit {
+        let mut options = vec![json!({"label": ALLOW_ONCE, "description": "This call only."})];
+        for (label, _) in offered {
+            options.push(json!({"label": label, "description": "Allow this call, and make this change to Claude Code's permissions, exactly as Claude Code offers it."}));
+        }
+        options.push(deny);
+        (full, options)
+    } else {
+        let note = "\n… (the request is too long to show whole here, so it cannot be allowed from here: answer in the agent host's own dialog, or deny)";
+        let keep = limit - note.chars().count() - 60;
+        let cut: String = full.chars().take(keep).collect();
+        (
+            format!(
+                "{cut}\n… ({} more characters, not shown){note}",
+                total - keep
+            ),
+            vec![deny],
+        )
     };
     json!({"questions": [{
         "id": "permission",
         "header": "Permission",
-        "question": format!("Allow the agent to use {tool}?\n\n{}", shown(&what)),
-        "options": [
-            {"label": ALLOW_ONCE, "description": "This call only."},
-            {"label": DENY, "description": "Your own answer is passed on as the reason."},
-        ],
+        "question": question,
+        "options": options,
         "multi_select": false,
     }]})
     .to_string()

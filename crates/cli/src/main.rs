@@ -14,6 +14,7 @@
 
 mod ask;
 mod check;
+mod config_file;
 mod doctor;
 mod durable;
 mod generated;

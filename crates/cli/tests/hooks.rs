@@ -203,6 +203,50 @@ fn claude_p_permission_denied_reads_the_humans_reason() {
     );
 }
 
+/// "Always allow", as Claude Code offers it: the hook offers each of Claude Code's
+/// `permission_suggestions` as an option naming its exact rule; choosing it allows the call with
+/// that suggestion as `updatedPermissions`, and Claude Code keeps the rule where it said.
+#[test]
+fn claude_p_permission_always_allowed_adds_the_hosts_own_rule() {
+    let lab = Lab::new();
+    let answers = json!({"answers": [{"id": "permission", "selected": [
+        "Always allow `Bash(git init *)` in this project (your local settings)"
+    ]}]});
+    let event = lab.path("event.json");
+    let hook = format!("tee '{}' | {}", event.display(), lab.scripted_hook(answers));
+    let settings = lab.settings("PermissionRequest", "*", &hook, 60);
+    let turn = Turn::call(
+        "Bash",
+        json!({"command": "git init -q", "description": "Make a repository"}),
+    );
+    let flags = ["--settings", settings.to_str().unwrap()];
+    let run = claude(&lab, &turn, &flags).finish();
+    let sent: Value = serde_json::from_str(&std::fs::read_to_string(&event).unwrap_or_default())
+        .unwrap_or_default();
+    assert_eq!(
+        sent["permission_suggestions"],
+        json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "git init *"}],
+            "behavior": "allow", "destination": "localSettings"}]),
+        "{sent:#}"
+    );
+    assert_eq!(
+        run.texts(),
+        ["(Bash completed with no output)"],
+        "{run:?}\n{}",
+        lab.hook_log()
+    );
+    assert!(lab.path("work/.git").is_dir());
+    let local: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.path("work/.claude/settings.local.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert_eq!(
+        local["permissions"]["allow"],
+        json!(["Bash(git init *)"]),
+        "{local:#}"
+    );
+}
+
 /// Claude Code's own rule, pinned: in `-p` with a permission prompt tool (which AskUserQuestion
 /// needs there), a permission is asked of that tool too, and the first decision counts: a hook
 /// waiting for a human loses to it. `ask-user mcp`'s tool is no permission tool, so the call

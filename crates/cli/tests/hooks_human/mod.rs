@@ -43,14 +43,15 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
         lab.ask_user(&["setup", "claude-code"])
             .matches("unchanged: ")
             .count(),
-        3
+        2
     );
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(lab.path("home/.claude/settings.json")).unwrap(),
     )
     .unwrap();
     let bin = std::fs::canonicalize(BIN).unwrap();
-    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600});
+    let ours = json!({"type": "command", "command": format!("'{}' hook claude-code --wait 59m", bin.display()), "timeout": 3600,
+        "statusMessage": "ask-user: waiting for your answer in `ask-user inbox`"});
     assert_eq!(
         settings["hooks"]["PermissionRequest"],
         json!([{"matcher": "*", "hooks": [mine["hooks"]["PermissionRequest"][0]["hooks"][0], ours]}])
@@ -252,6 +253,10 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
         &Turn::call("AskUserQuestion", one_question()),
         "Ask me",
     );
+    // While the hook waits, Claude Code's own screen says where the question is (the handler's
+    // statusMessage that setup wrote).
+    tui.pane
+        .wait_text("ask-user: waiting for your answer in `ask-user inbox`");
     let inbox = lab.inbox();
     pick(&inbox, "[Database] Which database?", 2, "SQLite");
     tui.pane.wait_text("· Which database? → SQLite");

@@ -91,6 +91,17 @@ fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it
     ];
     let mut first = spawn(state, &args, PERMISSION);
     wait_states(state, &url, &["open"]);
+    // Grouped under the host and its session, not "unnamed agent".
+    let (_, stdout, _) = run(state, &["history", "--json", "--store", &url], "");
+    let history: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (
+            &history[0]["asker"]["agent"],
+            &history[0]["asker"]["session"]
+        ),
+        (&serde_json::json!("claude-code"), &serde_json::json!("s-1")),
+        "{history:#}"
+    );
     first.kill().unwrap(); // the host killed the hook at its timeout
     first.wait().unwrap();
 

@@ -6,6 +6,7 @@ mod inbox;
 mod input_limits;
 mod newcomer;
 mod secrets;
+mod setup;
 mod support;
 mod terminal;
 mod web;

@@ -90,11 +90,13 @@
   /** A question longer than this (or of several lines) is body text, not a bold heading. */
   const LONG_QUESTION = 160;
 
-  /** A short name for question `q` (its header, else its text cut to a line), for the review
-   * beside Submit, the closed card and the hub's history. */
+  /** A short name for question `q` (its header, else the first line of its text, cut), for the
+   * legend, the review beside Submit, the closed card and the hub's history: a name, so the
+   * text's line breaks are not shown there as ␤ (the card shows the whole text). */
   function shortName(q) {
     const source = q.header || q.question || q.id || '';
-    const line = inert(source, false).replace(/\s+/g, ' ').trim();
+    const first = source.split('\n').find((l) => l.trim() !== '') || source;
+    const line = inert(first, false).replace(/\s+/g, ' ').trim();
     return line.length > 60 ? line.slice(0, 59).trimEnd() + '…' : line;
   }
 

@@ -176,6 +176,7 @@ const scenarios = (url, extra) => ({
     const q = (i) => form.locator('.question').nth(i);
     const longQuestion = await q(1).evaluate((n) => ({
       legend: n.querySelector('legend').textContent.length,
+      short: n.querySelector('.legend-short').textContent,
       bodyWeight: getComputedStyle(n.querySelector('.long-text')).fontWeight,
       bodyLength: n.querySelector('.long-text').textContent.length,
     }));

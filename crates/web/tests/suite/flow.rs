@@ -191,7 +191,10 @@ async fn typed_text_survives_a_withdrawn_question_and_the_budget_counts_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answered_card_lists_what_was_sent_and_a_long_question_is_body_text() {
     let web = web().await;
-    let long = format!("Explain the plan. {}", "Details of the plan. ".repeat(180));
+    let long = format!(
+        "Explain the plan.\n\n{}",
+        "Details of the plan. ".repeat(180)
+    );
     let arguments = json!({"questions": [
         {"id": "db", "header": "Database", "question": "Which database?", "options": ["PostgreSQL (Recommended)", "SQLite"]},
         {"id": "plan", "question": long}]})
@@ -205,6 +208,8 @@ async fn an_answered_card_lists_what_was_sent_and_a_long_question_is_body_text()
         seen["longQuestion"]["legend"].as_u64().unwrap() < 80,
         "{seen}"
     );
+    // The legend is the question's first line, not its line breaks shown as "␤".
+    assert_eq!(seen["longQuestion"]["short"], "Explain the plan.");
     assert_eq!(seen["longQuestion"]["bodyWeight"], "400");
     assert_eq!(
         seen["longQuestion"]["bodyLength"].as_u64().unwrap(),
@@ -213,10 +218,7 @@ async fn an_answered_card_lists_what_was_sent_and_a_long_question_is_body_text()
     assert_eq!(seen["closed"], "✔ Answer sent. The agent carries on.");
     assert_eq!(
         seen["sent"],
-        json!([
-            "Database: SQLite",
-            "Explain the plan. Details of the plan. Details of the plan.…: “my own words”"
-        ])
+        json!(["Database: SQLite", "Explain the plan.: “my own words”"])
     );
     assert_eq!(
         seen["recommended"],
