@@ -927,3 +927,55 @@ fn a_timeout_shows_a_countdown() {
         )
     );
 }
+
+#[test]
+fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_typed() {
+    // Found: in a multi-select "1 3 5" ticked nothing and sent the text "1 3 5"; in a
+    // single-select `2` Space sent the text "2"; the own-answer row's number typed itself
+    // ("3ship it").
+    let five = |multi: bool| {
+        format!(
+            r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
+        )
+    };
+    let pane = Pane::ask(&[], &five(true));
+    pane.wait_text(OWN);
+    pane.type_text("1 3 5");
+    let screen = pane.wait_text("[x] 5. O5");
+    assert!(
+        screen.contains("[x] 1. O1") && screen.contains("[x] 3. O3"),
+        "{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O1","O3","O5"]}]}"#)
+    );
+    let pane = Pane::ask(&[], &five(false));
+    pane.wait_text(OWN);
+    pane.type_text("2 ");
+    pane.wait_text("› 2. O2");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O2"]}]}"#)
+    );
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("4");
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.type_text("ship it");
+    pane.wait_text("ship it");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"ship it"}]}"#
+        )
+    );
+    assert_restored(&pane);
+}
