@@ -35,7 +35,7 @@
 //! - after the last question the answers go through [`ask_user_core::normalise`]; a refusal
 //!   is shown and the batch stays open.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Question, normalise};
@@ -140,6 +140,13 @@ pub(crate) struct ViewInfo {
     pub(crate) peek_used: Cell<usize>,
     /// Whether the highlighted row is off screen (Enter then only brings it back in view).
     pub(crate) cursor_hidden: Cell<bool>,
+    /// Which lines of the question text were drawn so far: the question's index, the width
+    /// laid out for, and one flag per line of the question.
+    pub(crate) seen: RefCell<(usize, u16, Vec<bool>)>,
+    /// While a line of the question text was never on screen: the scroll (`peek`) that brings
+    /// the first such line to the top of the view (Enter then scrolls there instead of
+    /// confirming).
+    pub(crate) unseen_peek: Cell<Option<usize>>,
 }
 
 /// The whole batch on screen: which question is shown and what was chosen.
@@ -266,8 +273,13 @@ impl<'r> AskState<'r> {
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.
             KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
-            // No key sends what the screen does not show: with the highlighted row scrolled
-            // away, Enter brings it back in view first.
+            // No key sends what the screen does not show: while part of the question text was
+            // never on screen (a tiny terminal), Enter scrolls to it first; with the
+            // highlighted row scrolled away, Enter brings it back in view first.
+            KeyCode::Enter if self.view.unseen_peek.get().is_some() => {
+                self.peek = self.view.unseen_peek.get().unwrap_or(0);
+                self.notice = confirming;
+            }
             KeyCode::Enter if self.view.cursor_hidden.get() => {
                 self.peek = 0;
                 self.notice = confirming;
