@@ -216,6 +216,16 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
                 }
             }
             let arrived = view.update(open, Timestamp::now().0);
+            if let Some(id) = view.closed_without_why() {
+                let why = match store.get(id).await {
+                    Ok(AskRecord {
+                        closed: Some(closed),
+                        ..
+                    }) => describe_closed(&closed),
+                    _ => "the question closed".to_owned(),
+                };
+                view.closed_why(id, &why);
+            }
             screen
                 .announce(view.count(), arrived > 0 && !first)
                 .map_err(failed)?;
@@ -253,6 +263,9 @@ async fn inbox(args: &InboxArgs) -> Result<(), String> {
                             screen.open(&heading(&rec, Timestamp::now().0)).map_err(failed)?;
                             let draft = drafts.entry(id).or_default().clone();
                             view.note = answer(&store, &rec, &draft).await;
+                            if view.note == TAKEN_TEXT || view.note == DISMISSED_TEXT {
+                                view.answered_here(id);
+                            }
                             if view.note != BACK_TEXT {
                                 // Kept only for an ask the human went back from.
                                 drafts.remove(&id);

@@ -4,8 +4,10 @@
 //!   lists its asks oldest first, so the agent waiting longest is at the top. Each group
 //!   header counts its asks; the title counts them all.
 //! - The selection is an ask id, never a position: an arrival (which lands below, being
-//!   newest) never moves it, and when the selected ask closes the selection goes to the ask
-//!   that took its place.
+//!   newest) never moves it. When the selected ask closes elsewhere (answered on another
+//!   surface, timed out), it stays selected, shown closed with why, until the human moves;
+//!   Enter on it does nothing, so no key meant for it acts on another agent's ask. Only an ask
+//!   answered in this inbox lets the selection go on to the ask that took its place.
 //! - Each row says what is asked (header and first question, by the shared text-safety rule)
 //!   and how long it has waited; the line under it says who asks (project, host, session
 //!   title, pid) and marks an ask whose agent stopped waiting.
@@ -59,6 +61,22 @@ pub(crate) struct InboxView {
     now_ms: i64,
     /// A message under the list (the last answer's verdict).
     pub(crate) note: String,
+    /// The selected ask after it closed elsewhere, kept on the list until the human moves,
+    /// with why it closed once known.
+    closed: Option<(AskRecord, Option<String>)>,
+    /// An ask answered in this inbox: when it leaves the list, the selection goes on.
+    answered_here: Option<AskId>,
+}
+
+/// The lines under a selected ask that closed elsewhere: why, and what the keys do now.
+pub(crate) fn closed_text(why: Option<&str>) -> [String; 2] {
+    [
+        match why {
+            Some(why) => format!("\u{2718} Closed: {why}."),
+            None => "\u{2718} Closed.".to_owned(),
+        },
+        "Nothing here acts on it; \u{2191}\u{2193} choose another question.".to_owned(),
+    ]
 }
 
 /// The agent an ask is grouped under.
@@ -113,7 +131,20 @@ impl InboxView {
         let old_index = self
             .selected
             .and_then(|id| old_order.iter().position(|o| *o == id));
+        let old_record = self.selected.and_then(|id| self.records.get(&id).cloned());
         self.records = open.into_iter().map(|r| (r.id, r)).collect();
+        // The selected ask closed elsewhere: it stays, shown closed, until the human moves.
+        let gone = self
+            .selected
+            .filter(|id| !self.records.contains_key(id) && self.answered_here != Some(*id));
+        self.closed = match (gone, self.closed.take(), old_record) {
+            (Some(id), Some(kept), _) if kept.0.id == id => Some(kept),
+            (Some(_), _, Some(record)) => Some((record, None)),
+            _ => None,
+        };
+        if let Some((record, _)) = &self.closed {
+            self.records.insert(record.id, record.clone());
+        }
         let mut groups: HashMap<String, Vec<&AskRecord>> = HashMap::new();
         for rec in self.records.values() {
             groups.entry(agent_of(rec)).or_default().push(rec);
@@ -143,7 +174,34 @@ impl InboxView {
 
     /// How many asks are open.
     pub(crate) fn count(&self) -> usize {
-        self.order.len()
+        self.order.len() - usize::from(self.closed.is_some())
+    }
+
+    /// The selected ask that closed elsewhere, while why is not known yet.
+    pub(crate) fn closed_without_why(&self) -> Option<AskId> {
+        self.closed
+            .as_ref()
+            .filter(|(_, why)| why.is_none())
+            .map(|(record, _)| record.id)
+    }
+
+    /// Why the selected ask `id` closed (the store's outcome, in words).
+    pub(crate) fn closed_why(&mut self, id: AskId, why: &str) {
+        if let Some((record, slot)) = &mut self.closed
+            && record.id == id
+        {
+            *slot = Some(why.to_owned());
+        }
+    }
+
+    /// `id` was answered (or dismissed) in this inbox: when it leaves the list, the selection
+    /// goes on to the ask that took its place.
+    pub(crate) fn answered_here(&mut self, id: AskId) {
+        self.answered_here = Some(id);
+    }
+
+    fn is_closed(&self, id: AskId) -> bool {
+        self.closed.as_ref().is_some_and(|(r, _)| r.id == id)
     }
 
     /// The chosen ask's record.
@@ -170,7 +228,11 @@ impl InboxView {
             KeyCode::Down | KeyCode::Char('j') => self.step(1),
             KeyCode::Home => self.step(isize::MIN / 2),
             KeyCode::End => self.step(isize::MAX / 2),
-            KeyCode::Enter => self.selected.map_or(Action::Stay, Action::Open),
+            // A closed ask is never opened, and nothing is opened in its place.
+            KeyCode::Enter => match self.selected {
+                Some(id) if !self.is_closed(id) => Action::Open(id),
+                _ => Action::Stay,
+            },
             _ => Action::Stay,
         }
     }
@@ -184,7 +246,21 @@ impl InboxView {
             .and_then(|id| self.order.iter().position(|o| *o == id))
             .unwrap_or(0);
         let to = at.saturating_add_signed(by).min(last);
-        self.selected = self.order.get(to).copied();
+        let mut next = self.order.get(to).copied();
+        // The human moved: a closed ask kept on the list leaves it.
+        if let Some((record, _)) = self.closed.take() {
+            let position = self.order.iter().position(|o| *o == record.id);
+            self.order.retain(|o| *o != record.id);
+            self.records.remove(&record.id);
+            if next == Some(record.id) {
+                // No row beyond it that way: the ask that took its place.
+                next = position
+                    .map(|p| p.min(self.order.len().saturating_sub(1)))
+                    .and_then(|p| self.order.get(p))
+                    .copied();
+            }
+        }
+        self.selected = next;
         Action::Stay
     }
 
@@ -205,6 +281,7 @@ impl InboxView {
                 let n = self
                     .order
                     .iter()
+                    .filter(|o| !self.is_closed(**o))
                     .filter(|o| self.records.get(o).is_some_and(|r| agent_of(r) == this))
                     .count();
                 lines.push(Line::styled(format!("{this} \u{2014} {n} waiting"), bold));
@@ -224,6 +301,14 @@ impl InboxView {
                 format!("{marker}{what}{}{waited}", " ".repeat(pad.max(1))),
                 if here { chosen } else { Style::new() },
             ));
+            if let Some((_, why)) = self.closed.as_ref().filter(|(r, _)| r.id == *id) {
+                lines.extend(
+                    closed_text(why.as_deref())
+                        .iter()
+                        .flat_map(|l| wrap(l, width.saturating_sub(4).max(8)))
+                        .map(|l| Line::styled(format!("    {l}"), bold)),
+                );
+            }
             let who = who_line(rec);
             if !who.is_empty() {
                 lines.push(Line::styled(cut(&format!("    {who}"), width), dim));

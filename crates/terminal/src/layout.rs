@@ -1,8 +1,9 @@
 //! Layout: the question on screen as lines for a given width (pure; no drawing, no I/O).
 //!
 //! Every model-supplied text goes through [`crate::sanitize`] here, and is word-wrapped, never
-//! cut: a long label or description takes more lines. The one exception is the header chip,
-//! which is truncated to fit and then shown in full on its own line above the question.
+//! cut: a long label or description takes more lines. The one exception is the header (a
+//! heading, not the question): the chip is truncated to fit, and the header is shown above the
+//! question on at most two lines, a longer one cut with a note that says how much is not shown.
 
 use std::ops::Range;
 
@@ -70,6 +71,8 @@ const DIM: Style = Style::new().add_modifier(Modifier::DIM);
 const BOLD: Style = Style::new().add_modifier(Modifier::BOLD);
 /// Widest header chip, in columns.
 const CHIP_MAX: usize = 24;
+/// Most lines a header too long for its chip takes above the question.
+const HEADER_LINES: usize = 2;
 /// The own-answer row's placeholder.
 pub(crate) const OWN_ANSWER: &str = "Type your own answer";
 
@@ -193,7 +196,27 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         body.push(Line::from(chip_line));
     }
     if let Some(full) = full_header {
-        body.extend(wrap(&full, width).into_iter().map(|l| Line::styled(l, DIM)));
+        // A heading, not the question: at most [`HEADER_LINES`] lines, so that a header of
+        // thousands of characters cannot push the question and its options off the screen.
+        let mut lines = wrap(&full, width);
+        if lines.len() > HEADER_LINES {
+            let shown: usize = lines[..HEADER_LINES]
+                .iter()
+                .map(|l| l.chars().count())
+                .sum();
+            let rest = full.chars().count().saturating_sub(shown);
+            lines.truncate(HEADER_LINES);
+            let note = format!(" (header cut, {rest} more characters)");
+            let last = &mut lines[HEADER_LINES - 1];
+            *last = format!(
+                "{}{note}",
+                truncate(last, width.saturating_sub(note.width()).max(1))
+                    .trim_end_matches('…')
+                    .to_owned()
+                    + "…"
+            );
+        }
+        body.extend(lines.into_iter().map(|l| Line::styled(l, DIM)));
     }
     let question_start = body.len();
     body.extend(

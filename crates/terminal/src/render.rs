@@ -36,8 +36,9 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
     }
     let doc = document(state, area.width, theme);
     let height = usize::from(area.height);
-    // The key help is never pushed out by the notice: at most half the rows for the footer.
-    let footer: Vec<&Line<'_>> = doc.footer.iter().take(height / 2).collect();
+    // At most a third of the rows for the notice and key help, so that even at 30×6 the
+    // question's first line, the highlighted row and the marks fit above them.
+    let footer: Vec<&Line<'_>> = doc.footer.iter().take((height / 3).max(1)).collect();
     let body_height = height - footer.len();
     let total = doc.body.len();
     let mut rows: Vec<Line<'_>> = Vec::with_capacity(height);
@@ -50,6 +51,7 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
         state.view.window.set(body_height);
         state.view.peek_used.set(0);
         state.view.cursor_hidden.set(false);
+        mark_seen(state, &doc, 0..total, 0);
     } else {
         // The question stays in view when it takes at most a third of the rows.
         let pinned = if doc.head * 3 <= body_height {
@@ -58,7 +60,14 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
             0
         };
         rows.extend(doc.body[..pinned].iter().cloned());
-        scroll(&mut rows, &doc, pinned, body_height - pinned, state);
+        let shown = scroll(&mut rows, &doc, pinned, body_height - pinned, state);
+        let shown = if pinned > 0 {
+            0..shown.end + pinned
+        } else {
+            shown
+        };
+        let follow = state.view.follow_offset.get();
+        mark_seen(state, &doc, shown, follow);
     }
     rows.extend(footer.into_iter().cloned());
     for (y, line) in (area.y..area.bottom()).zip(rows.iter()) {
@@ -66,15 +75,36 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
     }
 }
 
+/// Records which lines of the question text are on screen (`shown`, body lines) and publishes
+/// the scroll that brings the first line never shown to the top (`follow`: the offset of the
+/// view that follows the cursor; a pinned question is always wholly shown).
+fn mark_seen(state: &AskState<'_>, doc: &Document, shown: std::ops::Range<usize>, follow: usize) {
+    let lines = doc.question_lines.clone();
+    let mut seen = state.view.seen.borrow_mut();
+    if seen.0 != state.current || seen.1 != doc.width || seen.2.len() != lines.len() {
+        *seen = (state.current, doc.width, vec![false; lines.len()]);
+    }
+    for (i, flag) in seen.2.iter_mut().enumerate() {
+        *flag |= shown.contains(&(lines.start + i));
+    }
+    let unseen = seen.2.iter().position(|s| !s).map(|i| lines.start + i);
+    state
+        .view
+        .unseen_peek
+        .set(unseen.map(|line| follow.saturating_sub(line)));
+}
+
 /// Appends `height` rows of the body from line `pinned` on, scrolled so the cursor (or the
 /// caret) shows, less what the human scrolled up, marking what is hidden above and below.
+/// When the question's first line is scrolled away, it stays on top (`↑ Which environment…`).
+/// Returns the body lines shown, relative to `pinned`.
 fn scroll<'a>(
     rows: &mut Vec<Line<'a>>,
     doc: &'a Document,
     pinned: usize,
     height: usize,
     state: &AskState<'_>,
-) {
+) -> std::ops::Range<usize> {
     let body = &doc.body[pinned..];
     let total = body.len();
     let rel = |line: usize| line.saturating_sub(pinned);
@@ -104,14 +134,17 @@ fn scroll<'a>(
         offset
     };
     let mut offset = offset_for(window);
-    let top_mark = (offset > 0 || state.peek > 0) && height >= 4;
+    // The top line is a mark when anything is scrolled away above; with room for at least
+    // one body line besides it, also on the smallest screen (30×6).
+    // A question just opened that does not fit with its options starts at the question.
+    let at_top = (state.show_top && pinned == 0) || state.peek >= offset;
+    let top_mark = offset > 0 && !at_top && window >= 2;
     if top_mark {
         window -= 1;
         offset = offset_for(window);
     }
     state.view.follow_offset.set(offset);
-    // A question just opened that does not fit with its options starts at the question.
-    let peek = if state.show_top && pinned == 0 {
+    let peek = if at_top {
         offset
     } else {
         state.peek.min(offset)
@@ -122,8 +155,8 @@ fn scroll<'a>(
     let dim = Style::new().add_modifier(Modifier::DIM);
     let shown = offset..(offset + window).min(total);
     if top_mark {
-        // With no line of the question in view, the mark says what is asked.
-        let question_hidden = pinned == 0 && offset >= doc.question_lines.end;
+        // With the question's first line scrolled away, the mark says what is asked.
+        let question_hidden = pinned == 0 && offset > doc.question_lines.start;
         let mark = if question_hidden {
             let width = usize::from(doc.width).saturating_sub(2);
             format!("↑ {}", crate::layout::truncate(&doc.digest, width))
@@ -152,6 +185,7 @@ fn scroll<'a>(
         let below = total - shown.end;
         rows.push(Line::styled(if below > 0 { "  ↓ more" } else { "" }, dim));
     }
+    shown
 }
 
 /// Rows the viewport needs to show the tallest question of the batch in `width` columns

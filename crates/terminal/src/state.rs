@@ -16,10 +16,13 @@
 //!   longer number is an option and it comes within a second; else it starts the next number;
 //! - every printable key typed on an option row goes into the own answer (letters are never
 //!   navigation); the exception is a number: digits move to that option (multi-select: toggle
-//!   it) and never confirm; `1` then `2` reaches option 12 when there is one; a number
-//!   followed by any other typed character becomes the start of the own answer, and the move
-//!   or toggle it made is undone; Space toggles in a multi-select (and is text once a number
-//!   was typed, or on the own-answer row);
+//!   it) and never confirm; `1` then `2` reaches option 12 when there is one; the own-answer
+//!   row's number (options + 1) moves there and is not typed; Spaces between numbers only
+//!   separate them (`1 3 5` ticks 1, 3 and 5; `2` Space in a single-select is option 2); a run
+//!   of numbers and Spaces followed by any other typed character (`2 servers`) becomes the
+//!   start of the own answer, every character kept, and the moves and toggles it made are
+//!   undone; Space toggles in a multi-select when no number is being typed (on the
+//!   own-answer row it is text);
 //! - Enter confirms the question on screen (the option under the cursor, the chosen set, or
 //!   the typed text); Enter with nothing chosen and nothing typed asks once more;
 //! - Esc skips the question on screen; on the last question it asks for Enter first, so Esc
@@ -32,7 +35,7 @@
 //! - after the last question the answers go through [`ask_user_core::normalise`]; a refusal
 //!   is shown and the batch stays open.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Question, normalise};
@@ -119,6 +122,8 @@ pub(crate) struct Number {
     before: QuestionState,
     /// When its last digit came.
     at: Instant,
+    /// A Space came after the number: the next digit starts a number of its own.
+    separated: bool,
 }
 
 /// What the renderer learnt about the view, for the keys that depend on it.
@@ -135,6 +140,13 @@ pub(crate) struct ViewInfo {
     pub(crate) peek_used: Cell<usize>,
     /// Whether the highlighted row is off screen (Enter then only brings it back in view).
     pub(crate) cursor_hidden: Cell<bool>,
+    /// Which lines of the question text were drawn so far: the question's index, the width
+    /// laid out for, and one flag per line of the question.
+    pub(crate) seen: RefCell<(usize, u16, Vec<bool>)>,
+    /// While a line of the question text was never on screen: the scroll (`peek`) that brings
+    /// the first such line to the top of the view (Enter then scrolls there instead of
+    /// confirming).
+    pub(crate) unseen_peek: Cell<Option<usize>>,
 }
 
 /// The whole batch on screen: which question is shown and what was chosen.
@@ -261,8 +273,13 @@ impl<'r> AskState<'r> {
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.
             KeyCode::Esc if self.is_last() => self.notice = Some(Notice::ConfirmSkipLast),
             KeyCode::Esc => return self.confirm(AnswerItem::skipped(&self.question().id)),
-            // No key sends what the screen does not show: with the highlighted row scrolled
-            // away, Enter brings it back in view first.
+            // No key sends what the screen does not show: while part of the question text was
+            // never on screen (a tiny terminal), Enter scrolls to it first; with the
+            // highlighted row scrolled away, Enter brings it back in view first.
+            KeyCode::Enter if self.view.unseen_peek.get().is_some() => {
+                self.peek = self.view.unseen_peek.get().unwrap_or(0);
+                self.notice = confirming;
+            }
             KeyCode::Enter if self.view.cursor_hidden.get() => {
                 self.peek = 0;
                 self.notice = confirming;
@@ -320,7 +337,8 @@ impl<'r> AskState<'r> {
 
     /// A digit on an option row: it extends the number being typed when the longer number is
     /// an option and it came within [`NUMBER_TIMEOUT`]; else it starts the next number, the
-    /// previous one's move or toggle kept. A digit that is no option number at all (`0`, or
+    /// previous one's move or toggle kept; the own-answer row's number moves there. A digit that
+    /// is no row's number at all (`0`, or
     /// `7` of three options) makes the whole run of digits the start of the own answer.
     fn digit(&mut self, c: char, number: Option<Number>, now: Instant) {
         let options = self.question().options.len();
@@ -328,9 +346,10 @@ impl<'r> AskState<'r> {
             digits
                 .parse::<usize>()
                 .ok()
-                .filter(|n| (1..=options).contains(n) && !digits.starts_with('0'))
+                .filter(|n| (1..=options + 1).contains(n) && !digits.starts_with('0'))
         };
         let (mut run, before_run, extended) = match number {
+            Some(n) if n.separated => (n.run, n.before_run, None),
             Some(n) => {
                 let longer = format!("{}{c}", n.digits);
                 let in_time = now.saturating_duration_since(n.at) < NUMBER_TIMEOUT;
@@ -349,8 +368,9 @@ impl<'r> AskState<'r> {
         let state = self.state_mut();
         *state = before.clone();
         state.cursor = n - 1;
-        if multi {
-            state.chosen[n - 1] = !state.chosen[n - 1];
+        // The own-answer row's number (options + 1) only moves there; an option's toggles it.
+        if let (true, Some(chosen)) = (multi, state.chosen.get_mut(n - 1)) {
+            *chosen = !*chosen;
         }
         self.number = Some(Number {
             run,
@@ -358,6 +378,7 @@ impl<'r> AskState<'r> {
             digits,
             before,
             at: now,
+            separated: false,
         });
     }
 
@@ -365,6 +386,8 @@ impl<'r> AskState<'r> {
     fn typed(&mut self, c: char, now: Instant) {
         self.peek = 0;
         if self.on_text_row() {
+            // Text typed after the own-answer row's number is the text: the number only moved.
+            self.number = None;
             let mut buf = [0u8; 4];
             self.state_mut().text.insert(c.encode_utf8(&mut buf));
             return;
@@ -374,7 +397,15 @@ impl<'r> AskState<'r> {
             self.digit(c, number, now);
             return;
         }
-        if let Some(n) = number {
+        if let Some(mut n) = number {
+            if c == ' ' {
+                // Space after a number separates it from the next one; the number's move or
+                // toggle stays, and words typed after it still make the whole run text.
+                n.run.push(' ');
+                n.separated = true;
+                self.number = Some(n);
+                return;
+            }
             let mut text = n.run;
             text.push(c);
             self.make_text(n.before_run, &text);
@@ -415,8 +446,9 @@ impl<'r> AskState<'r> {
             .join(" ");
         let flat: String = flat.chars().filter(|c| !c.is_control()).collect();
         let (before, flat) = match self.number.take() {
-            Some(n) => (n.before_run, n.run + &flat),
-            None => (self.state().clone(), flat),
+            // The own-answer row's number moved there and is not text.
+            Some(n) if !self.on_text_row() => (n.before_run, n.run + &flat),
+            _ => (self.state().clone(), flat),
         };
         if self.on_text_row() {
             self.state_mut().text.insert(&flat);

@@ -85,7 +85,9 @@ fn an_arrival_never_moves_the_selection() {
 }
 
 #[test]
-fn digits_never_open_anything_and_a_closed_selection_moves_to_its_successor() {
+fn digits_never_open_anything_and_a_closed_selection_stays_until_the_human_moves() {
+    // Found: when the chosen ask closed the selection jumped to another agent's ask, and
+    // Enter, `2`, Enter at human speed stored "No" for that agent.
     let mut view = InboxView::default();
     view.update(three(), 100 * MIN);
     for c in ['1', '2', '8'] {
@@ -94,9 +96,43 @@ fn digits_never_open_anything_and_a_closed_selection_moves_to_its_successor() {
     key(&mut view, KeyCode::Down);
     assert_eq!(view.selected(), Some(AskId(1)));
     let rest: Vec<AskRecord> = three().into_iter().filter(|r| r.id != AskId(1)).collect();
+    view.update(rest.clone(), 100 * MIN);
+    assert_eq!(view.selected(), Some(AskId(1)), "the selection stays on it");
+    assert_eq!(view.closed_without_why(), Some(AskId(1)));
+    view.closed_why(AskId(1), "answered on the hub page");
+    assert_eq!(view.closed_without_why(), None);
+    // Another refresh (an arrival, time passing) keeps it too.
+    view.update(rest.clone(), 100 * MIN);
+    assert_eq!(view.selected(), Some(AskId(1)));
+    assert_eq!(view.count(), 2, "the closed ask is not counted as open");
+    let shown = screen(&view, 70, 14);
+    assert!(shown.contains("answered on the hub page"), "{shown}");
+    assert_snapshot!("inbox_closed_selected", shown);
+    assert_eq!(
+        key(&mut view, KeyCode::Enter),
+        Action::Stay,
+        "Enter never opens another ask in its place"
+    );
+    assert_eq!(view.selected(), Some(AskId(1)));
+    // The human moves: the closed ask leaves the list.
+    key(&mut view, KeyCode::Down);
+    assert_eq!(view.selected(), Some(AskId(3)));
+    key(&mut view, KeyCode::Up);
+    key(&mut view, KeyCode::Up);
+    assert_eq!(view.selected(), Some(AskId(2)));
+    assert!(!screen(&view, 70, 14).contains("Run the migration?"));
+    assert_eq!(key(&mut view, KeyCode::Char('q')), Action::Quit);
+}
+
+#[test]
+fn an_ask_answered_here_lets_the_selection_go_to_the_next() {
+    let mut view = InboxView::default();
+    view.update(three(), 100 * MIN);
+    key(&mut view, KeyCode::Down);
+    view.answered_here(AskId(1));
+    let rest: Vec<AskRecord> = three().into_iter().filter(|r| r.id != AskId(1)).collect();
     view.update(rest, 100 * MIN);
     assert_eq!(view.selected(), Some(AskId(3)));
-    assert_eq!(key(&mut view, KeyCode::Char('q')), Action::Quit);
 }
 
 #[test]

@@ -751,3 +751,71 @@ fn an_arrival_never_changes_which_ask_enter_opens_and_esc_goes_back_to_the_list(
     }
     pane.keys(&["q"]);
 }
+
+#[test]
+fn a_selected_ask_closed_elsewhere_stays_selected_and_no_key_answers_another_agent() {
+    // Found: when the selected ask closed (answered elsewhere), the selection jumped to another
+    // agent's ask, and Enter, `2`, Enter at human speed stored "No" for that agent.
+    let store = Store::new();
+    let url = store.url();
+    let dir = store.dir.path().to_owned();
+    // Agent A asks on a terminal of its own, where it is answered: "elsewhere" for the inbox.
+    let asker_dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        asker_dir.path().join("q.json"),
+        r#"{"questions":[{"id":"q","question":"Deploy to production?","options":["Yes (Recommended)","No"]}]}"#,
+    )
+    .unwrap();
+    let script = format!(
+        "cd '{}'\n'{BIN}' ask --store '{url}' < q.json > out.txt 2> err.txt\necho $? > rc.txt\nexec sleep 600\n",
+        asker_dir.path().display()
+    );
+    let asker = TmuxPane::start(asker_dir, &script, 100, 30, "err.txt");
+    asker.wait_text(OWN);
+    store.wait_history("agent A's ask", |h| h.len() == 1);
+    // Agent B asks through the inbox alone.
+    let _b = spawn_headless(
+        &dir,
+        "b",
+        &["--via", "inbox", "--store", &url],
+        r#"{"questions":[{"id":"q","question":"Drop the orders table?","options":["Keep it (Recommended)","No"]}]}"#,
+        &[("ASK_USER_SESSION", "agent-b")],
+    );
+    store.wait_history("agent B's ask", |h| h.len() == 2);
+    let pane = inbox(&url, 30);
+    let screen = pane.wait_text("— 2 open question(s)");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.starts_with("› ") && l.contains("Deploy to production?")),
+        "the oldest ask is chosen:\n{screen}"
+    );
+    asker.keys(&["Enter"]);
+    asker.wait_for("agent A's asker to end", |_| asker.file("rc.txt").is_some());
+    let screen = pane.wait_text("Closed: an answer given in");
+    assert!(screen.contains("— 1 open question(s)"), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.starts_with("› ") && l.contains("Deploy to production?")),
+        "the selection stays on the closed ask:\n{screen}"
+    );
+    // What a hurried human types at the selected ask: nothing acts on agent B's.
+    pane.keys(&["Enter"]);
+    pane.type_text("2");
+    pane.keys(&["Enter"]);
+    pane.keys(&["Down"]);
+    let screen = pane.wait_for("the selection on agent B's ask", |s| {
+        s.lines()
+            .any(|l| l.starts_with("› ") && l.contains("Drop the orders table?"))
+    });
+    assert!(!screen.contains("Deploy to production?"), "{screen}");
+    assert!(!screen.contains(OWN), "no answer view opened:\n{screen}");
+    let history = store.history();
+    assert_eq!(
+        history.iter().filter(|a| a["state"] == "open").count(),
+        1,
+        "agent B's ask is still open: {history:#?}"
+    );
+    pane.keys(&["q"]);
+}

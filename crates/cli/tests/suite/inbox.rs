@@ -69,7 +69,9 @@ fn esc_back_keeps_typed_text_and_a_close_on_the_list_shows_it() {
     asker.keys(&["Enter"]);
     let run = asker.finished();
     assert_eq!((run.status, run.stdout.as_str()), (0, POSTGRES));
-    let screen = inbox.wait_text("No open questions.");
+    // The closed ask stays selected, shown closed, until the human moves.
+    let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
+    assert!(screen.contains("— 0 open question(s)"), "{screen}");
     assert!(
         screen.contains(
             "✘ Not sent: an answer given in the terminal counted. What you typed:\n  Which database?\nhalf of a long reply, and more\n"
@@ -90,7 +92,9 @@ fn an_ask_closing_while_open_in_the_inbox_keeps_the_typed_text_on_the_list() {
     asker.keys(&["Enter"]);
     let run = asker.finished();
     assert_eq!((run.status, run.stdout.as_str()), (0, POSTGRES));
-    let screen = inbox.wait_text("No open questions.");
+    // The closed ask stays selected, shown closed, until the human moves.
+    let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
+    assert!(screen.contains("— 0 open question(s)"), "{screen}");
     assert!(
         screen.contains(&format!(
             "✘ Not sent: an answer given in the terminal counted before you answered. What you typed:\n  Which database?\n{TYPED}\n"

@@ -497,7 +497,9 @@ fn a_long_question_opens_at_its_start_and_home_never_moves_the_choice() {
     let pane = Pane::ask(&[], &json);
     let screen = pane.wait_text("START lorem");
     assert!(screen.contains("HEAD"), "{screen}");
-    pane.keys(&["Enter"]);
+    // Enter before the whole question was on screen only shows more of it; PgDn reads it
+    // through to the options.
+    pane.keys(&["NPage"; 4]);
     pane.wait_text("› 2. Yes (Recommended)");
     pane.keys(&["Home"]);
     pane.wait_text("START lorem");
@@ -925,5 +927,82 @@ fn a_timeout_shows_a_countdown() {
             0,
             r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
         )
+    );
+}
+
+#[test]
+fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_typed() {
+    // Found: in a multi-select "1 3 5" ticked nothing and sent the text "1 3 5"; in a
+    // single-select `2` Space sent the text "2"; the own-answer row's number typed itself
+    // ("3ship it").
+    let five = |multi: bool| {
+        format!(
+            r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
+        )
+    };
+    let pane = Pane::ask(&[], &five(true));
+    pane.wait_text(OWN);
+    pane.type_text("1 3 5");
+    let screen = pane.wait_text("[x] 5. O5");
+    assert!(
+        screen.contains("[x] 1. O1") && screen.contains("[x] 3. O3"),
+        "{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O1","O3","O5"]}]}"#)
+    );
+    let pane = Pane::ask(&[], &five(false));
+    pane.wait_text(OWN);
+    pane.type_text("2 ");
+    pane.wait_text("› 2. O2");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"f","selected":["O2"]}]}"#)
+    );
+    let pane = Pane::ask(&[], DB);
+    pane.wait_text(OWN);
+    pane.type_text("4");
+    pane.wait_for("the own-answer row", own_row_selected);
+    pane.type_text("ship it");
+    pane.wait_text("ship it");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (
+            0,
+            r#"{"answers":[{"id":"db","selected":[],"custom":"ship it"}]}"#
+        )
+    );
+    assert_restored(&pane);
+}
+
+#[test]
+fn at_thirty_by_six_down_enter_sends_nothing_before_the_question_was_on_screen() {
+    // Found: at 30×6, ↓ Enter sent an answer while no question text was on screen.
+    let question = r#"{"questions":[{"id":"q","header":"Deploy","question":"Which environment should I deploy the billing service to, given the freeze that starts tonight at ten?","options":[{"label":"Staging (Recommended)","description":"Safe to try."},{"label":"Production","description":"Real customers get it at once."},"Both"]}]}"#;
+    let pane = Pane::ask_sized(&[], question, 30, 6);
+    pane.wait_text("Which environment");
+    pane.keys(&["Down"]);
+    let screen = pane.wait_text("› 2. Production");
+    assert!(
+        screen.contains("↑ Which environment"),
+        "the question's first line stays on top:\n{screen}"
+    );
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("at ten?");
+    assert!(!screen.contains("› 2."), "{screen}");
+    pane.keys(&["Enter"]);
+    pane.wait_text("› 2. Production");
+    pane.keys(&["Enter"]);
+    let run = pane.finished();
+    assert_eq!(
+        (run.status, run.stdout.as_str()),
+        (0, r#"{"answers":[{"id":"q","selected":["Production"]}]}"#)
     );
 }

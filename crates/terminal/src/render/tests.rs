@@ -198,12 +198,19 @@ fn a_question_taller_than_the_screen_can_be_read_from_its_start() {
         first.contains("START lorem") && !first.contains("› 1. Yes"),
         "a long view opens at the question:\n{first}"
     );
-    // Enter on a screen that shows no option sends nothing: it brings the choice into view.
-    assert_eq!(
-        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        crate::state::Step::Stay
-    );
-    let cursor = screen(&state, 80, 24);
+    // Enter on a screen that shows no option sends nothing: it shows the rest of the question
+    // a screenful at a time, then brings the choice into view.
+    let mut cursor = first.clone();
+    for _ in 0..6 {
+        assert_eq!(
+            state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+            crate::state::Step::Stay
+        );
+        cursor = screen(&state, 80, 24);
+        if cursor.contains("› 1. Yes") {
+            break;
+        }
+    }
     assert!(cursor.contains("› 1. Yes"), "{cursor}");
     // Home scrolls back to the question and leaves the choice where it was.
     press(&mut state, &[KeyCode::Home]);
@@ -289,4 +296,75 @@ fn ctrl_c_with_an_answer_given_asks_before_dismissing() {
     press(&mut state, &[KeyCode::Enter]);
     state.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert_snapshot!("confirm_dismiss", screen(&state, 80, 14));
+}
+
+const LONG_QUESTION: &str = r#"{"questions":[{"id":"q","header":"Deploy","question":"Which environment should I deploy the billing service to, given the freeze that starts tonight at ten?","options":[{"label":"Staging (Recommended)","description":"Safe to try."},{"label":"Production","description":"Real customers get it at once."},"Both"]}]}"#;
+
+#[test]
+fn at_thirty_by_six_the_question_stays_on_top_and_enter_shows_what_was_not_read() {
+    // Found: at 30×6, ↓ Enter sent an answer with no question text on screen.
+    let request = request(LONG_QUESTION);
+    let mut state = AskState::new(&request);
+    let open = screen(&state, 30, 6);
+    assert_snapshot!("thirty_by_six_open", open);
+    press(&mut state, &[KeyCode::Down]);
+    let moved = screen(&state, 30, 6);
+    assert!(moved.contains("› 2. Production"), "{moved}");
+    assert!(
+        moved.contains("↑ Which environment"),
+        "the question's first line stays on top:\n{moved}"
+    );
+    assert_snapshot!("thirty_by_six_moved", moved);
+    // The end of the question was never on screen: Enter shows it instead of sending.
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        crate::state::Step::Stay
+    );
+    let rest = screen(&state, 30, 6);
+    assert!(rest.contains("at ten?"), "{rest}");
+    // Then Enter brings the choice back, and the next Enter sends it.
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        crate::state::Step::Stay
+    );
+    assert!(screen(&state, 30, 6).contains("› 2. Production"));
+    assert!(matches!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        crate::state::Step::Done(_)
+    ));
+}
+
+#[test]
+fn a_header_of_thousands_of_characters_is_capped_so_the_options_show() {
+    // Found: a 3,993-character header filled the first screen; no option showed.
+    let header = "H".repeat(21) + &" lorem ipsum".repeat(331);
+    assert_eq!(header.chars().count(), 3_993);
+    let request = request(&format!(
+        r#"{{"questions":[{{"id":"q","header":"{header}","question":"Run the migration now?","options":["Yes (Recommended)","No"]}}]}}"#
+    ));
+    let state = AskState::new(&request);
+    let shown = screen(&state, 80, 12);
+    assert!(
+        shown.contains("Run the migration now?") && shown.contains("› 1. Yes"),
+        "{shown}"
+    );
+    assert_snapshot!("huge_header", shown);
+}
+
+#[test]
+fn a_tall_questions_first_line_stays_on_top_while_the_options_scroll() {
+    // Found: scrolled into the middle of a tall question, its first line was gone.
+    let long = format!("START {}", "lorem ipsum dolor sit amet ".repeat(20));
+    let options: Vec<String> = (1..=8).map(|i| format!("\"Option {i}\"")).collect();
+    let request = request(&format!(
+        r#"{{"questions":[{{"id":"q","question":"{long}","options":[{}]}}]}}"#,
+        options.join(",")
+    ));
+    let mut state = AskState::new(&request);
+    screen(&state, 40, 12);
+    press(&mut state, &[KeyCode::Down; 3]);
+    let shown = screen(&state, 40, 12);
+    assert!(shown.contains("› 4. Option 4"), "{shown}");
+    assert!(shown.contains("↑ START lorem"), "{shown}");
+    assert_snapshot!("tall_question_sticky", shown);
 }

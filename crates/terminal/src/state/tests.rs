@@ -492,3 +492,120 @@ fn ctrl_c_with_answers_or_text_in_progress_asks_once_more() {
     assert_eq!(state.state().text.text(), "wait");
     assert_eq!(state.handle_key(ctrl_c), Step::Dismissed);
 }
+
+#[test]
+fn numbers_separated_by_spaces_toggle_each_option() {
+    // Found: `1` Space `3` (or "1 3 5") ticked nothing and sent the text "1 3 5".
+    let request = request(FIVE);
+    for typed_keys in ["1 3 5", "1  3 5 ", "13 5"] {
+        let mut state = AskState::new(&request);
+        let mut keys = typed(typed_keys);
+        keys.push(KeyCode::Enter);
+        assert_eq!(
+            press(&mut state, &keys),
+            done(vec![AnswerItem::selected("f", ["O1", "O3", "O5"])]),
+            "{typed_keys:?}"
+        );
+    }
+    // Space right after a number keeps the number's toggle (it does not toggle it back).
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("2 "));
+    assert_eq!(state.state().chosen, [false, true, false, false, false]);
+    assert_eq!(state.state().text.text(), "");
+    // Spaces between numbers only separate them, however many.
+    press(&mut state, &typed(" "));
+    assert_eq!(state.state().chosen, [false, true, false, false, false]);
+    // Once another key ended the numbers, Space is the footer's "Space toggle" again.
+    press(
+        &mut state,
+        &[KeyCode::Down, KeyCode::Up, KeyCode::Char(' ')],
+    );
+    assert_eq!(state.state().chosen, [false, false, false, false, false]);
+    // A number after a Space is a number of its own, even where the two digits would make one.
+    let options: Vec<String> = (1..=12).map(|i| format!("\"R{i}\"")).collect();
+    let json = format!(
+        r#"{{"questions":[{{"id":"r","question":"Where?","multi_select":true,"options":[{}]}}]}}"#,
+        options.join(",")
+    );
+    let request = super::tests::request(&json);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("1 2"));
+    assert_eq!(
+        state.state().chosen.iter().filter(|c| **c).count(),
+        2,
+        "1 and 2, not 12"
+    );
+}
+
+#[test]
+fn numbers_and_spaces_followed_by_words_are_the_sentence_typed() {
+    let request = request(FIVE);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("1 3 apples");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem {
+            custom: Some("1 3 apples".into()),
+            ..AnswerItem::skipped("f")
+        }]),
+        "the toggles of 1 and 3 undone, every character kept"
+    );
+}
+
+#[test]
+fn a_number_then_space_in_a_single_select_is_the_option() {
+    // Found: `2` Space sent the text "2".
+    let request = request(FIVE_SINGLE);
+    let mut state = AskState::new(&request);
+    let mut keys = typed("2 ");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::selected("s", ["O2"])])
+    );
+    let mut state = AskState::new(&request);
+    let mut keys = typed("2 servers");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("s", "2 servers")])
+    );
+}
+
+#[test]
+fn the_own_answer_rows_number_moves_there_without_typing_itself() {
+    // Found: the own-answer row is numbered, but its digit typed itself ("3ship it").
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("4"));
+    assert!(state.on_text_row());
+    assert_eq!(state.state().text.text(), "", "the number is not text");
+    let mut keys = typed("ship it");
+    keys.push(KeyCode::Enter);
+    assert_eq!(
+        press(&mut state, &keys),
+        done(vec![AnswerItem::custom("db", "ship it")])
+    );
+    // In a multi-select it moves without toggling anything, and keeps what was chosen.
+    let request = super::tests::request(MULTI);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("4"));
+    assert!(state.on_text_row());
+    assert_eq!(state.state().chosen, [true, false, false]);
+    assert_eq!(state.state().text.text(), "");
+    // Backspace takes the move back.
+    press(&mut state, &[KeyCode::Backspace]);
+    assert_eq!(state.state().cursor, 0);
+    // Ten rows: `1` `0` reaches the own-answer row of nine options.
+    let options: Vec<String> = (1..=9).map(|i| format!("\"R{i}\"")).collect();
+    let json = format!(
+        r#"{{"questions":[{{"id":"r","question":"Where?","options":[{}]}}]}}"#,
+        options.join(",")
+    );
+    let request = super::tests::request(&json);
+    let mut state = AskState::new(&request);
+    press(&mut state, &typed("10"));
+    assert!(state.on_text_row());
+    assert_eq!(state.state().text.text(), "");
+}
