@@ -403,7 +403,10 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
         .map_err(|e| format!("cannot find this binary's path: {e}"))?;
     let homes = Homes::from_env()?;
     let mut report = String::new();
-    for entry in entries(args.host, &binary, &args.mcp_args, &homes) {
+    // The command that survives the install route (npx/uvx: not their cache path).
+    let launch = crate::install_route::for_binary(&binary);
+    let entries = entries(args.host, &binary, &args.mcp_args, &homes);
+    for entry in crate::install_route::relaunch(entries, &binary, &launch) {
         let file = entry.file().to_path_buf();
         let current = match std::fs::read_to_string(&file) {
             Ok(text) => Some(text),
@@ -430,7 +433,7 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
         report.push_str(&format!(
             "{} will start {} mcp; `ask-user doctor` shows what it will see.\n",
             args.host.name(),
-            binary.display()
+            launch.shell_words()
         ));
         report.push_str(hooks_note(args.host));
         if args.host == SetupHost::Codex
