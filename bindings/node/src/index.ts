@@ -22,6 +22,8 @@
  * @module @ask-user/deepseek-harness
  */
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import {
   UserQuestionError,
   type AskUserQuestionAnswer,
@@ -29,6 +31,22 @@ import {
   type AskUserQuestionRequest,
   type UserQuestionProvider,
 } from "@deepseek-ai/dsh-user-questions";
+
+/**
+ * The binary of the npm package `ask-user` (`npm install ask-user` beside this package): the
+ * file `bin/ask-user` of its package for this platform, `@ask-user/<platform>-<arch>`, resolved
+ * as Node resolves modules from `from` (default: this module). `undefined` when either package
+ * is not installed there.
+ */
+export function packagedBinary(from: string = import.meta.url): string | undefined {
+  try {
+    const launcher = createRequire(from).resolve("ask-user/package.json");
+    const platform = createRequire(launcher).resolve(`@ask-user/${process.platform}-${process.arch}/package.json`);
+    return join(dirname(platform), "bin", process.platform === "win32" ? "ask-user.exe" : "ask-user");
+  } catch {
+    return undefined;
+  }
+}
 
 /** Options of {@link askUser}. Every field is optional. */
 export interface AskUserOptions {
@@ -41,7 +59,10 @@ export interface AskUserOptions {
   hub?: string | readonly string[];
   /** The agent's hub token (`ask-user hub token add NAME`). Passed in the environment, never in argv. */
   token?: string;
-  /** The `ask-user` binary. Default: `$ASK_USER_BIN`, else `ask-user` on `PATH`. */
+  /**
+   * The `ask-user` binary. Default: `$ASK_USER_BIN`, else the npm package `ask-user`'s binary
+   * when it is installed beside this package ({@link packagedBinary}), else `ask-user` on `PATH`.
+   */
   binary?: string;
   /** Where asks are kept (`sqlite:PATH`, `postgres://…`, `memory`); default: ask-user's own. */
   store?: string;
@@ -215,7 +236,7 @@ async function ask(options: AskUserOptions, request: AskUserQuestionRequest): Pr
   const signal = request.signal;
   if (signal?.aborted) throw new UserQuestionError(ABORTED, "ASK_ABORTED");
   const { args, env } = command(options, request);
-  const binary = options.binary ?? env.ASK_USER_BIN ?? "ask-user";
+  const binary = options.binary ?? env.ASK_USER_BIN ?? packagedBinary() ?? "ask-user";
   const input = JSON.stringify(toArguments(request));
   let aborted = false;
   const ended = await new Promise<Ended>((resolve) => {

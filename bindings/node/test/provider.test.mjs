@@ -4,13 +4,14 @@
 // session, also showing a plan review) or over the page's own answer endpoint. Run by crates/conformance (tests/suite/harness_ts.rs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import * as askUserTool from "@deepseek-ai/dsh-tool-ask-user";
-import { askUser, command, toArguments, AskUserSetupError } from "../lib/index.js";
+import { askUser, command, packagedBinary, toArguments, AskUserSetupError } from "../lib/index.js";
 import {
   BIN, answer, cleanEnv, dismiss, harness, hubHarness, openAsks, referenceText, startHub, track, until, DEADLINE_MS,
 } from "./support.mjs";
@@ -288,6 +289,37 @@ test("the token and the call key travel in the environment, never in argv", () =
   // A call id the request carries is the key when none is given; a key function wins over it.
   assert.equal(command({ env: {} }, { ...request, wait: { callId: "w-1" } }).env.ASK_USER_CALL_ID, "w-1");
   assert.equal(command({ env: {}, key: (r) => `k-${r.questions[0].id}` }, { ...request, callId: "c-1" }).env.ASK_USER_CALL_ID, "k-a");
+});
+
+test("the binary of the npm package ask-user is found beside the provider, hoisted or nested", () => {
+  const platform = `@ask-user/${process.platform}-${process.arch}`;
+  // As npm lays out a project (hoisted) and a global install (nested under ask-user); and
+  // without the platform package (npm --omit=optional, or a platform with no binary).
+  for (const layout of ["hoisted", "nested", "none"]) {
+    const dir = mkdtempSync(join(tmpdir(), "ask-user-ts-packaged-"));
+    try {
+      const modules = join(dir, "node_modules");
+      const write = (path, value) => {
+        mkdirSync(join(path, ".."), { recursive: true });
+        writeFileSync(path, JSON.stringify(value));
+      };
+      write(join(modules, "ask-user/package.json"), { name: "ask-user", version: "0.1.0" });
+      const found = () => packagedBinary(pathToFileURL(join(dir, "app.js")).href);
+      if (layout === "none") {
+        assert.equal(found(), undefined);
+        continue;
+      }
+      const root = layout === "hoisted" ? modules : join(modules, "ask-user/node_modules");
+      write(join(root, platform, "package.json"), { name: platform, version: "0.1.0" });
+      mkdirSync(join(root, platform, "bin"));
+      symlinkSync(BIN, join(root, platform, "bin/ask-user"));
+      assert.equal(found(), join(root, platform, "bin/ask-user"), layout);
+      const version = spawnSync(found(), ["--version"], { encoding: "utf8", env: cleanEnv(dir) });
+      assert.match(version.stdout, /^ask-user \d+\.\d+\.\d+/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 });
 
 function toRequest(args) {

@@ -383,7 +383,7 @@ pub(crate) fn run(_args: &DoctorArgs) -> Ended {
         Ok(homes) => homes,
         Err(message) => return Ended::Usage(message),
     };
-    let mut stdout = String::new();
+    let mut stdout = crate::install_route::doctor_line();
     let mut any = false;
     for host in SetupHost::ALL {
         let (text, problem) = report(host, &homes);

@@ -28,6 +28,7 @@ mod hub_url;
 mod inbox;
 mod inbox_view;
 mod input;
+mod install_route;
 mod mcp;
 mod schema;
 mod setup;

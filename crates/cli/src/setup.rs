@@ -814,7 +814,10 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
 
     let mut next: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
     let mut report = String::new();
-    let list = entries(args.host, &wiring, &homes);
+    // The command that survives the install route (npx/uvx: not their cache path).
+    let launch = crate::install_route::for_binary(&binary);
+    let list =
+        crate::install_route::relaunch(entries(args.host, &wiring, &homes), &binary, &launch);
     for entry in &list {
         let file = entry.file().to_path_buf();
         let current = match next.get(&file) {
@@ -857,7 +860,7 @@ fn setup(args: &SetupArgs) -> Result<String, String> {
     report.push_str(&format!(
         "{} will start {} {}; `ask-user doctor` shows what it will see.\n",
         args.host.name(),
-        binary.display(),
+        launch.shell_words(),
         wiring.mcp_args.join(" ")
     ));
     report.push_str(&hooks_note(args.host, &wiring));

@@ -1,4 +1,5 @@
 mod cli;
+mod dist;
 mod durable;
 mod hardening;
 mod hook;

@@ -1,0 +1,353 @@
+//! Installed without a Rust toolchain: `scripts/dist` packs this test's `ask-user` into the npm
+//! packages (the launcher and the linux-x64 package), the wheel and the release archive with
+//! its shell installer; each is then installed from those files alone — no registry:
+//! `npm install -g --offline`, `npx --offline`, `pip install --no-index`, the installer reading
+//! the archive beside it — into a fresh prefix and a fresh HOME, with a PATH holding only the
+//! tools a user has (node, npm, python3, a shell and coreutils; no cargo, no rustc). Each
+//! installed `ask-user` answers `--version`, `schema`, an `ask --answers` and
+//! `setup claude-code --print`, whose command survives the route (npx: `npx -y ask-user@V`, never
+//! npm's cache path).
+//!
+//! The binary packed is the debug build the suite already has (`scripts/dist --binary`): CI
+//! cannot wait for the portable release build (16 minutes on 2 cores, cargo-zigbuild against
+//! glibc 2.17), which only `scripts/dist` without `--binary` runs, with the same packaging
+//! steps after it. So this test checks the packaging and the install routes, not the
+//! portability of the binary (scripts/dist checks that, with objdump).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use super::support::{BIN, repo_file};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The only programs on the installs' PATH (symlinks into one directory): what installing
+/// and running the packages needs, and nothing of a Rust toolchain.
+const TOOLS: &[&str] = &[
+    "sh",
+    "bash",
+    "env",
+    "node",
+    "npm",
+    "npx",
+    "python3",
+    "uname",
+    "dirname",
+    "mktemp",
+    "rm",
+    "cp",
+    "cut",
+    "tar",
+    "xz",
+    "sha256sum",
+    "mkdir",
+    "chmod",
+    "mv",
+    "cat",
+    "sed",
+    "grep",
+    "ls",
+];
+
+const QUESTION: &str = r#"{"questions":[{"id":"go","header":"Deploy","question":"Deploy now?","options":[{"label":"Yes"},{"label":"No"}]}]}"#;
+const ANSWERS: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+
+fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// A scratch directory: `tools/` (the installs' PATH), `home/` (a fresh HOME), the question
+/// and the answers.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        for tool in TOOLS {
+            let real = which(tool).unwrap_or_else(|| panic!("{tool} is not on PATH"));
+            std::os::unix::fs::symlink(real, tools.join(tool)).unwrap();
+        }
+        // The interpreter itself, not a version manager's shim (pyenv's needs its own tools).
+        let python = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap();
+        let python = String::from_utf8(python.stdout).unwrap();
+        std::fs::remove_file(tools.join("python3")).unwrap();
+        std::os::unix::fs::symlink(python.trim(), tools.join("python3")).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::write(dir.path().join("q.json"), QUESTION).unwrap();
+        std::fs::write(dir.path().join("answers.json"), ANSWERS).unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `program ARGS`, successful, with `bin` (if any) and the tools alone on PATH, in the
+    /// fresh HOME; its stdout.
+    fn run(
+        &self,
+        bin: Option<&Path>,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> String {
+        let mut path: Vec<PathBuf> = bin.map(Path::to_path_buf).into_iter().collect();
+        path.push(self.path("tools"));
+        let home = self.path("home");
+        let output = Command::new(program)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::join_paths(&path).unwrap())
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .envs(env.iter().copied())
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{} {args:?}: {}\n{}",
+            program.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// What every installed `ask-user` does: `program ARGS…` runs it (`bin` on PATH). Returns
+    /// the output of `setup claude-code --print` and of `doctor`.
+    fn check(&self, bin: Option<&Path>, program: &Path, args: &[&str]) -> (String, String) {
+        let run = |more: &[&str]| {
+            let all: Vec<&str> = args.iter().chain(more).copied().collect();
+            self.run(bin, program, &all, &[])
+        };
+        assert_eq!(run(&["--version"]).trim(), format!("ask-user {VERSION}"));
+        let schema: serde_json::Value = serde_json::from_str(&run(&["schema"])).unwrap();
+        assert_eq!(schema["name"], "ask_user_question", "{schema}");
+        assert_eq!(
+            run(&["ask", "--answers", "answers.json", "q.json"]).trim(),
+            ANSWERS
+        );
+        (run(&["setup", "claude-code", "--print"]), run(&["doctor"]))
+    }
+}
+
+/// The one file in `dir` named `prefix…suffix`, as a string.
+fn artifact(dir: &Path, prefix: &str, suffix: &str) -> String {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{prefix}*{suffix} in {}: {found:?}",
+        dir.display()
+    );
+    found[0].display().to_string()
+}
+
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let value = f();
+    eprintln!("dist: {what}: {:.1} s", start.elapsed().as_secs_f64());
+    value
+}
+
+/// `setup`'s Claude Code entry names `command` (and its args start with `args`).
+fn assert_entry(setup: &str, command: &str, args: &[&str]) {
+    let start = setup.find('{').unwrap();
+    let end = setup[start..].find("\n}").unwrap() + start + 2;
+    let entry: serde_json::Value = serde_json::from_str(&setup[start..end]).unwrap();
+    assert_eq!(entry["command"], command, "{setup}");
+    let mut expected: Vec<&str> = args.to_vec();
+    expected.push("mcp");
+    assert_eq!(entry["args"], serde_json::json!(expected), "{setup}");
+}
+
+#[test]
+fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
+    let scratch = Scratch::new();
+    let dist = scratch.path("dist");
+    // Packing needs cargo (maturin reads `cargo metadata`): the test's own PATH.
+    let packed = timed("scripts/dist --binary (debug build)", || {
+        let mut command = Command::new("bash");
+        command
+            .arg(repo_file("scripts/dist"))
+            .args(["--binary", BIN, "--out"])
+            .arg(&dist)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", scratch.path("home"))
+            // The debug binary is large: the fastest xz preset keeps CI's time small.
+            .env("XZ_OPT", "-0")
+            .stdin(Stdio::null());
+        // cargo's and rustup's homes (the registry, the toolchain), which the fresh HOME lacks.
+        for (var, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+            let dir = std::env::var_os(var)
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(default)));
+            if let Some(dir) = dir {
+                command.env(var, dir);
+            }
+        }
+        command.output().unwrap()
+    });
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+
+    let tools = scratch.path("tools");
+    for tool in ["cargo", "rustc", "rustup"] {
+        let found = scratch.run(
+            None,
+            &tools.join("sh"),
+            &["-c", &format!("command -v {tool} || echo none")],
+            &[],
+        );
+        assert_eq!(found.trim(), "none", "{tool} is on the installs' PATH");
+    }
+    let npm = dist.join("npm");
+    let launcher = artifact(&npm, &format!("ask-user-{VERSION}"), ".tgz");
+    let linux_x64 = artifact(&npm, "ask-user-linux-x64-", ".tgz");
+
+    // npm install -g, from the two files: the launcher finds the platform package's binary.
+    let prefix = scratch.path("npm-prefix");
+    let prefix_text = prefix.display().to_string();
+    timed("npm install -g", || {
+        let args = [
+            "install",
+            "-g",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            &prefix_text,
+            &launcher,
+            &linux_x64,
+        ];
+        scratch.run(None, &tools.join("npm"), &args, &[])
+    });
+    let bin = prefix.join("bin");
+    let (setup, doctor) = scratch.check(Some(&bin), &bin.join("ask-user"), &[]);
+    let installed = prefix
+        .join("lib/node_modules/@ask-user/linux-x64/bin/ask-user")
+        .canonicalize()
+        .unwrap();
+    assert_entry(&setup, &installed.display().to_string(), &[]);
+    assert!(
+        doctor.starts_with("installed as: the npm package;"),
+        "{doctor}"
+    );
+
+    // npx, from the same files: npm's cache is not a path to write down.
+    let (setup, doctor) = timed("npx (install and the checks)", || {
+        scratch.check(
+            None,
+            &tools.join("npx"),
+            &[
+                "--yes",
+                "--offline",
+                "--package",
+                &launcher,
+                "--package",
+                &linux_x64,
+                "--",
+                "ask-user",
+            ],
+        )
+    });
+    let pinned = format!("ask-user@{VERSION}");
+    assert_entry(
+        &setup,
+        &tools.join("npx").display().to_string(),
+        &["-y", &pinned],
+    );
+    assert!(!setup.contains("_npx"), "{setup}");
+    assert!(doctor.starts_with("installed as: npx"), "{doctor}");
+
+    // pip, into a fresh virtual environment, from the wheel alone.
+    let venv = scratch.path("venv");
+    let wheel = artifact(&dist.join("wheels"), "ask_user-", ".whl");
+    timed("python3 -m venv", || {
+        scratch.run(
+            None,
+            &tools.join("python3"),
+            &["-m", "venv", &venv.display().to_string()],
+            &[],
+        )
+    });
+    timed("pip install --no-index", || {
+        scratch.run(
+            None,
+            &venv.join("bin/pip"),
+            &[
+                "install",
+                "--no-index",
+                "--disable-pip-version-check",
+                "-q",
+                &wheel,
+            ],
+            &[],
+        )
+    });
+    let (setup, doctor) = scratch.check(None, &venv.join("bin/ask-user"), &[]);
+    assert_entry(
+        &setup,
+        &venv
+            .join("bin/ask-user")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+        &[],
+    );
+    assert!(
+        doctor.starts_with("installed as: the Python package"),
+        "{doctor}"
+    );
+
+    // The shell installer, reading the archive and its checksum beside it.
+    let installed_dir = scratch.path("installed/bin");
+    let installer = dist.join("archives/ask-user-installer.sh");
+    timed("the shell installer", || {
+        scratch.run(
+            None,
+            &tools.join("sh"),
+            &[&installer.display().to_string()],
+            &[("ASK_USER_INSTALL_DIR", &installed_dir.display().to_string())],
+        )
+    });
+    let (setup, doctor) = scratch.check(Some(&installed_dir), &installed_dir.join("ask-user"), &[]);
+    assert_entry(
+        &setup,
+        &installed_dir
+            .join("ask-user")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+        &[],
+    );
+    assert!(doctor.starts_with("installed as: a binary"), "{doctor}");
+}
