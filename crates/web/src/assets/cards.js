@@ -8,7 +8,8 @@
 //
 // Nothing is sent that the screen did not show (docs/contract.md §6): Enter on a question moves
 // to the next one and only Enter on the last one submits; Submit holds a batch back while one
-// of its questions was never on screen (it scrolls there instead); a batch of several
+// of its questions was never on screen, or while a preselected (recommended) option counts as
+// chosen without ever having been on screen (it scrolls there instead); a batch of several
 // questions shows, beside Submit, exactly what will be sent.
 'use strict';
 
@@ -178,7 +179,15 @@
         row.classList.add('recommended');
         row.querySelector('.badge').hidden = false;
       }
-      if (q.recommended === i) { input.checked = true; input.defaultChecked = true; }
+      if (q.recommended === i) {
+        input.checked = true;
+        input.defaultChecked = true;
+        // Chosen by the page, not the human: it counts only once it was on screen.
+        row.dataset.preset = 'true';
+        if (choiceObserver) choiceObserver.observe(row);
+      }
+      // A choice the human makes (a click, a key) was in front of them.
+      input.addEventListener('change', () => markChoiceSeen(row));
       options.appendChild(row);
     });
     if (q.options.length === 0) options.hidden = true;
@@ -264,6 +273,33 @@
     }, { threshold: [0, 0.25, 0.5, 0.75, 1] })
     : null;
 
+  // Which preselected options were on screen: the same rule, per option row.
+  const choiceObserver = typeof IntersectionObserver === 'function'
+    ? new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const tall = e.rootBounds && e.intersectionRect.height >= e.rootBounds.height * 0.5;
+        if (e.isIntersecting && (e.intersectionRatio >= 0.5 || tall)) markChoiceSeen(e.target);
+      }
+    }, { threshold: [0, 0.25, 0.5, 0.75, 1] })
+    : null;
+
+  function markChoiceSeen(row) {
+    if (row.dataset.preset !== 'true') return;
+    delete row.dataset.preset;
+    if (choiceObserver) choiceObserver.unobserve(row);
+  }
+
+  /** The first chosen option of `node` that the human never had on screen (a preselected
+   * option that was never in view), or null. */
+  function unseenChoice(node) {
+    for (const c of node.querySelectorAll('.choice:checked')) {
+      const row = c.closest('.option');
+      if (row.dataset.preset === 'true' && onScreen(row)) markChoiceSeen(row);
+      if (row.dataset.preset === 'true') return row;
+    }
+    return null;
+  }
+
   function markSeen(node) {
     if (node.dataset.seen === 'true') return;
     node.dataset.seen = 'true';
@@ -295,6 +331,9 @@
     const n = form.querySelectorAll('.question.incomplete').length;
     const unseen = Array.from(form.querySelectorAll('.question'))
       .filter((q) => summary.dataset.unseen && q.dataset.seen !== 'true');
+    const unseenChoices = Array.from(form.querySelectorAll('.question'))
+      .filter((q) => summary.dataset.unseen && !q.classList.contains('skipped')
+        && q.querySelector('.option[data-preset="true"] .choice:checked'));
     let text = '';
     if (n > 0) {
       text = (n === 1 ? '1 question needs an answer' : n + ' questions need an answer')
@@ -302,6 +341,10 @@
     } else if (unseen.length > 0) {
       const which = unseen.map((q) => Number(q.dataset.index) + 1).join(', ');
       text = 'Not sent yet: check question ' + which + ' (scrolled into view), then Submit again.';
+    } else if (unseenChoices.length > 0) {
+      const which = unseenChoices.map((q) => Number(q.dataset.index) + 1).join(', ');
+      text = 'Not sent yet: check your choice in question ' + which
+        + ' (scrolled into view), then Submit again.';
     } else {
       delete summary.dataset.unseen;
     }
@@ -382,6 +425,17 @@
       summarise(entry.form);
       focusQuestion(unseen);
       unseen.scrollIntoView({ block: 'center' });
+      return null;
+    }
+    // A preselected option counts as chosen only once it was on screen: Enter or Submit with
+    // one never in view scrolls to it (and focuses it) instead of sending it.
+    const choiceRow = firstIncomplete ? null
+      : nodes.filter((n) => !n.classList.contains('skipped')).map(unseenChoice).find((r) => r);
+    if (choiceRow) {
+      entry.form.querySelector('.summary').dataset.unseen = 'true';
+      summarise(entry.form);
+      choiceRow.querySelector('.choice').focus({ preventScroll: true });
+      choiceRow.scrollIntoView({ block: 'center' });
       return null;
     }
     summarise(entry.form);

@@ -39,6 +39,45 @@ async fn single_select_by_keyboard_with_the_recommended_option_preselected() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_never_sends_a_preselected_option_that_was_never_on_screen() {
+    // Found: with the 12th of 12 tall options recommended (so preselected), the page focused
+    // option 1 and one Enter sent option 12 from ~2,000 px below the fold.
+    let web = web().await;
+    let description = "A long explanation of what this choice does to the data. ".repeat(8);
+    let options: Vec<serde_json::Value> = (1..=12)
+        .map(|i| {
+            let label = if i == 12 {
+                "Drop the orders table (Recommended)".to_owned()
+            } else {
+                format!("Option {i}")
+            };
+            json!({"label": label, "description": description})
+        })
+        .collect();
+    let request = json!({"questions":[{"id":"q","question":"What should I do with the orders table?","options":options}]});
+    let call = ask(&web, &request.to_string());
+    let seen = Scenario::start("unseenRecommended", web.url(), &[])
+        .result()
+        .await;
+    assert_eq!(
+        seen,
+        json!({
+            "inViewAtLoad": false,
+            "belowTheFold": true,
+            "closedAfterFirstEnter": null,
+            "summary": "Not sent yet: check your choice in question 1 (scrolled into view), then Submit again.",
+            "inViewAfterFirstEnter": true,
+            "focused": "Drop the orders table (Recommended)",
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"q","selected":["Drop the orders table (Recommended)"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_select_own_answers_skip_and_an_incomplete_submission_held_back() {
     let web = web().await;
     let call = ask(
