@@ -136,6 +136,43 @@ const scenarios = {
     await close();
   },
 
+  // A permission request taller than the screen: "Allow once" is enabled only once every part
+  // of the request was in view; a jump to the end (a scrollbar drag) that skips the middle is
+  // not enough.
+  async tallRequest() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const allow = form.locator('.option', { hasText: 'Allow once' }).locator('.choice');
+    const frames = () => page.evaluate(() =>
+      new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.waitForFunction(() => document.querySelector('form.batch .choice').disabled);
+    const disabledAtLoad = await allow.isDisabled();
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await page.keyboard.press('Enter');
+    await page.evaluate(() =>
+      window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+    await page.waitForFunction(() =>
+      window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2);
+    await frames();
+    const disabledAfterEnd = await allow.isDisabled();
+    const openAfterEnd = (await form.getAttribute('data-closed')) === null;
+    let pages = 0;
+    while (await page.evaluate(() => window.scrollY > 0)) {
+      await page.keyboard.press('PageUp');
+      await frames();
+      pages += 1;
+      assert(pages < 100, 'PageUp never reached the top');
+    }
+    const enabledAfterReading = await allow.isEnabled();
+    await allow.check();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ disabledAtLoad, disabledAfterEnd, openAfterEnd, enabledAfterReading, errors: page.errors });
+    await close();
+  },
+
   // Multi-select with an own answer beside, a skipped question, a free-text question and a
   // single-select answered in own words; an incomplete submission is held back first.
   async multi() {
