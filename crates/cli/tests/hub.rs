@@ -560,6 +560,58 @@ async fn inbox_screenshots_with_three_agents() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_request_taller_than_the_screen_is_allowed_only_once_all_was_in_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let hub = Hub::start(&store, &[]);
+    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
+    let arguments = json!({"questions":[{
+        "id": "permission",
+        "header": "Permission",
+        "question": format!("Allow the agent to use Bash?\n\n{}", command.join("\n")),
+        "options": [
+            {"label": "Allow once", "description": "This call only."},
+            {"label": "Deny", "description": "Your own answer is passed on as the reason."},
+        ],
+    }]});
+    let tok = token(&store, "laptop-claude");
+    let resp = http()
+        .post(format!("{}/v1/asks", hub.url))
+        .bearer_auth(&tok)
+        .json(
+            &json!({"arguments": arguments, "context": {"project": "/src/shop", "host": "laptop"}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let id = resp.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let link = login_link(&store, &hub.url);
+    let seen = tokio::task::spawn_blocking(move || browser(&["tall-request", &link]))
+        .await
+        .unwrap();
+    assert_eq!(
+        seen,
+        json!({
+            "atLoad": {"choice": true, "quick": true},
+            "afterJump": true,
+            "afterReading": {"choice": true, "quick": true},
+            "errors": [],
+        })
+    );
+    let view: Value = http()
+        .get(format!("{}/v1/asks/{id}", hub.url))
+        .bearer_auth(&tok)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["state"], "answered", "{view}");
+}
+
 /// `--tls-cert`/`--tls-key`: the hub serves https itself (rustls); an agent reaches it with
 /// the system's trust store (here `SSL_CERT_FILE` naming the test's own CA), the session cookie
 /// is `Secure`, and a non-loopback address needs no `--insecure-http`.

@@ -111,6 +111,48 @@ async function main() {
       c.querySelector('.kept').getBoundingClientRect().top);
     console.log('RESULT ' + JSON.stringify({ first, later, withdrawn, closed, icon, kept, keptNote, textAboveNote, readOnly, countdownHidden, errors: page.errors }));
     await close();
+  } else if (mode === 'tall-request') {
+    // A permission request taller than the screen: Allow (and its one-tap Send) are enabled
+    // only once all of the request was in view; a jump to the end that skips the middle is not
+    // enough.
+    const { context, close } = await launch({ width: 1280, height: 800 });
+    const page = await signIn(context, link);
+    const card = page.locator('article.card').first();
+    await card.waitFor({ timeout: 60000 });
+    const allow = card.locator('label.option', { hasText: 'Allow once' });
+    const frames = () => page.evaluate(() =>
+      new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.waitForFunction(() => {
+      const c = document.querySelector('article.card .choice');
+      return c && c.disabled;
+    }, null, { timeout: 60000 });
+    const atLoad = {
+      choice: await allow.locator('.choice').isDisabled(),
+      quick: await allow.locator('.quick').isDisabled(),
+    };
+    await page.evaluate(() =>
+      window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+    await frames();
+    const afterJump = await allow.locator('.choice').isDisabled();
+    await page.evaluate(() => window.scrollTo({ top: 0, behavior: 'instant' }));
+    await frames();
+    let steps = 0;
+    while (await page.evaluate(() =>
+      window.scrollY + window.innerHeight < document.documentElement.scrollHeight - 2)) {
+      await page.evaluate(() => window.scrollBy({ top: window.innerHeight * 0.8, behavior: 'instant' }));
+      await frames();
+      steps += 1;
+      if (steps > 100) throw new Error('never reached the end');
+    }
+    const afterReading = {
+      choice: await allow.locator('.choice').isEnabled(),
+      quick: await allow.locator('.quick').isEnabled(),
+    };
+    await allow.locator('.quick').click();
+    const flash = page.locator('#flash', { hasText: 'sent' });
+    await flash.waitFor({ timeout: 60000 });
+    console.log('RESULT ' + JSON.stringify({ atLoad, afterJump, afterReading, errors: page.errors }));
+    await close();
   } else {
     throw new Error('unknown mode ' + mode);
   }

@@ -8,8 +8,11 @@
 //
 // Nothing is sent that the screen did not show (docs/contract.md §6): Enter on a question moves
 // to the next one and only Enter on the last one submits; Submit holds a batch back while one
-// of its questions was never on screen (it scrolls there instead); a batch of several
-// questions shows, beside Submit, exactly what will be sent.
+// of its questions was never on screen, or while a preselected (recommended) option counts as
+// chosen without ever having been on screen, or while part of a question's text was never in
+// view (it scrolls there instead); the options of a question whose text is taller than the
+// screen (a long permission request) are enabled only once all of it was in view; a batch of
+// several questions shows, beside Submit, exactly what will be sent.
 'use strict';
 
 (function () {
@@ -180,7 +183,15 @@
         row.classList.add('recommended');
         row.querySelector('.badge').hidden = false;
       }
-      if (q.recommended === i) { input.checked = true; input.defaultChecked = true; }
+      if (q.recommended === i) {
+        input.checked = true;
+        input.defaultChecked = true;
+        // Chosen by the page, not the human: it counts only once it was on screen.
+        row.dataset.preset = 'true';
+        if (choiceObserver) choiceObserver.observe(row);
+      }
+      // A choice the human makes (a click, a key) was in front of them.
+      input.addEventListener('change', () => markChoiceSeen(row));
       options.appendChild(row);
     });
     if (q.options.length === 0) options.hidden = true;
@@ -250,6 +261,9 @@
     skip.textContent = skipped ? 'Skipped — undo' : 'Skip this question';
     node.classList.toggle('skipped', skipped);
     for (const el of node.querySelectorAll('.choice, .own-input')) el.disabled = skipped;
+    if (!skipped && node.dataset.held === 'true') {
+      for (const el of node.querySelectorAll('.choice')) el.disabled = true;
+    }
     clearIncomplete(node);
     const form = node.closest('form');
     if (form) review(form);
@@ -262,14 +276,106 @@
       for (const e of entries) {
         const tall = e.rootBounds && e.intersectionRect.height >= e.rootBounds.height * 0.5;
         if (e.isIntersecting && (e.intersectionRatio >= 0.5 || tall)) markSeen(e.target);
+        if (e.isIntersecting) readText(e.target);
       }
     }, { threshold: [0, 0.25, 0.5, 0.75, 1] })
     : null;
 
+  // Which parts of each question's text were in view, as fractions of its height: a question is
+  // read once all of it was. A text taller than the screen keeps the question's options (and
+  // the hub's one-tap Send) disabled until then; Submit checks every question (readText).
+  function textOf(node) {
+    const long = node.querySelector('.long-text');
+    return long && !long.hidden ? long : node.querySelector('.text');
+  }
+
+  /** How much of `node`'s text, from its top, was in view without a gap (a fraction). */
+  function readUpTo(node) {
+    let covered = 0;
+    for (const [a, b] of node.askUserRead || []) if (a <= covered + 0.002) covered = Math.max(covered, b);
+    return covered;
+  }
+
+  /** Records what of `node`'s text is in view now; true once all of it was. */
+  function readText(node) {
+    if (node.dataset.read === 'true') return true;
+    const el = textOf(node);
+    if (!el) return true;
+    const r = el.getBoundingClientRect();
+    if (r.height <= 0) return false;
+    const h = window.innerHeight || document.documentElement.clientHeight;
+    const from = Math.max(0, -r.top) / r.height;
+    const to = Math.min(r.height, h - r.top) / r.height;
+    const spans = node.askUserRead || (node.askUserRead = []);
+    if (to > from) spans.push([from, to]);
+    spans.sort((a, b) => a[0] - b[0]);
+    node.askUserTall = r.height > h;
+    if (readUpTo(node) >= 0.998) {
+      node.dataset.read = 'true';
+      delete node.askUserRead;
+    }
+    holdChoices(node);
+    return node.dataset.read === 'true';
+  }
+
+  /** Disables the options (and the hub's one-tap Send) of a question whose text, taller than
+   * the screen, was not all in view yet; enables them once it was. */
+  function holdChoices(node) {
+    const hold = node.askUserTall === true && node.dataset.read !== 'true';
+    if (hold === (node.dataset.held === 'true')) return;
+    if (hold) node.dataset.held = 'true'; else delete node.dataset.held;
+    const skipped = node.classList.contains('skipped');
+    for (const el of node.querySelectorAll('.choice')) el.disabled = hold || skipped;
+    for (const el of node.querySelectorAll('.quick')) el.disabled = hold;
+  }
+
+  let readPending = false;
+  function readAll() {
+    readPending = false;
+    for (const node of document.querySelectorAll('form.batch:not(.is-closed) .question')) {
+      if (node.dataset.read !== 'true') readText(node);
+    }
+  }
+  function scheduleRead() {
+    if (readPending) return;
+    readPending = true;
+    requestAnimationFrame(readAll);
+  }
+  document.addEventListener('scroll', scheduleRead, { capture: true, passive: true });
+  window.addEventListener('resize', scheduleRead, { passive: true });
+
+  // Which preselected options were on screen: the same rule, per option row.
+  const choiceObserver = typeof IntersectionObserver === 'function'
+    ? new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const tall = e.rootBounds && e.intersectionRect.height >= e.rootBounds.height * 0.5;
+        if (e.isIntersecting && (e.intersectionRatio >= 0.5 || tall)) markChoiceSeen(e.target);
+      }
+    }, { threshold: [0, 0.25, 0.5, 0.75, 1] })
+    : null;
+
+  function markChoiceSeen(row) {
+    if (row.dataset.preset !== 'true') return;
+    delete row.dataset.preset;
+    if (choiceObserver) choiceObserver.unobserve(row);
+  }
+
+  /** The first chosen option of `node` that the human never had on screen (a preselected
+   * option that was never in view), or null. */
+  function unseenChoice(node) {
+    for (const c of node.querySelectorAll('.choice:checked')) {
+      const row = c.closest('.option');
+      if (row.dataset.preset === 'true' && onScreen(row)) markChoiceSeen(row);
+      if (row.dataset.preset === 'true') return row;
+    }
+    return null;
+  }
+
   function markSeen(node) {
     if (node.dataset.seen === 'true') return;
     node.dataset.seen = 'true';
-    if (seenObserver) seenObserver.unobserve(node);
+    // Still watched while its text is not all read (each crossing reads what is in view).
+    if (seenObserver && node.dataset.read === 'true') seenObserver.unobserve(node);
   }
 
   /** Whether `node` is on screen now (the observer's rule, checked at once). */
@@ -297,6 +403,12 @@
     const n = form.querySelectorAll('.question.incomplete').length;
     const unseen = Array.from(form.querySelectorAll('.question'))
       .filter((q) => summary.dataset.unseen && q.dataset.seen !== 'true');
+    const unread = Array.from(form.querySelectorAll('.question'))
+      .filter((q) => summary.dataset.unseen && !q.classList.contains('skipped')
+        && q.dataset.read !== 'true');
+    const unseenChoices = Array.from(form.querySelectorAll('.question'))
+      .filter((q) => summary.dataset.unseen && !q.classList.contains('skipped')
+        && q.querySelector('.option[data-preset="true"] .choice:checked'));
     let text = '';
     if (n > 0) {
       text = (n === 1 ? '1 question needs an answer' : n + ' questions need an answer')
@@ -304,6 +416,14 @@
     } else if (unseen.length > 0) {
       const which = unseen.map((q) => Number(q.dataset.index) + 1).join(', ');
       text = 'Not sent yet: check question ' + which + ' (scrolled into view), then Submit again.';
+    } else if (unread.length > 0) {
+      const which = unread.map((q) => Number(q.dataset.index) + 1).join(', ');
+      text = 'Not sent yet: read all of question ' + which
+        + ' (scrolled to the part not yet shown), then Submit again.';
+    } else if (unseenChoices.length > 0) {
+      const which = unseenChoices.map((q) => Number(q.dataset.index) + 1).join(', ');
+      text = 'Not sent yet: check your choice in question ' + which
+        + ' (scrolled into view), then Submit again.';
     } else {
       delete summary.dataset.unseen;
     }
@@ -384,6 +504,29 @@
       summarise(entry.form);
       focusQuestion(unseen);
       unseen.scrollIntoView({ block: 'center' });
+      return null;
+    }
+    // A question is answered only once all of its text was in view: Enter or Submit before
+    // that scrolls to the first part not yet shown.
+    const unread = firstIncomplete || unseen ? null
+      : nodes.find((n) => !n.classList.contains('skipped') && !readText(n));
+    if (unread) {
+      entry.form.querySelector('.summary').dataset.unseen = 'true';
+      summarise(entry.form);
+      const r = textOf(unread).getBoundingClientRect();
+      const h = window.innerHeight || document.documentElement.clientHeight;
+      window.scrollBy(0, r.top + readUpTo(unread) * r.height - h * 0.1);
+      return null;
+    }
+    // A preselected option counts as chosen only once it was on screen: Enter or Submit with
+    // one never in view scrolls to it (and focuses it) instead of sending it.
+    const choiceRow = firstIncomplete ? null
+      : nodes.filter((n) => !n.classList.contains('skipped')).map(unseenChoice).find((r) => r);
+    if (choiceRow) {
+      entry.form.querySelector('.summary').dataset.unseen = 'true';
+      summarise(entry.form);
+      choiceRow.querySelector('.choice').focus({ preventScroll: true });
+      choiceRow.scrollIntoView({ block: 'center' });
       return null;
     }
     summarise(entry.form);

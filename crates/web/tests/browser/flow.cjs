@@ -182,7 +182,17 @@ const scenarios = (url, extra) => ({
     }));
     await q(0).locator('.option').nth(1).click();
     await q(1).locator('.own-input').fill('my own words');
-    await form.locator('button.submit').click();
+    // The long question was never all in view (the fill jumped to its text box): Submit
+    // scrolls to the part not yet shown until it all was, then sends.
+    for (let i = 0; i < 8 && !(await form.getAttribute('data-closed')); i++) {
+      await form.locator('button.submit').click();
+      await page.waitForFunction(() => {
+        const f = document.querySelector('form.batch');
+        // Held back (Submit enabled again, the summary says why) or sent and closed.
+        return f.dataset.closed
+          || (!f.querySelector('.summary').hidden && !f.querySelector('button.submit').disabled);
+      });
+    }
     await closedAs(page, 'answered-here').waitFor();
     const recommended = await q(0).locator('.option.recommended').evaluate((o) => ({
       borderLeft: getComputedStyle(o).borderLeftWidth,

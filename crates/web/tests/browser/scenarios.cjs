@@ -103,6 +103,76 @@ const scenarios = {
     await close();
   },
 
+  // One single-select with 12 tall options, the 12th recommended and so preselected, far
+  // below the fold: Enter right after load must not send it; it scrolls it into view first.
+  async unseenRecommended() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const inView = () => form.locator('.option').nth(11).evaluate((row) => {
+      const r = row.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= window.innerHeight;
+    });
+    const inViewAtLoad = await inView();
+    const below = await form.locator('.option').nth(11).evaluate((row) =>
+      Math.round(row.getBoundingClientRect().top - window.innerHeight));
+    await page.keyboard.press('Enter');
+    // Either the card closes (sent) or the page says what it holds back.
+    await page.waitForFunction(() => {
+      const f = document.querySelector('form.batch');
+      return f.dataset.closed || !f.querySelector('.summary').hidden;
+    });
+    const closedAfterFirstEnter = (await form.getAttribute('data-closed')) || null;
+    const summary = closedAfterFirstEnter ? null : (await form.locator('.summary').textContent()).trim();
+    const inViewAfterFirstEnter = closedAfterFirstEnter ? null : await inView();
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.value);
+    if (!closedAfterFirstEnter) await page.keyboard.press('Enter');
+    await closedAs(page, 'answered-here').waitFor();
+    result({
+      inViewAtLoad, belowTheFold: below > 1000, closedAfterFirstEnter, summary,
+      inViewAfterFirstEnter, focused, errors: page.errors,
+    });
+    await close();
+  },
+
+  // A permission request taller than the screen: "Allow once" is enabled only once every part
+  // of the request was in view; a jump to the end (a scrollbar drag) that skips the middle is
+  // not enough.
+  async tallRequest() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    const allow = form.locator('.option', { hasText: 'Allow once' }).locator('.choice');
+    const frames = () => page.evaluate(() =>
+      new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.waitForFunction(() => document.querySelector('form.batch .choice').disabled);
+    const disabledAtLoad = await allow.isDisabled();
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await page.keyboard.press('Enter');
+    await page.evaluate(() =>
+      window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+    await page.waitForFunction(() =>
+      window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2);
+    await frames();
+    const disabledAfterEnd = await allow.isDisabled();
+    const openAfterEnd = (await form.getAttribute('data-closed')) === null;
+    let pages = 0;
+    while (await page.evaluate(() => window.scrollY > 0)) {
+      await page.keyboard.press('PageUp');
+      await frames();
+      pages += 1;
+      assert(pages < 100, 'PageUp never reached the top');
+    }
+    const enabledAfterReading = await allow.isEnabled();
+    await allow.check();
+    await form.locator('button.submit').click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ disabledAtLoad, disabledAfterEnd, openAfterEnd, enabledAfterReading, errors: page.errors });
+    await close();
+  },
+
   // Multi-select with an own answer beside, a skipped question, a free-text question and a
   // single-select answered in own words; an incomplete submission is held back first.
   async multi() {

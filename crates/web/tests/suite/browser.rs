@@ -39,6 +39,78 @@ async fn single_select_by_keyboard_with_the_recommended_option_preselected() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enter_never_sends_a_preselected_option_that_was_never_on_screen() {
+    // Found: with the 12th of 12 tall options recommended (so preselected), the page focused
+    // option 1 and one Enter sent option 12 from ~2,000 px below the fold.
+    let web = web().await;
+    let description = "A long explanation of what this choice does to the data. ".repeat(8);
+    let options: Vec<serde_json::Value> = (1..=12)
+        .map(|i| {
+            let label = if i == 12 {
+                "Drop the orders table (Recommended)".to_owned()
+            } else {
+                format!("Option {i}")
+            };
+            json!({"label": label, "description": description})
+        })
+        .collect();
+    let request = json!({"questions":[{"id":"q","question":"What should I do with the orders table?","options":options}]});
+    let call = ask(&web, &request.to_string());
+    let seen = Scenario::start("unseenRecommended", web.url(), &[])
+        .result()
+        .await;
+    assert_eq!(
+        seen,
+        json!({
+            "inViewAtLoad": false,
+            "belowTheFold": true,
+            "closedAfterFirstEnter": null,
+            "summary": "Not sent yet: check your choice in question 1 (scrolled into view), then Submit again.",
+            "inViewAfterFirstEnter": true,
+            "focused": "Drop the orders table (Recommended)",
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"q","selected":["Drop the orders table (Recommended)"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_is_enabled_only_once_the_whole_request_taller_than_the_screen_was_in_view() {
+    let web = web().await;
+    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
+    let request = json!({"questions":[{
+        "id": "permission",
+        "header": "Permission",
+        "question": format!("Allow the agent to use Bash?\n\n{}", command.join("\n")),
+        "options": [
+            {"label": "Allow once", "description": "This call only."},
+            {"label": "Deny", "description": "Your own answer is passed on as the reason."},
+        ],
+    }]});
+    let call = ask(&web, &request.to_string());
+    let seen = Scenario::start("tallRequest", web.url(), &[])
+        .result()
+        .await;
+    assert_eq!(
+        seen,
+        json!({
+            "disabledAtLoad": true,
+            "disabledAfterEnd": true,
+            "openAfterEnd": true,
+            "enabledAfterReading": true,
+            "errors": [],
+        })
+    );
+    assert_eq!(
+        call.await.unwrap().text(),
+        r#"{"answers":[{"id":"permission","selected":["Allow once"]}]}"#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_select_own_answers_skip_and_an_incomplete_submission_held_back() {
     let web = web().await;
     let call = ask(
