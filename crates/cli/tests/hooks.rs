@@ -250,7 +250,7 @@ fn claude_p_permission_always_allowed_adds_the_hosts_own_rule() {
 /// Claude Code's own rule, pinned: in `-p` with a permission prompt tool (which AskUserQuestion
 /// needs there), a permission is asked of that tool too, and the first decision counts: a hook
 /// waiting for a human loses to it. `ask-user mcp`'s tool is no permission tool, so the call
-/// fails (a deny). The hook here waits for a human in the inbox who never answers (a hook that
+/// fails (a deny) and says so in plain words. The hook here waits for a human in the inbox who never answers (a hook that
 /// answers at once may win the race, so that case is not pinned).
 #[test]
 fn claude_p_with_a_permission_prompt_tool_asks_that_tool_not_the_permission_hook() {
@@ -270,7 +270,7 @@ fn claude_p_with_a_permission_prompt_tool_asks_that_tool_not_the_permission_hook
     assert_eq!(
         run.texts(),
         [
-            "<tool_use_error>Error calling tool (Bash): Error: invalid arguments: questions: missing, send {\"questions\":[{\"id\":\"…\",\"question\":\"…\"}]}</tool_use_error>"
+            "<tool_use_error>Error calling tool (Bash): Error: ask_user_question is not a permission prompt tool: this permission request was not shown to the user and is denied.</tool_use_error>"
         ],
         "{run:?}"
     );

@@ -212,6 +212,10 @@ impl AskUserServer {
                 None,
             ));
         }
+        if is_permission_request(&arguments) {
+            let text = rmcp::model::ContentBlock::text(NOT_A_PERMISSION_TOOL);
+            return Ok(rmcp::model::CallToolResult::error(vec![text]).into());
+        }
         let link = context.extensions.get::<SessionLink>().cloned();
         let _running = link.as_ref().map(|link| link.calls().token());
         if self.elicits(&context) && modern(&context) {
@@ -601,6 +605,18 @@ impl ServerHandler for AskUserServer {
     }
 }
 
+/// What the model reads when a host calls the tool as its permission prompt tool (`claude -p
+/// --permission-prompt-tool mcp__ask-user__ask_user_question`): plainly not one, and denied.
+pub(crate) const NOT_A_PERMISSION_TOOL: &str = "Error: ask_user_question is not a permission prompt tool: this permission request was not shown to the user and is denied.";
+
+/// Whether `arguments` are a host's permission request (`tool_name` and `input`, no
+/// `questions`) rather than questions.
+fn is_permission_request(arguments: &Value) -> bool {
+    arguments.get("questions").is_none()
+        && arguments.get("tool_name").is_some_and(Value::is_string)
+        && arguments.get("input").is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use ask_user_core::{AnswerItem, Answers};
@@ -629,6 +645,16 @@ mod tests {
         let outcome = wait(in_flight, &request, &cancel, None, PROGRESS_INTERVAL).await;
         assert!(matches!(outcome, Outcome::Answered(_)));
         assert!(!deliverable(&request, &cancel));
+    }
+
+    #[test]
+    fn a_permission_request_is_told_apart_from_questions() {
+        let request = serde_json::json!({"tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t1"});
+        assert!(is_permission_request(&request));
+        assert!(!is_permission_request(
+            &serde_json::json!({"questions": [], "tool_name": "x", "input": {}})
+        ));
+        assert!(!is_permission_request(&serde_json::json!({})));
     }
 
     #[tokio::test]

@@ -64,15 +64,14 @@ async fn run() -> Result<(), String> {
             Ok(())
         }
         Err(stopped) => {
-            let path = std::env::temp_dir().join(format!(
-                "agent-loop-conversation-{}.json",
-                std::process::id()
-            ));
-            let saved = serde_json::to_string_pretty(&stopped.messages)
-                .map_err(|e| e.to_string())
-                .and_then(|text| std::fs::write(&path, text).map_err(|e| e.to_string()));
+            // A new file only its user can read: the conversation holds the answers given.
+            let saved = ask_user_rig::agent_loop::save_conversation(
+                &std::env::temp_dir(),
+                &stopped.messages,
+            )
+            .map_err(|e| e.to_string());
             Err(match saved {
-                Ok(()) => format!(
+                Ok(path) => format!(
                     "{stopped}\nthe conversation so far (with your answers) is saved in {}; \
                      run again with AGENT_RESUME={} to go on",
                     path.display(),

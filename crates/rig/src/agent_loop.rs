@@ -439,6 +439,47 @@ fn tool_calls(message: &Value) -> Result<Vec<ToolCall>, LoopError> {
     }
 }
 
+/// Saves a stopped loop's conversation (the human's answers are in it) as JSON in a new file in
+/// `dir`, readable by its user only (mode 0600), named with the process id and a counter of
+/// this process; an existing file or link of that name is never written through (the file is
+/// created exclusively; a taken name is skipped). Returns the file's path.
+///
+/// # Errors
+/// The conversation cannot be written (after trying 1,000 names).
+pub fn save_conversation(
+    dir: &std::path::Path,
+    messages: &[Value],
+) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SAVED: AtomicU32 = AtomicU32::new(0);
+    let text = serde_json::to_string_pretty(messages).map_err(std::io::Error::other)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for _ in 0..1_000 {
+        let n = SAVED.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(
+            "agent-loop-conversation-{}-{nanos:09}-{n}.json",
+            std::process::id()
+        ));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
+            Ok(mut file) => {
+                file.write_all(text.as_bytes())?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free name")))
+}
+
 /// The model-facing text for a call to a tool this loop does not have.
 pub fn unknown_tool_text(name: &str) -> String {
     format!("Error: there is no tool named {name:?}; the only tool is {NAME}")

@@ -179,7 +179,7 @@ fn setup_codex_writes_the_hooks_codex_runs_and_the_inbox_allows() {
 
 /// What `claude -p` reads when it killed the hook at its timeout: it then asks its permission
 /// prompt tool, which `ask-user mcp`'s question tool is not.
-const KILLED: &str = "<tool_use_error>Error calling tool (AskUserQuestion): Error: invalid arguments: questions: missing, send {\"questions\":[{\"id\":\"…\",\"question\":\"…\"}]}</tool_use_error>";
+const KILLED: &str = "<tool_use_error>Error calling tool (AskUserQuestion): Error: ask_user_question is not a permission prompt tool: this permission request was not shown to the user and is denied.</tool_use_error>";
 
 #[test]
 fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
@@ -192,7 +192,7 @@ fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
     flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
     flags.extend(PROMPT_TOOL);
     let turn = Turn {
-        still_open: Some("questions: missing"),
+        still_open: Some("not a permission prompt tool"),
         retries: 100,
         ..Turn::call("AskUserQuestion", one_question())
     };

@@ -348,3 +348,31 @@ fn retry_waits_double_up_to_the_cap_and_follow_retry_after() {
     assert_eq!(retry.delay(1, Some(s(7))), s(7));
     assert_eq!(retry.delay(1, Some(s(3600))), s(60));
 }
+
+/// A stopped loop's conversation (the human's answers in it) is saved only for its user: a new
+/// file of mode 0600 under a name nobody can plant beforehand, never through an existing file
+/// or link.
+#[test]
+fn a_saved_conversation_is_readable_by_its_user_only_and_never_written_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let messages = vec![serde_json::json!({"role": "tool", "content": "my answer"})];
+    let first = ask_user_rig::agent_loop::save_conversation(dir.path(), &messages).unwrap();
+    assert!(first.starts_with(dir.path()), "{}", first.display());
+    let mode = std::fs::metadata(&first).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let back: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    assert_eq!(back, messages);
+    let second = ask_user_rig::agent_loop::save_conversation(dir.path(), &messages).unwrap();
+    assert_ne!(first, second, "each save is a new file");
+    // The old fixed name, planted as a link elsewhere, is not written through.
+    let elsewhere = dir.path().join("elsewhere.json");
+    let planted = dir.path().join(format!(
+        "agent-loop-conversation-{}.json",
+        std::process::id()
+    ));
+    std::os::unix::fs::symlink(&elsewhere, &planted).unwrap();
+    ask_user_rig::agent_loop::save_conversation(dir.path(), &messages).unwrap();
+    assert!(!elsewhere.exists());
+}
