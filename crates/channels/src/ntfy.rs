@@ -155,11 +155,21 @@ impl Ntfy {
         Ok(Ntfy { config, http })
     }
 
-    /// The JSON published for an open ask (see the module doc for the layout).
+    /// The JSON published for an open ask (see the module doc for the layout). A question that
+    /// does not fit [`MAX_MESSAGE_BYTES`] whole is cut, says so, and gets no answer action: only
+    /// a `view` action to the page, "Open to answer".
     #[must_use]
     pub fn open_message(&self, notice: &Notice) -> Value {
+        let message = fit_message(&text::body(notice));
         let mut actions: Vec<Value> = Vec::new();
-        if (1..=MAX_ACTIONS).contains(&notice.choices.len()) {
+        if message.cut {
+            // A cut question is answered on the page only.
+            actions.push(json!({
+                "action": "view",
+                "label": text::OPEN_TO_ANSWER,
+                "url": notice.page_url,
+            }));
+        } else if (1..=MAX_ACTIONS).contains(&notice.choices.len()) {
             for c in &notice.choices {
                 actions.push(json!({
                     "action": "http",
@@ -170,7 +180,7 @@ impl Ntfy {
                 }));
             }
         }
-        if actions.len() < MAX_ACTIONS {
+        if !message.cut && actions.len() < MAX_ACTIONS {
             actions.push(json!({
                 "action": "view",
                 "label": "Open",
@@ -181,7 +191,7 @@ impl Ntfy {
             "topic": self.config.topic,
             "sequence_id": sequence_id(notice),
             "title": text::title(notice),
-            "message": text::truncate(&text::body(notice), MAX_MESSAGE_BYTES - 96),
+            "message": message.text,
             "click": notice.page_url,
             "actions": actions,
         })
@@ -196,7 +206,7 @@ impl Ntfy {
             "topic": self.config.topic,
             "sequence_id": sequence_id(notice),
             "title": text::title(notice),
-            "message": text::truncate(&message, MAX_MESSAGE_BYTES - 96),
+            "message": fit_message(&message).text,
             "click": notice.page_url,
         })
     }
@@ -286,4 +296,10 @@ impl Channel for Ntfy {
         }
         .boxed()
     }
+}
+
+/// `message` as it fits ntfy's limit, counted in bytes of the text as sent (with some room
+/// left below [`MAX_MESSAGE_BYTES`]).
+fn fit_message(message: &str) -> text::Fitted {
+    text::fit(message, |t| t.len() <= MAX_MESSAGE_BYTES - 96)
 }

@@ -256,6 +256,15 @@ pub fn escape_mrkdwn(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// Slack's limit on a `section` block's text, in characters.
+pub const MAX_SECTION_CHARS: usize = 3000;
+
+/// `full` as it fits one `section` block (plain text: nothing to escape), cut and saying so
+/// when it does not.
+fn fit_section(full: &str) -> text::Fitted {
+    text::fit(full, |t| t.chars().count() <= MAX_SECTION_CHARS)
+}
+
 fn cut_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_owned();
@@ -291,11 +300,31 @@ impl Slack {
     /// The `chat.postMessage` body for an open ask: the question as `plain_text`, then the
     /// checkboxes of a multi-select, the buttons (one per option of a single-select, Done for
     /// a multi-select, Open), and the own-answer input.
+    /// A question that does not fit one section ([`MAX_SECTION_CHARS`]) whole is cut, says so,
+    /// and gets only the "Open to answer" link: no button, checkbox or input answers it.
     #[must_use]
     pub fn open_message(&self, notice: &Notice) -> Value {
         let full = format!("{}\n\n{}", text::title(notice), text::body(notice));
         let plain = |t: &str, max: usize| json!({"type": "plain_text", "text": cut_chars(t, max), "emoji": false});
-        let mut blocks = vec![json!({"type": "section", "text": plain(&full, 3000)})];
+        let section = fit_section(&full);
+        let mut blocks =
+            vec![json!({"type": "section", "text": plain(&section.text, MAX_SECTION_CHARS)})];
+        if section.cut {
+            // A cut question is answered on the page only.
+            blocks.push(
+                json!({"type": "actions", "block_id": "ask-user", "elements": [{
+                    "type": "button",
+                    "action_id": "open",
+                    "text": plain(text::OPEN_TO_ANSWER, 75),
+                    "url": notice.page_url,
+                }]}),
+            );
+            return json!({
+                "channel": self.config.channel,
+                "text": escape_mrkdwn(&cut_chars(&text::title(notice), MAX_SECTION_CHARS)),
+                "blocks": blocks,
+            });
+        }
         let mut buttons: Vec<Value> = notice
             .choices
             .iter()
@@ -444,7 +473,7 @@ impl Channel for Slack {
                 "channel": channel,
                 "ts": ts,
                 "text": escape_mrkdwn(&line),
-                "blocks": [{"type": "section", "text": {"type": "plain_text", "text": cut_chars(&full, 3000), "emoji": false}}],
+                "blocks": [{"type": "section", "text": {"type": "plain_text", "text": fit_section(&full).text, "emoji": false}}],
             });
             self.call("chat.update", &body).await.map(|_| ())
         }

@@ -221,9 +221,28 @@ fn chosen_on(keyboard: &Value, ask: AskId) -> Vec<usize> {
         .collect()
 }
 
+/// What a reply to a question too long for one message gets: it was cut, so it is answered
+/// on the page only.
+pub const CUT_QUESTION: &str =
+    "This question was too long to show here whole: answer it on the page (Open to answer).";
+
 /// What a reply to the question of an ask with several questions gets.
 pub const SEVERAL_QUESTIONS: &str =
     "This question has several parts: answer it on the page (the Open button).";
+
+/// Whether `s` fits one message ([`MAX_TEXT_CHARS`] characters).
+fn fits(s: &str) -> bool {
+    s.chars().count() <= MAX_TEXT_CHARS
+}
+
+/// The text of the open ask's message: who asks, the heading, every question and option;
+/// cut (and saying so) when it does not fit.
+fn open_text(notice: &Notice) -> text::Fitted {
+    text::fit(
+        &format!("{}\n\n{}", text::title(notice), text::body(notice)),
+        fits,
+    )
+}
 
 /// Cuts `s` to [`MAX_TEXT_CHARS`] characters, ending with `…` when cut.
 fn fit(s: &str) -> String {
@@ -281,9 +300,20 @@ impl Telegram {
     }
 
     /// The `sendMessage` body for `chat`: one button per option of a single-select, or a
-    /// toggle per option and Done for a multi-select ([`Notice::done`]), then Open.
+    /// toggle per option and Done for a multi-select ([`Notice::done`]), then Open. A
+    /// question that does not fit [`MAX_TEXT_CHARS`] whole is cut, says so, and gets only
+    /// "Open to answer".
     #[must_use]
     pub fn open_message(notice: &Notice, chat: i64) -> Value {
+        let message = open_text(notice);
+        if message.cut {
+            // A cut question is answered on the page only.
+            return json!({
+                "chat_id": chat,
+                "text": message.text,
+                "reply_markup": {"inline_keyboard": [[{"text": text::OPEN_TO_ANSWER, "url": notice.page_url}]]},
+            });
+        }
         let mut rows: Vec<Value> = notice
             .choices
             .iter()
@@ -303,7 +333,7 @@ impl Telegram {
         rows.push(json!([{"text": "Open", "url": notice.page_url}]));
         json!({
             "chat_id": chat,
-            "text": fit(&format!("{}\n\n{}", text::title(notice), text::body(notice))),
+            "text": message.text,
             "reply_markup": {"inline_keyboard": rows},
         })
     }
@@ -448,8 +478,9 @@ impl Telegram {
             return;
         };
         let reply = match question {
-            None => SEVERAL_QUESTIONS.to_owned(),
-            Some(q) => {
+            Replied::Cut => CUT_QUESTION.to_owned(),
+            Replied::Several => SEVERAL_QUESTIONS.to_owned(),
+            Replied::Only(q) => {
                 let answer = Answers {
                     answers: vec![AnswerItem::custom(q, text)],
                 };
@@ -647,14 +678,37 @@ impl Telegram {
     }
 }
 
-/// The id of `ask`'s only question (`Some(None)` when it has several), read from the store;
-/// `None` when the ask or its request cannot be read.
-async fn only_question(ask: AskId, store: &Store) -> Option<Option<String>> {
+/// What a reply to an ask's message can answer.
+enum Replied {
+    /// The ask's only question, by id.
+    Only(String),
+    /// Nothing: the ask has several questions.
+    Several,
+    /// Nothing: its message was cut, so the human never saw the whole question.
+    Cut,
+}
+
+/// What a reply to `ask`'s message answers, read from the store; `None` when the ask or its
+/// request cannot be read.
+async fn only_question(ask: AskId, store: &Store) -> Option<Replied> {
     let rec = store.get(ask).await.ok()?;
     let req: StoredQuestions = serde_json::from_str(&rec.request).ok()?;
+    let sent = Notice {
+        ask,
+        asker: rec.asker.clone(),
+        questions: req.questions.clone(),
+        page_url: String::new(),
+        public_url: String::new(),
+        choices: Vec::new(),
+        done: None,
+        own: None,
+    };
+    if open_text(&sent).cut {
+        return Some(Replied::Cut);
+    }
     Some(match req.questions.as_slice() {
-        [q] => Some(q.id.clone()),
-        _ => None,
+        [q] => Replied::Only(q.id.clone()),
+        _ => Replied::Several,
     })
 }
 
@@ -698,12 +752,16 @@ impl Channel for Telegram {
         reference: &'a MessageRef,
     ) -> BoxFuture<'a, Result<(), ChannelError>> {
         async move {
-            let text = fit(&format!(
-                "{}\n\n{}\n\n{}",
-                crate::ntfy::closed_line(closed),
-                text::title(notice),
-                text::body(notice)
-            ));
+            let text = text::fit(
+                &format!(
+                    "{}\n\n{}\n\n{}",
+                    crate::ntfy::closed_line(closed),
+                    text::title(notice),
+                    text::body(notice)
+                ),
+                fits,
+            )
+            .text;
             for r in reference.0.split(',') {
                 let Some((chat, id)) = r.split_once(':') else {
                     continue;

@@ -9,7 +9,7 @@
 //! [`label`].
 
 use ask_user_core::Question;
-use ask_user_core::text::{display, display_line};
+use ask_user_core::text::{display, display_line, thousands};
 use ask_user_store::Asker;
 
 use crate::channel::Notice;
@@ -97,4 +97,61 @@ pub fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}{ell}", &s[..end])
+}
+
+/// A channel's text as sent: the whole of it, or the start of it and a line saying it was
+/// cut ([`fit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    /// The text to send.
+    pub text: String,
+    /// Whether it was cut: then the message offers no answer at all, only the page
+    /// (docs/contract.md §10 "A cut message has no buttons").
+    pub cut: bool,
+}
+
+/// What a link or button to the page says on a cut message.
+pub const OPEN_TO_ANSWER: &str = "Open to answer";
+
+/// The line a cut text ends with: how much is not shown, and where all of it is.
+#[must_use]
+pub fn cut_note(hidden: usize) -> String {
+    format!(
+        "\u{2026}\n\n\u{2702} Cut: {} more character{} not shown here. This message cannot be answered; open the page to see all of it and answer.",
+        thousands(hidden),
+        if hidden == 1 { "" } else { "s" }
+    )
+}
+
+/// `full` (already shown by the rule) as it fits the channel: `fits` judges a candidate in
+/// its final form (escaped for the channel's markup, counted the channel's way). When `full`
+/// does not fit, the longest start of it that fits together with [`cut_note`].
+#[must_use]
+pub fn fit(full: &str, fits: impl Fn(&str) -> bool) -> Fitted {
+    if fits(full) {
+        return Fitted {
+            text: full.to_owned(),
+            cut: false,
+        };
+    }
+    let bounds: Vec<usize> = full.char_indices().map(|(i, _)| i).collect();
+    let total = bounds.len();
+    let candidate = |k: usize| {
+        let end = bounds.get(k).copied().unwrap_or(full.len());
+        format!("{}{}", full[..end].trim_end(), cut_note(total - k))
+    };
+    // The largest number of characters kept that still fits (0 when nothing does).
+    let (mut lo, mut hi) = (0usize, total);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(&candidate(mid)) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Fitted {
+        text: candidate(lo),
+        cut: true,
+    }
 }

@@ -41,7 +41,7 @@ mod tests {
         assert_eq!(sanitize("x\u{202e}y\u{2066}z"), "x\\u{202e}y\\u{2066}z");
         assert_eq!(
             sanitize("zero\u{200b}width\u{feff}"),
-            "zero\\u{200b}width\\u{feff}"
+            "zero\u{27e8}1 blank character\u{27e9}width\u{27e8}1 blank character\u{27e9}"
         );
         assert_eq!(sanitize("tab\there"), "tab here");
     }

@@ -1,3 +1,4 @@
+mod cut;
 mod email;
 mod escalation;
 mod fake_ntfy;

@@ -391,15 +391,23 @@ fn notice(public_url: &str) -> Notice {
 }
 
 #[tokio::test]
-async fn a_long_question_is_cut_below_the_message_size_limit() {
+async fn a_long_question_is_cut_below_the_message_size_limit_and_offers_only_the_page() {
     let fake = FakeNtfy::start(Some(TOKEN)).await;
     let ntfy = Ntfy::new(config(&fake.url, Some(TOKEN))).unwrap();
     ntfy.notify(&notice("http://hub")).await.unwrap();
-    let m = fake.published()[0]["message"].as_str().unwrap().to_owned();
+    let published = &fake.published()[0];
+    let m = published["message"].as_str().unwrap().to_owned();
     assert!(
-        m.len() <= 4096 && m.ends_with('\u{2026}') && m.starts_with("xxxx"),
-        "{}",
+        m.len() <= 4096
+            && m.ends_with("\u{2026}\n\n\u{2702} Cut: 1,127 more characters not shown here. This message cannot be answered; open the page to see all of it and answer.")
+            && m.starts_with("xxxx"),
+        "{}: {m}",
         m.len()
+    );
+    assert_eq!(
+        published["actions"],
+        json!([{"action": "view", "label": "Open to answer", "url": "http://hub/inbox#ask-7"}]),
+        "the offered choice is not a button: the text is not whole"
     );
 }
 
@@ -606,7 +614,7 @@ async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
     );
     assert_eq!(
         msg["title"],
-        json!("claude-code \u{b7} ~/src/app asks: Pay\\u{200b}")
+        json!("claude-code \u{b7} ~/src/app asks: Pay\u{27e8}1 blank character\u{27e9}")
     );
     assert!(action_url(msg, "Yes\\u{2066}").starts_with(&hub.url));
 }

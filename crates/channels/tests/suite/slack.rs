@@ -621,7 +621,7 @@ async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
         .hub
         .ask(
             "bidi",
-            &single_select(question, "H\u{2067}", &["Yes\u{200b}", "No"]),
+            &single_select(question, "H\u{2067}", &["Yes\u{200b}", "No\u{2800}"]),
         )
         .await;
     let calls = s
@@ -637,6 +637,10 @@ async fn bidi_and_invisibles_are_shown_inert_and_scripts_whole() {
     );
     assert_eq!(
         msg["blocks"][1]["elements"][0]["text"],
-        json!({"type": "plain_text", "text": "Yes\\u{200b}", "emoji": false})
+        json!({"type": "plain_text", "text": "Yes\u{27e8}1 blank character\u{27e9}", "emoji": false})
+    );
+    assert_eq!(
+        msg["blocks"][1]["elements"][1]["text"]["text"],
+        "No\u{27e8}1 blank character\u{27e9}"
     );
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use ask_user_channels::telegram::{PollLease, Telegram, TelegramConfig};
+use ask_user_channels::telegram::{self, PollLease, Telegram, TelegramConfig};
 use ask_user_channels::{Channel, ChannelError};
 use ask_user_store::{AskId, Outcome, Responder};
 use pretty_assertions::assert_eq;
@@ -143,7 +143,7 @@ async fn a_tap_answers_a_stranger_cannot_and_the_message_is_edited_on_close() {
 }
 
 #[tokio::test]
-async fn hostile_text_is_plain_and_long_text_fits_the_limit() {
+async fn hostile_text_is_plain_and_long_text_is_cut_with_only_the_page() {
     let (fake, hub) = setup().await;
     let question = format!(
         "*bold* _it_ [Approve](tg://evil) <b>x</b> `code` {}",
@@ -161,12 +161,16 @@ async fn hostile_text_is_plain_and_long_text_fits_the_limit() {
     let msg = sent_for(&sent, ask).unwrap();
     assert_eq!(msg.get("parse_mode"), None);
     let text = msg["text"].as_str().unwrap();
-    assert_eq!(text.chars().count(), 4096);
+    assert!(text.chars().count() <= 4096);
     assert!(text.starts_with("claude-code \u{b7} ~/src/app asks: H\n\n*bold* _it_ [Approve](tg://evil) <b>x</b> `code` yyy"), "{text}");
-    assert!(text.ends_with("y\u{2026}"));
+    assert!(
+        text.ends_with("y\u{2026}\n\n\u{2702} Cut: 1,145 more characters not shown here. This message cannot be answered; open the page to see all of it and answer."),
+        "{text}"
+    );
+    // Cut: no button answers it, the page does.
     assert_eq!(
-        msg["reply_markup"]["inline_keyboard"][0][0]["text"],
-        "[Yes](https://evil)"
+        msg["reply_markup"]["inline_keyboard"],
+        json!([[{"text": "Open to answer", "url": format!("{}/inbox#ask-{ask}", hub.url)}]])
     );
 }
 
@@ -194,6 +198,25 @@ async fn a_wrong_bot_token_is_an_error_that_does_not_show_it() {
         err.to_string(),
         "telegram: the server refused the message: HTTP 401: sendMessage: Unauthorized"
     );
+}
+
+/// A message cut by Telegram's limit answers nothing, a reply to it included: the human did
+/// not see the whole question.
+#[tokio::test]
+async fn a_reply_to_a_cut_question_does_not_answer_it() {
+    let (fake, hub) = setup().await;
+    let long = serde_json::json!({"questions": [{"id": "name", "question": format!("Name it?\n{}", "z".repeat(5000)), "multi_select": false}]}).to_string();
+    let ask = hub.ask("reply-cut", &long).await;
+    let sent = fake
+        .wait_for("sendMessage", |c| sent_for(c, ask).is_some())
+        .await;
+    let message_id = fake.message_id_of(&sent_for(&sent, ask).unwrap());
+    assert_eq!(
+        fake.reply_and_read(CHAT, USER, message_id, "feature/ada")
+            .await,
+        telegram::CUT_QUESTION
+    );
+    assert_eq!(hub.store.get(ask).await.unwrap().closed, None, "still open");
 }
 
 #[tokio::test]
