@@ -299,7 +299,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::setup::{HookSet, Homes, SetupHost, Wiring, apply};
+    use crate::setup::{Homes, HookSet, SetupHost, Wiring, apply};
 
     /// `setup`'s entries for `host`, the binary at `binary`, `mcp` then `args`, every hook.
     fn entries(host: SetupHost, binary: &Path, args: &[String], homes: &Homes) -> Vec<Entry> {
