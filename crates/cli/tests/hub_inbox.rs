@@ -370,3 +370,117 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         "answered with one tap"
     );
 }
+
+/// In real Chromium, the hub's inbox shows every case of the shared text-safety corpus
+/// (`crates/core/tests/golden/text-safety.json`) as a question's text exactly as pinned there
+/// (the hub prepares the text; the page has no rule of its own), and so the caller's names:
+/// a padded project counted, a Hebrew agent name read right to left (`dir="auto"`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right_to_left() {
+    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("crates/core/tests/golden/text-safety.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let cases = fixture["cases"].as_array().unwrap().clone();
+    assert!(cases.len() > 40, "the fixture is read");
+    let dir = tempfile::tempdir().unwrap();
+    let store_url = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let store = Store::open(&store_url).await.unwrap();
+    let hebrew_agent = "\u{5e1}\u{5d5}\u{5db}\u{5df}";
+    let padded_project = format!("~/src/app{}; rm -rf ~", "\u{3000}".repeat(300));
+    // One agent per ask: a group shows all its cards up to three.
+    let mut asks: Vec<(i64, Vec<Value>)> = Vec::new();
+    for (n, chunk) in cases.chunks(10).enumerate() {
+        let questions: Vec<Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, c)| json!({"id": format!("c{i}"), "question": c["input"]}))
+            .collect();
+        let asker = Asker {
+            agent: Some(if n == 0 {
+                hebrew_agent.to_owned()
+            } else {
+                format!("agent-{n}")
+            }),
+            project: Some(padded_project.clone()),
+            ..Asker::default()
+        };
+        let ask = NewAsk::new(
+            &Scope::HostKey(format!("corpus-{n}")),
+            &json!({ "questions": questions }).to_string(),
+            asker,
+        );
+        let Opened::Created(rec) = store.open_ask(&ask).await.unwrap() else {
+            panic!("a new ask")
+        };
+        asks.push((rec.id.0, chunk.to_vec()));
+    }
+    let hub = Hub::start(&store_url, &[]);
+    let link = run(&[
+        "hub",
+        "login-link",
+        "--store",
+        &store_url,
+        "--url",
+        &hub.url,
+    ]);
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/corpus.cjs"))
+        .args([&link, &asks.len().to_string()])
+        .env("PLAYWRIGHT_CORE", playwright)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .expect("a RESULT line"),
+    )
+    .unwrap();
+    assert_eq!(seen["errors"], json!([]));
+    let cards = seen["cards"].as_array().unwrap();
+    for (id, cases) in &asks {
+        let card = cards
+            .iter()
+            .find(|c| c["id"] == json!(id))
+            .unwrap_or_else(|| panic!("card {id} in {seen}"));
+        assert_eq!(
+            card["project"],
+            json!({"text": "~/src/app\u{27e8}300 blank characters\u{27e9}; rm -rf ~", "direction": "ltr"})
+        );
+        for (case, shown) in cases.iter().zip(card["questions"].as_array().unwrap()) {
+            assert_eq!(shown["text"], case["display"], "{}", case["name"]);
+            // dir="auto": the first strong character decides (Hebrew, Arabic, Persian letters).
+            let right_to_left = case["display"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .find(|c| c.is_alphabetic())
+                .is_some_and(|c| {
+                    matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}')
+                });
+            assert_eq!(
+                shown["direction"],
+                if right_to_left { "rtl" } else { "ltr" },
+                "{}",
+                case["name"]
+            );
+        }
+    }
+    assert!(
+        seen["groups"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"text": hebrew_agent, "direction": "rtl"})),
+        "{}",
+        seen["groups"]
+    );
+}

@@ -5,11 +5,13 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user_core::text::display_line;
 use ask_user_core::{Answers, Limits, decode, normalise};
 use ask_user_store::{
     AskId, AskRecord, Change, HistoryPage, NewSecret, OpenPage, Outcome, Recorded, Responder,
     Timestamp,
 };
+use ask_user_web::cards::{ShownQuestion, shown_label};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -180,8 +182,9 @@ async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
 
 /// The questions of a stored request as the shared card reads them (`ask_user_web::cards`, the
 /// local page's batch view): `{"id","question","header"?,"options":[{"label","description"?}],
-/// "multi_select","recommended"}` with `recommended` the index of the `(Recommended)` option
-/// or `null`. An unreadable request shows no questions.
+/// "multi_select","recommended","shown"}` with `recommended` the index of the `(Recommended)`
+/// option or `null` and `shown` the text as the card shows it (the shared rule, applied here:
+/// [`ShownQuestion`]). An unreadable request shows no questions.
 fn card_questions(request: &str) -> serde_json::Value {
     let Ok(decoded) = decode(request, &Limits::default()) else {
         return serde_json::Value::Array(Vec::new());
@@ -201,6 +204,7 @@ fn card_questions(request: &str) -> serde_json::Value {
             if let Some(h) = &q.header {
                 v["header"] = serde_json::Value::String(h.clone());
             }
+            v["shown"] = serde_json::to_value(ShownQuestion::of(q)).unwrap_or_default();
             v
         })
         .collect()
@@ -222,6 +226,60 @@ struct Card {
     deadline: Option<i64>,
     #[serde(flatten)]
     view: AskView,
+    /// Who asks, who answered and what, as the page shows them (the shared rule, applied
+    /// here: the page has no text rule of its own).
+    shown: CardShown,
+}
+
+/// The caller's and the answer's text of a [`Card`] as the page shows it (docs/contract.md §6
+/// "Text safety"): each on one line by [`ask_user_core::text::display_line`].
+#[derive(Debug, Serialize)]
+struct CardShown {
+    agent: Option<String>,
+    project: Option<String>,
+    host: Option<String>,
+    session: Option<String>,
+    /// The answerer that closed the ask (`hub` is the inbox itself).
+    by: Option<String>,
+    /// `[{"id","selected":[label…],"custom"?}]` with each label as its option shows it.
+    answers: Option<serde_json::Value>,
+}
+
+impl CardShown {
+    fn of(rec: &AskRecord, view: &AskView) -> Self {
+        let line = |s: &Option<String>| s.as_deref().map(display_line);
+        let answers = view
+            .answers
+            .as_ref()
+            .and_then(|a| a["answers"].as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|a| {
+                        let selected: Vec<String> = a["selected"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(serde_json::Value::as_str)
+                            .map(shown_label)
+                            .collect();
+                        let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
+                        if let Some(c) = a["custom"].as_str() {
+                            shown["custom"] = serde_json::Value::String(display_line(c));
+                        }
+                        shown
+                    })
+                    .collect::<serde_json::Value>()
+            });
+        CardShown {
+            agent: line(&rec.asker.agent),
+            project: line(&rec.asker.project),
+            host: line(&rec.asker.host),
+            session: line(&rec.asker.session),
+            by: view.by.as_ref().map(|b| display_line(&b.answerer)),
+            answers,
+        }
+    }
 }
 
 /// What the page needs beside an ask's record to show it: the revoked tokens and the agents'
@@ -250,6 +308,7 @@ impl Shown<'_> {
 
 fn card(rec: &AskRecord, view: AskView) -> Card {
     let questions = card_questions(&rec.request);
+    let shown = CardShown::of(rec, &view);
     Card {
         id: rec.id.0,
         agent: rec.asker.agent.clone(),
@@ -261,6 +320,7 @@ fn card(rec: &AskRecord, view: AskView) -> Card {
         questions,
         deadline: None,
         view,
+        shown,
     }
 }
 

@@ -26,3 +26,69 @@ pub const TEMPLATES_MARKER: &str = "<!-- cards.html -->";
 pub fn with_card_templates(page: &str) -> String {
     page.replacen(TEMPLATES_MARKER, CARD_TEMPLATES, 1)
 }
+
+/// One question's text as a card shows it, prepared on the server by the one text-safety rule
+/// of every surface ([`ask_user_core::text`], docs/contract.md §6 "Text safety"): the page
+/// puts these strings on screen with `textContent` and applies no rule of its own. Sent
+/// beside the model's own text (which the answer carries byte for byte) as `shown`:
+/// `{"header"?,"question","options":[{"label","description"?}]}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ShownQuestion {
+    /// The header on one line; absent when the question has none (or an empty one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// The question, on several lines.
+    pub question: String,
+    /// The options, in order.
+    pub options: Vec<ShownOption>,
+}
+
+/// One option's text as a card shows it (see [`ShownQuestion`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ShownOption {
+    /// The label on one line, without its `(Recommended)` suffix (the card shows a badge).
+    pub label: String,
+    /// The description, on several lines; absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl ShownQuestion {
+    /// `question`'s text as the card shows it.
+    #[must_use]
+    pub fn of(question: &ask_user_core::Question) -> Self {
+        ShownQuestion {
+            header: question
+                .header
+                .as_deref()
+                .filter(|h| !h.is_empty())
+                .map(ask_user_core::text::display_line),
+            question: ask_user_core::text::display(&question.question),
+            options: question
+                .options
+                .iter()
+                .map(|o| ShownOption {
+                    label: shown_label(&o.label),
+                    description: o
+                        .description
+                        .as_deref()
+                        .filter(|d| !d.is_empty())
+                        .map(ask_user_core::text::display),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An option label as a card shows it: one line by the shared rule, without a trailing
+/// `(Recommended)` (when something precedes it: the card shows a badge instead).
+#[must_use]
+pub fn shown_label(label: &str) -> String {
+    let trimmed = label.trim_end();
+    match trimmed.strip_suffix(ask_user_core::RECOMMENDED_SUFFIX) {
+        Some(rest) if !rest.trim_end().is_empty() => {
+            ask_user_core::text::display_line(rest.trim_end())
+        }
+        _ => ask_user_core::text::display_line(label),
+    }
+}

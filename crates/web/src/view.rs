@@ -15,13 +15,14 @@
 //! when it named itself, e.g. `the terminal`), `timed_out` (the agent's time budget ran out)
 //! or `cancelled` (the agent no longer needs the answer).
 //!
-//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended"}],"caller_waiting"?:false,"deadline"?:MS}`
-//! with `recommended` the index of the `(Recommended)` option or `null`, `deadline` (present
+//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended","shown"}],"caller_waiting"?:false,"deadline"?:MS}`
+//! with `recommended` the index of the `(Recommended)` option or `null`, `shown` the text as
+//! the card shows it, prepared here by the shared rule ([`crate::cards::ShownQuestion`]), `deadline` (present
 //! only with a time budget, [`crate::WebConfig::timeout`]) the Unix time in milliseconds when
 //! the budget runs out, for the page's countdown, and
 //! `caller_waiting` present (`false`) only while the agent is not waiting (see
 //! [`ask_user_core::Decide::caller_waiting`]). All text is the model's, untrusted: the page
-//! inserts it with `textContent` only. The notice for a caller that stopped waiting is the
+//! shows only the `shown` forms, and inserts them with `textContent` only. The notice for a caller that stopped waiting is the
 //! page's own text; the events carry only the flag.
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 use ask_user_core::{AskUserQuestionRequest, QuestionOption, Settled};
 use serde::Serialize;
 
+use crate::cards::ShownQuestion;
 use crate::state::WEB_NAME;
 
 /// One batch (one tool call) as the page shows it.
@@ -59,6 +61,8 @@ pub(crate) struct QuestionView<'a> {
     options: &'a [QuestionOption],
     multi_select: bool,
     recommended: Option<usize>,
+    /// The text as the card shows it, by the shared rule ([`ShownQuestion`]).
+    shown: ShownQuestion,
 }
 
 impl<'a> BatchView<'a> {
@@ -73,6 +77,7 @@ impl<'a> BatchView<'a> {
                 options: &q.options,
                 multi_select: q.multi_select,
                 recommended: q.recommended(),
+                shown: ShownQuestion::of(q),
             })
             .collect();
         Self {

@@ -32,7 +32,10 @@
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) {
+      e.textContent = String(text);
+      e.dir = "auto"; // laid out by its own first strong character (right-to-left text)
+    }
     return e;
   }
 
@@ -44,7 +47,9 @@
     return new Date(ms).toLocaleString();
   }
 
-  const agentOf = (ask) => cards.inert(ask.agent || "unknown agent", false);
+  // Caller and answer text comes prepared by the server's text rule (`ask.shown`, as the
+  // questions' `shown`): this page applies no rule of its own.
+  const agentOf = (ask) => (ask.shown && ask.shown.agent) || "unknown agent";
   const questionsOf = (ask) => (Array.isArray(ask.questions) ? ask.questions : []);
 
   async function post(path, body) {
@@ -61,19 +66,19 @@
 
   /** Who closed an ask, in words ("the terminal", "the inbox"…); null when unknown. */
   function answerer(view) {
-    const name = view.by && view.by.answerer;
+    const name = view.shown && view.shown.by;
     if (!name) return null;
-    return name === "hub" ? "the inbox" : cards.inert(name, false);
+    return name === "hub" ? "the inbox" : name;
   }
 
   /** What an ask's outcome was, in words, with the questions' labels (never their ids). */
   function summary(view) {
     const questions = questionsOf(view);
-    if (view.state === "answered" && view.answers) {
-      return view.answers.answers.map((a) => {
+    if (view.state === "answered" && view.shown && view.shown.answers) {
+      return view.shown.answers.map((a) => {
         const q = questions.find((x) => x.id === a.id);
-        const parts = a.selected.map((l) => cards.inert(l.replace(/\s*\(Recommended\)\s*$/, ""), false));
-        if (a.custom) parts.push("“" + cards.inert(a.custom, false) + "”");
+        const parts = a.selected.slice();
+        if (a.custom) parts.push("“" + a.custom + "”");
         const what = parts.length ? parts.join(", ") : "skipped";
         return questions.length === 1 ? what : (q ? cards.shortName(q) : "?") + ": " + what;
       }).join("; ");
@@ -181,9 +186,10 @@
     card.dataset.id = ask.id;
     card.dataset.agent = ask.agent || "";
     const meta = el("div", "meta");
-    if (ask.project) meta.append(el("span", "project", cards.inert(ask.project, false)));
-    if (ask.host) meta.append(el("span", "host", "on " + cards.inert(ask.host, false)));
-    if (ask.session) meta.append(el("span", "session", cards.inert(ask.session, false)));
+    const shown = ask.shown || {};
+    if (shown.project) meta.append(el("span", "project", shown.project));
+    if (shown.host) meta.append(el("span", "host", "on " + shown.host));
+    if (shown.session) meta.append(el("span", "session", shown.session));
     const when = el("time", "when", ago(ask.created_at));
     when.dataset.ms = ask.created_at;
     meta.append(when);
@@ -326,7 +332,7 @@
     const hist = document.getElementById("history");
     hist.replaceChildren(...history.map((ask) => {
       const li = el("li");
-      const [icon, word] = STATE[ask.state] || ["·", cards.inert(String(ask.state), false)];
+      const [icon, word] = STATE[ask.state] || ["·", String(ask.state)];
       const by = answerer(ask);
       li.append(el("span", "st", icon + " " + word + (by ? " in " + by : "")));
       li.append(document.createTextNode(" — " + agentOf(ask) + " (" + ago(ask.closed_at || ask.created_at) + "): "));

@@ -21,54 +21,15 @@
   const tQuestion = document.getElementById('t-question');
   const tOption = document.getElementById('t-option');
 
-  // Characters that could hide, reorder or fake text (bidi overrides and isolates, marks,
-  // zero-width and other format characters, line/paragraph separators) and control
-  // characters are shown as visible stand-ins, as the terminal does: C0 controls as Control
-  // Pictures (U+2400 + code), DEL as ␡, a tab as a space, everything else as \u{hex}. Newlines
-  // are kept (`keepNewlines`) or shown as ␤. Scripts render as scripts: a ZWJ or ZWNJ inside a
-  // grapheme cluster (after a visible base: Persian, Malayalam, Sinhala, emoji sequences) and
-  // the tag characters of an emoji tag sequence (🏴 … U+E007F, subdivision flags) are text;
-  // variation selectors are marks, never touched. The answer still carries the model's labels
-  // byte for byte; only the screen changes.
-  const INERT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
-  const INERT_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
-  const VISIBLE_BASE = /^[\p{L}\p{M}\p{N}\p{S}\p{P}]/u;
-  const segmenter = typeof Intl === 'object' && Intl.Segmenter
-    ? new Intl.Segmenter('und', { granularity: 'grapheme' }) : null;
+  // Model text is shown only in the form the server prepared by the one text-safety rule of
+  // every surface (`shown` beside each question: ask_user_core::text, docs/contract.md §6 "Text
+  // safety"): this script applies no rule of its own, and puts that text on the page with
+  // textContent. Every text block lays itself out by its own first strong character
+  // (dir="auto" in cards.html), so right-to-left questions read right to left.
 
-  function standIn(c, keepNewlines) {
-    const code = c.codePointAt(0);
-    if (c === '\n') return keepNewlines ? '\n' : '\u2424';
-    if (c === '\t') return ' ';
-    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
-    if (code === 0x7f) return '\u2421';
-    return '\\u{' + code.toString(16) + '}';
-  }
-
-  /** Whether code point `c` at position `i` of grapheme cluster `cps` is text (a joiner inside
-   * a cluster with a visible base, or a tag of an emoji tag sequence). */
-  function joins(cps, i) {
-    if (i === 0 || !VISIBLE_BASE.test(cps[0])) return false;
-    const code = cps[i].codePointAt(0);
-    if (code === 0x200c || code === 0x200d) return true;
-    if (code >= 0xe0020 && code <= 0xe007f) {
-      return cps[0].codePointAt(0) === 0x1f3f4 && cps[cps.length - 1].codePointAt(0) === 0xe007f;
-    }
-    return false;
-  }
-
-  function inert(text, keepNewlines) {
-    if (!INERT.test(text)) return text;
-    if (!segmenter) return text.replace(INERT_ALL, (c) => standIn(c, keepNewlines));
-    let out = '';
-    for (const { segment } of segmenter.segment(text)) {
-      if (!INERT.test(segment)) { out += segment; continue; }
-      const cps = Array.from(segment);
-      cps.forEach((c, i) => {
-        out += INERT.test(c) && !joins(cps, i) ? standIn(c, keepNewlines) : c;
-      });
-    }
-    return out;
+  /** The human's own typed text on one line (their text, not the model's). */
+  function oneLine(text) {
+    return text.replace(/\r?\n/g, '\u2424');
   }
 
   function isRecommended(label) {
@@ -77,12 +38,6 @@
       && trimmed.slice(0, -RECOMMENDED.length).trimEnd().length > 0;
   }
 
-  function displayLabel(label) {
-    if (isRecommended(label)) {
-      return inert(label.trimEnd().slice(0, -RECOMMENDED.length).trimEnd(), false);
-    }
-    return inert(label, false);
-  }
 
   // Whether the human last used the keyboard (not a pointer): a header chip expands when the
   // keyboard reaches its question.
@@ -97,9 +52,10 @@
    * legend, the review beside Submit, the closed card and the hub's history: a name, so the
    * text's line breaks are not shown there as ␤ (the card shows the whole text). */
   function shortName(q) {
-    const source = q.header || q.question || q.id || '';
+    const shown = q.shown || q;
+    const source = shown.header || shown.question || q.id || '';
     const first = source.split('\n').find((l) => l.trim() !== '') || source;
-    const line = inert(first, false).replace(/\s+/g, ' ').trim();
+    const line = first.replace(/\s+/g, ' ').trim();
     return line.length > 60 ? line.slice(0, 59).trimEnd() + '…' : line;
   }
 
@@ -134,8 +90,9 @@
       progress.textContent = (index + 1) + ' of ' + count;
       progress.hidden = false;
     }
-    if (q.header) {
-      const header = inert(q.header, false);
+    const shown = q.shown;
+    if (shown.header) {
+      const header = shown.header;
       chip.textContent = header;
       chip.title = header;
       chip.hidden = false;
@@ -144,7 +101,7 @@
       chip.addEventListener('click', () => chip.classList.toggle('expanded'));
       node.addEventListener('focusin', () => { if (keyboardUsed) chip.classList.add('expanded'); });
     }
-    const text = inert(q.question, true);
+    const text = shown.question;
     const textEl = node.querySelector('.text');
     if (text.length > LONG_QUESTION || text.includes('\n')) {
       // A long question reads as body text below a short legend.
@@ -172,10 +129,12 @@
       input.type = type;
       input.name = name;
       input.value = opt.label;
-      row.querySelector('.label').textContent = displayLabel(opt.label);
-      if (opt.description) {
+      const shownOpt = shown.options[i];
+      input.dataset.shown = shownOpt.label;
+      row.querySelector('.label').textContent = shownOpt.label;
+      if (shownOpt.description) {
         const desc = row.querySelector('.desc');
-        desc.textContent = inert(opt.description, true);
+        desc.textContent = shownOpt.description;
         desc.hidden = false;
       }
       // Every "(Recommended)" option wears the badge; only the first is preselected.
@@ -439,9 +398,9 @@
       const name = shortName(q);
       if (node.classList.contains('skipped')) return { name, text: 'skipped', state: 'skipped' };
       const parts = Array.from(node.querySelectorAll('.choice:checked'),
-        (c) => displayLabel(c.value));
+        (c) => c.dataset.shown);
       const custom = node.querySelector('.own-input').value.trim();
-      if (custom !== '') parts.push('“' + inert(custom, false) + '”');
+      if (custom !== '') parts.push('“' + oneLine(custom) + '”');
       if (parts.length === 0) return { name, text: 'not answered yet', state: 'missing' };
       return { name, text: parts.join(', '), state: 'answer' };
     });
@@ -456,6 +415,7 @@
       name.textContent = r.name + ': ';
       const text = document.createElement('span');
       text.className = 'r-text';
+      text.dir = 'auto';
       text.textContent = r.text;
       li.append(name, text);
       return li;
@@ -680,7 +640,6 @@
   }
 
   window.askUserCards = {
-    inert: inert,
     shortName: shortName,
     buildCard: buildCard,
     collect: collect,

@@ -309,6 +309,27 @@ const scenarios = {
     await close();
   },
 
+  // Every case of the shared text-safety corpus, each the text of one question (extra[0]: how
+  // many), and the option labels of the last batch: what each shows and which way it runs.
+  async corpus() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const count = Number(extra[0]);
+    await page.waitForFunction((n) => document.querySelectorAll('fieldset.question').length === n, count, { timeout: 60000 });
+    const seen = await page.evaluate(() => Array.from(document.querySelectorAll('fieldset.question'), (q) => {
+      const long = q.querySelector('.long-text');
+      const el = long && !long.hidden ? long : q.querySelector('.text');
+      return {
+        text: el.textContent,
+        direction: getComputedStyle(el).direction,
+        labels: Array.from(q.querySelectorAll('.option .label'), (l) => ({ text: l.textContent, direction: getComputedStyle(l).direction })),
+      };
+    }));
+    assert(page.errors.length === 0, 'page errors: ' + page.errors.join('; '));
+    result({ seen });
+    await close();
+  },
+
   // Bidi and control characters shown inert, every "(Recommended)"
   // badged, the header chip by keyboard, the incomplete hint tied to its question with a live
   // summary, accessible names without CSS uppercase; then, once answered and the server
@@ -330,8 +351,6 @@ const scenarios = {
       preselected: Array.from(document.querySelectorAll('.question')[0].querySelectorAll('.choice:checked'), (e) => e.value),
       description: document.querySelector('.option .desc').textContent,
     }));
-    // The sanitiser itself, on the cases the terminal's own tests pin.
-    shown.inert = await page.evaluate((cases) => cases.map((c) => window.askUserInert(c, true)), JSON.parse(extra[0]));
 
     // The chip is no Tab stop of its own: the keyboard arriving on its question shows all of it.
     const chip = q(0).locator('.chip');

@@ -468,8 +468,7 @@ async fn a_360_px_phone_in_dark_mode_fits_and_answers_by_touch() {
     );
 }
 
-/// In real Chromium: bidi and control characters are shown inert
-/// (the terminal's rule, on the cases its own tests pin), every "(Recommended)" option is
+/// In real Chromium: bidi and control characters are shown inert, every "(Recommended)" option is
 /// badged, the header chip works by keyboard, the incomplete hint belongs to its question
 /// and a live summary announces it, accessible names carry no CSS uppercase; once the ask is
 /// over and the server stops, the page says it is done and stops reconnecting.
@@ -486,52 +485,7 @@ async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
         {"id": "name", "question": "Service name?"}]})
     .to_string();
     let call = ask(&web, &arguments);
-    // The terminal sanitiser's own test cases (crates/terminal/src/sanitize.rs) and results.
-    let cases = [
-        ("\u{1b}]0;PWNED\u{7}", "␛]0;PWNED␇"),
-        ("a\u{1b}[2Jb", "a␛[2Jb"),
-        ("\u{9b}31m", "\\u{9b}31m"),
-        ("a\rb\u{8}c\u{7f}", "a␍b␈c␡"),
-        ("x\u{202e}y\u{2066}z", "x\\u{202e}y\\u{2066}z"),
-        ("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}"),
-        ("tab\there", "tab here"),
-        ("a\u{e0041}\u{e0042}b", "a\\u{e0041}\\u{e0042}b"),
-        (
-            "1\u{2028}2\u{2029}3\u{206a}4\u{180e}5\u{600}6\u{fff9}7",
-            "1\\u{2028}2\\u{2029}3\\u{206a}4\\u{180e}5\\u{600}6\\u{fff9}7",
-        ),
-        (
-            "Déployer en prod ? 部署 🚀\nline 2",
-            "Déployer en prod ? 部署 🚀\nline 2",
-        ),
-        // Scripts render as scripts: a ZWNJ/ZWJ inside a grapheme cluster is text (Persian,
-        // Malayalam, Sinhala, emoji ZWJ sequences), and so are the tags of an emoji tag
-        // sequence and variation selectors; a standalone one is shown inert.
-        ("می\u{200c}خواهم", "می\u{200c}خواهم"),
-        ("\u{0d28}\u{0d4d}\u{200d}", "\u{0d28}\u{0d4d}\u{200d}"),
-        (
-            "\u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3}",
-            "\u{0dc1}\u{0dca}\u{200d}\u{0dbb}\u{0dd3}",
-        ),
-        (
-            "👨\u{200d}👩\u{200d}👧 🏳\u{fe0f}\u{200d}🌈 1\u{fe0f}\u{20e3}",
-            "👨\u{200d}👩\u{200d}👧 🏳\u{fe0f}\u{200d}🌈 1\u{fe0f}\u{20e3}",
-        ),
-        (
-            "🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}",
-            "🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}",
-        ),
-        ("\u{200d}x", "\\u{200d}x"),
-        ("a \u{200c}b", "a \\u{200c}b"),
-        ("x\u{200b}\u{200d}y", "x\\u{200b}\\u{200d}y"),
-    ];
-    let inputs: Vec<&str> = cases.iter().map(|(input, _)| *input).collect();
-    let expected: Vec<&str> = cases.iter().map(|(_, shown)| *shown).collect();
-    let mut page = Scenario::start(
-        "trust",
-        web.url(),
-        &[&serde_json::to_string(&inputs).unwrap()],
-    );
+    let mut page = Scenario::start("trust", web.url(), &[]);
     page.step("answered").await;
     assert_eq!(
         call.await.unwrap().text(),
@@ -544,12 +498,11 @@ async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
         json!({
             "chip": "Pay\\u{202e}yaP",
             "question": "Send \\u{202e}0001$\\u{202c} now?␇",
-            "labels": ["\\u{202e}oN", "Yes", "Maybe\\u{200b}"],
+            "labels": ["\\u{202e}oN", "Yes", "Maybe\u{27e8}1 blank character\u{27e9}"],
             "values": ["\u{202e}oN (Recommended)", "Yes (Recommended)", "Maybe\u{200b}"],
             "badges": [true, true, false],
             "preselected": ["\u{202e}oN (Recommended)"],
             "description": "line 1\nline\\u{2028}2",
-            "inert": expected,
         })
     );
     assert_eq!(
@@ -584,4 +537,71 @@ async fn model_text_is_inert_the_page_is_accessible_and_says_when_it_is_done() {
         "no reconnecting to a server that is gone"
     );
     assert_eq!(seen["errors"], json!([]));
+}
+
+/// The shared text-safety corpus (`crates/core/tests/golden/text-safety.json`) on the page in
+/// real Chromium: each case, as a question's text, shows exactly as pinned there (the server
+/// prepares it; the page has no rule of its own), and right-to-left text runs right to left
+/// (`dir="auto"`), as do option labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right_to_left() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../core/tests/golden/text-safety.json");
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cases = fixture["cases"].as_array().unwrap().clone();
+    assert!(cases.len() > 40, "the fixture is read");
+    let web = web().await;
+    let mut calls = Vec::new();
+    for (n, chunk) in cases.chunks(10).enumerate() {
+        let questions: Vec<serde_json::Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, c)| json!({"id": format!("c{n}-{i}"), "question": c["input"]}))
+            .collect();
+        calls.push(ask(&web, &json!({ "questions": questions }).to_string()));
+        until_pending(&web, n + 1).await;
+    }
+    let rtl = [
+        "\u{5dc}\u{5de}\u{5d7}\u{5d5}\u{5e7}",
+        "\u{62d}\u{630}\u{641}",
+    ];
+    calls.push(ask(
+        &web,
+        &json!({"questions": [{"id": "rtl", "question": "Which?", "options": [
+            {"label": rtl[0]}, {"label": rtl[1]}, {"label": "Latin"}]}]})
+        .to_string(),
+    ));
+    until_pending(&web, calls.len()).await;
+    let page = Scenario::start("corpus", web.url(), &[&(cases.len() + 1).to_string()]);
+    let seen = page.result().await;
+    let seen = seen["seen"].as_array().unwrap();
+    for (case, shown) in cases.iter().zip(seen) {
+        assert_eq!(shown["text"], case["display"], "{}", case["name"]);
+        // dir="auto": the first strong character decides (letters of Hebrew, Arabic, Persian).
+        let right_to_left = case["display"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .find(|c| c.is_alphabetic())
+            .is_some_and(|c| matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}'));
+        assert_eq!(
+            shown["direction"],
+            if right_to_left { "rtl" } else { "ltr" },
+            "{}",
+            case["name"]
+        );
+    }
+    assert_eq!(
+        seen[cases.len()]["labels"],
+        json!([
+            {"text": rtl[0], "direction": "rtl"},
+            {"text": rtl[1], "direction": "rtl"},
+            {"text": "Latin", "direction": "ltr"},
+        ])
+    );
+    for call in calls {
+        call.abort();
+    }
+    web.shut_down().await;
 }

@@ -469,7 +469,7 @@ async fn the_stream_shows_opened_then_withdrawn_with_the_submitting_tab() {
             ("snapshot".to_owned(), r#"{"batches":[]}"#.to_owned()),
             (
                 "opened".to_owned(),
-                r#"{"batch":1,"questions":[{"id":"db","question":"Which database?","header":"Database","options":[{"label":"PostgreSQL (Recommended)","description":"Runs in production already."},{"label":"SQLite","description":"One file."}],"multi_select":false,"recommended":0}]}"#.to_owned()
+                r#"{"batch":1,"questions":[{"id":"db","question":"Which database?","header":"Database","options":[{"label":"PostgreSQL (Recommended)","description":"Runs in production already."},{"label":"SQLite","description":"One file."}],"multi_select":false,"recommended":0,"shown":{"header":"Database","question":"Which database?","options":[{"label":"PostgreSQL","description":"Runs in production already."},{"label":"SQLite","description":"One file."}]}}]}"#.to_owned()
             ),
             ("withdrawn".to_owned(), r#"{"batch":1,"reason":"dismissed","by":"tab-a"}"#.to_owned()),
         ]
