@@ -611,3 +611,32 @@ fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
         "{run:?}"
     );
 }
+
+/// A token an earlier setup (or the user) left in ask-user's own entry is taken out, with a
+/// warning; the other flags stay.
+#[test]
+fn a_token_left_in_the_entry_is_removed_with_a_warning() {
+    let home = Home::new();
+    home.write(
+        ".claude.json",
+        &json!({"mcpServers": {"ask-user": {"command": "/old/ask-user",
+            "args": ["mcp", "--hub", "http://127.0.0.1:1", "--hub-token", TOKEN, "--via", "hub"]}}})
+        .to_string(),
+    );
+    let run = home.run(&["setup", "claude-code", "--hooks", "none"]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let claude = json_of(&home.read(".claude.json"));
+    assert_eq!(
+        claude["mcpServers"]["ask-user"]["args"],
+        json!(["mcp", "--hub", "http://127.0.0.1:1", "--via", "hub"])
+    );
+    assert_eq!(files_holding(home.dir.path(), TOKEN), Vec::<PathBuf>::new());
+    assert!(
+        run.stdout.contains("warning: removed --hub-token from "),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
+        "{run:?}"
+    );
+}
