@@ -22,6 +22,7 @@
  * @module @ask-user/deepseek-harness
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
@@ -71,8 +72,9 @@ export interface AskUserOptions {
   /**
    * The call key: the same key with the same questions re-attaches to its ask. A function gets
    * the request; when it is absent or returns nothing, a `callId` (or `wait.callId`) carried by
-   * the request is used, else ask-user's own scope (session, working directory, user; on a hub,
-   * the token).
+   * the request is used, else — when the request names its agent, as the harness's tool does —
+   * the agent's session id with a digest of the questions, else ask-user's own scope (session,
+   * working directory, user; on a hub, the token).
    */
   key?: string | ((request: AskUserQuestionRequest) => string | undefined);
   /** The session identity ask-user scopes asks by (`ASK_USER_SESSION`). */
@@ -154,6 +156,20 @@ function toQuestion(item: AskUserQuestionItem): Record<string, unknown> {
   };
 }
 
+/**
+ * A key from the calling agent's session and the questions, when the request names its agent
+ * (the harness's tool passes the agent of the tool call): the same questions asked again in
+ * the same session — the retry after an abort — find the same ask, also through a hub, with no
+ * `key` given. After an answer was delivered, the same questions are asked anew (ask-user's
+ * rule for a key whose answer was delivered).
+ */
+function agentKeyOf(request: AskUserQuestionRequest): string | undefined {
+  const session = (request as { agent?: { id?: unknown } }).agent?.id;
+  if (typeof session !== "string" || session === "") return undefined;
+  const digest = createHash("sha256").update(JSON.stringify(toArguments(request))).digest("hex");
+  return `dsh:${session}:${digest.slice(0, 32)}`;
+}
+
 /** The request's own call id, where a harness version carries one. */
 function callIdOf(request: AskUserQuestionRequest): string | undefined {
   const loose = request as { callId?: unknown; wait?: { callId?: unknown } };
@@ -180,7 +196,9 @@ export function command(
   if (options.timeout !== undefined) args.push("--timeout", options.timeout);
   if (options.session !== undefined) env.ASK_USER_SESSION = options.session;
   if (options.sessionTitle !== undefined) args.push("--session-title", options.sessionTitle);
-  const key = (typeof options.key === "function" ? options.key(request) : options.key) ?? callIdOf(request);
+  const key = (typeof options.key === "function" ? options.key(request) : options.key)
+    ?? callIdOf(request)
+    ?? agentKeyOf(request);
   if (key !== undefined) env.ASK_USER_CALL_ID = key;
   args.push("-");
   return { args, env };

@@ -185,6 +185,26 @@ for (const [route, optionsOf] of ROUTES) {
   });
 }
 
+test("through the hub with no key, the retry after an abort re-attaches by the agent's session and gets the one answer", async () => {
+  // What the harness's tool sends: the questions, the tool call's agent, the turn's signal.
+  const session = { id: "session-abort-retry" };
+  const questions = [{ id: "go", question: "Ship the hotfix to production now? (no key)", options: [{ label: "Yes" }, { label: "No" }] }];
+  const provider = askUser(hub.agent);
+  const turn = new AbortController();
+  const first = provider.ask({ questions, agent: session, signal: turn.signal });
+  const ask = await theOpenAsk("the ask is open and attached", (a) => a.attached);
+  turn.abort();
+  await assert.rejects(first, { name: "UserQuestionError", code: "ASK_ABORTED" });
+  await theOpenAsk("the ask stays open, detached", (a) => a.id === ask.id && !a.attached);
+  // The human answers the detached ask; the retry gets that answer instead of asking again.
+  assert.equal((await answer(hub, ask.id, [{ id: "go", selected: ["No"] }])).status, 200);
+  const again = await provider.ask({ questions, agent: session });
+  assert.deepEqual(again, { answers: [{ id: "go", selected: ["No"] }] });
+  assert.deepEqual(await openAsks(hub), [], "one question, answered once");
+  // Another session asking the same questions is another call.
+  assert.equal(command({ env: {} }, { questions, agent: { id: "other" } }).env.ASK_USER_CALL_ID === command({ env: {} }, { questions, agent: session }).env.ASK_USER_CALL_ID, false);
+});
+
 test("the human's dismissal and ask-user's own refusal reach the model as ask-user prints them, with the harness's codes", async () => {
   const agent = await hubHarness(hub);
   const args = { questions: [{ id: "drop", question: "Drop the staging database?", options: [{ label: "Yes" }, { label: "No" }] }] };

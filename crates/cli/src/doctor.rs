@@ -190,6 +190,84 @@ pub(crate) fn codex_never_warning(homes: &Homes) -> Option<String> {
     }
 }
 
+/// `command` split into words as `sh` would for the quoting setup writes (single quotes,
+/// `'\''` for a quote inside).
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '\'') => quoted = false,
+            (true, c) => word.get_or_insert_with(String::new).push(c),
+            (false, '\'') => {
+                quoted = true;
+                word.get_or_insert_with(String::new);
+            }
+            (false, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.get_or_insert_with(String::new).push(next);
+                }
+            }
+            (false, c) if c.is_whitespace() => words.extend(word.take()),
+            (false, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// The hooks setup installed for `host` (ask-user's handlers in its settings), where they ask
+/// and whether they ask now (the away switch); `None` when there are none.
+fn hooks_line(host: SetupHost, homes: &Homes) -> Option<String> {
+    let (file, name) = match host {
+        SetupHost::ClaudeCode => (homes.home.join(".claude/settings.json"), "claude-code"),
+        SetupHost::Codex => (homes.codex_home.join("hooks.json"), "codex"),
+        SetupHost::Gemini | SetupHost::Cursor => return None,
+    };
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    let mut installed = Vec::new();
+    let mut hub = None;
+    for (event, groups) in settings["hooks"].as_object()? {
+        for group in groups.as_array().into_iter().flatten() {
+            let ours = group["hooks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|h| h["command"].as_str())
+                .map(shell_words)
+                .find(|words| {
+                    words.first().is_some_and(|w| w.contains("ask-user"))
+                        && words.get(1).map(String::as_str) == Some("hook")
+                        && words.get(2).map(String::as_str) == Some(name)
+                });
+            let Some(words) = ours else { continue };
+            let matcher = group["matcher"].as_str().unwrap_or_default();
+            installed.push(format!("{event} {matcher:?}"));
+            if let Some(at) = words.iter().position(|w| w == "--hub") {
+                hub = words.get(at + 1).cloned().or(hub);
+            }
+        }
+    }
+    if installed.is_empty() {
+        return None;
+    }
+    let place = match hub {
+        Some(url) => format!("through the hub at {url}"),
+        None => "in `ask-user inbox`".to_owned(),
+    };
+    let now = if crate::hook::is_away() {
+        "now on"
+    } else {
+        "now off: the host's own dialogs"
+    };
+    Some(format!(
+        "  hooks: {}; they ask {place} while `ask-user away on` ({now})\n",
+        installed.join(", ")
+    ))
+}
+
 /// Claude Code's permission mode, when ask-user's PermissionRequest hook is installed: a
 /// warning for a mode in which Claude Code decides permission prompts itself (they never reach
 /// the hook, so never the phone), with the fix; else the mode, one line.
@@ -342,6 +420,9 @@ pub(crate) fn report(host: SetupHost, homes: &Homes) -> (String, bool) {
     {
         out.push_str(&format!("  warning: {warning}\n"));
     }
+    if let Some(line) = hooks_line(host, homes) {
+        out.push_str(&line);
+    }
     if host == SetupHost::ClaudeCode
         && let Some(line) = claude_permission_mode(homes)
     {
@@ -393,5 +474,27 @@ pub(crate) fn run(_args: &DoctorArgs) -> Ended {
     Ended::Printed {
         stdout,
         status: u8::from(any),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_commands_split_as_sh_splits_them() {
+        assert_eq!(
+            shell_words("'/opt/it'\\''s/ask-user' hook claude-code --wait 59m '--hub' 'https://h'"),
+            [
+                "/opt/it's/ask-user",
+                "hook",
+                "claude-code",
+                "--wait",
+                "59m",
+                "--hub",
+                "https://h"
+            ]
+        );
+        assert_eq!(shell_words("  a\\ b ''  c"), ["a b", "", "c"]);
     }
 }

@@ -96,7 +96,7 @@ fn away_file() -> Result<PathBuf, String> {
         .map_err(|e| e.to_string())
 }
 
-fn is_away() -> bool {
+pub(crate) fn is_away() -> bool {
     away_file().is_ok_and(|path| path.exists())
 }
 

@@ -570,3 +570,73 @@ fn doctor_reports_the_permission_mode_that_keeps_prompts_from_the_hook() {
     );
     assert!(!run.stdout.contains("warning"), "{run:?}");
 }
+
+/// `doctor` lists the hooks setup installed for a host, where they ask (the hub or the inbox)
+/// and whether they ask now (the away switch).
+#[test]
+fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
+    let home = Home::new();
+    let token = home.path("token");
+    std::fs::write(&token, TOKEN).unwrap();
+    std::fs::set_permissions(&token, PermissionsExt::from_mode(0o600)).unwrap();
+    let token = token.display().to_string();
+    let run = home.run(&[
+        "setup",
+        "claude-code",
+        "--hooks",
+        "questions,permissions",
+        "--hub",
+        "http://127.0.0.1:1",
+        "--hub-token-file",
+        &token,
+    ]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.run(&["setup", "codex"]);
+    assert_eq!(run.status, 0, "{run:?}");
+
+    let run = home.run(&["doctor"]);
+    assert!(
+        run.stdout.contains("  hooks: PreToolUse \"AskUserQuestion\", PermissionRequest \"*\"; they ask through the hub at http://127.0.0.1:1 while `ask-user away on` (now off: the host's own dialogs)\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("  hooks: PermissionRequest \"*\"; they ask in `ask-user inbox` while `ask-user away on` (now off: the host's own dialogs)\n"),
+        "{run:?}"
+    );
+    let run = home.run(&["away", "on"]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.run(&["doctor"]);
+    assert!(
+        run.stdout.contains("while `ask-user away on` (now on)\n"),
+        "{run:?}"
+    );
+}
+
+/// A token an earlier setup (or the user) left in ask-user's own entry is taken out, with a
+/// warning; the other flags stay.
+#[test]
+fn a_token_left_in_the_entry_is_removed_with_a_warning() {
+    let home = Home::new();
+    home.write(
+        ".claude.json",
+        &json!({"mcpServers": {"ask-user": {"command": "/old/ask-user",
+            "args": ["mcp", "--hub", "http://127.0.0.1:1", "--hub-token", TOKEN, "--via", "hub"]}}})
+        .to_string(),
+    );
+    let run = home.run(&["setup", "claude-code", "--hooks", "none"]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let claude = json_of(&home.read(".claude.json"));
+    assert_eq!(
+        claude["mcpServers"]["ask-user"]["args"],
+        json!(["mcp", "--hub", "http://127.0.0.1:1", "--via", "hub"])
+    );
+    assert_eq!(files_holding(home.dir.path(), TOKEN), Vec::<PathBuf>::new());
+    assert!(
+        run.stdout.contains("warning: removed --hub-token from "),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
+        "{run:?}"
+    );
+}
