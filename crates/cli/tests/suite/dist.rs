@@ -262,6 +262,35 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
         "{doctor}"
     );
 
+    // The launcher alone (npm --omit=optional, or a platform without a package): exit 1 with a
+    // line naming the missing package, not a stack trace.
+    let alone = scratch.path("npm-launcher-alone");
+    let alone_text = alone.display().to_string();
+    let args = [
+        "install",
+        "-g",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        &alone_text,
+        &launcher,
+    ];
+    scratch.run(None, &tools.join("npm"), &args, &[]);
+    let missing = Command::new(alone.join("bin/ask-user"))
+        .arg("--version")
+        .env_clear()
+        .env("PATH", &tools)
+        .env("HOME", scratch.path("home"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.starts_with("ask-user: @ask-user/linux-x64 is not installed beside ask-user"),
+        "{stderr}"
+    );
+
     // npx, from the same files (the package checked above; here what `setup` writes): npm's
     // cache is not a path to write down.
     let (setup, doctor) = timed("npx (setup and doctor)", || {
