@@ -1,18 +1,20 @@
-//! Installed without a Rust toolchain: `scripts/dist` packs this test's `ask-user` into the npm
-//! packages (the launcher and the linux-x64 package), the wheel and the release archive with
-//! its shell installer; each is then installed from those files alone — no registry:
-//! `npm install -g --offline`, `npx --offline`, `pip install --no-index`, the installer reading
-//! the archive beside it — into a fresh prefix and a fresh HOME, with a PATH holding only the
-//! tools a user has (node, npm, python3, a shell and coreutils; no cargo, no rustc). Each
-//! installed `ask-user` answers `--version`, `schema`, an `ask --answers` and
-//! `setup claude-code --print`, whose command survives the route (npx: `npx -y ask-user@V`, never
-//! npm's cache path).
+//! Installed without a Rust toolchain (docs/contract.md §12): `scripts/dist` packs this test's
+//! `ask-user` into the npm packages (the launcher and the linux-x64 package), the wheel and the
+//! release archive with its shell installer; each is then installed from those files alone — no
+//! registry: `npm install -g --offline`, `npx --offline`, `pip install --no-index`,
+//! `uvx --offline`, the installer reading the archive beside it — into a fresh prefix and a fresh
+//! HOME, with a PATH holding only the tools a user has (node, npm, python3, uv, a shell and
+//! coreutils; no cargo, no rustc). Each installed `ask-user` answers `--version`, `schema`, an
+//! `ask --answers` and `setup claude-code --print`, whose command survives the route (npx:
+//! `npx -y ask-user@V`, uvx: `uvx ask-user@V`, never their caches' paths); `doctor` names the
+//! route. The installer refuses an archive that does not match its checksum.
 //!
 //! The binary packed is the debug build the suite already has (`scripts/dist --binary`): CI
 //! cannot wait for the portable release build (16 minutes on 2 cores, cargo-zigbuild against
 //! glibc 2.17), which only `scripts/dist` without `--binary` runs, with the same packaging
 //! steps after it. So this test checks the packaging and the install routes, not the
-//! portability of the binary (scripts/dist checks that, with objdump).
+//! portability of the binary (scripts/dist checks that, with objdump). No step is timed; the
+//! durations are printed for the record.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -260,12 +262,40 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
         "{doctor}"
     );
 
-    // npx, from the same files: npm's cache is not a path to write down.
-    let (setup, doctor) = timed("npx (install and the checks)", || {
-        scratch.check(
-            None,
-            &tools.join("npx"),
-            &[
+    // The launcher alone (npm --omit=optional, or a platform without a package): exit 1 with a
+    // line naming the missing package, not a stack trace.
+    let alone = scratch.path("npm-launcher-alone");
+    let alone_text = alone.display().to_string();
+    let args = [
+        "install",
+        "-g",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        &alone_text,
+        &launcher,
+    ];
+    scratch.run(None, &tools.join("npm"), &args, &[]);
+    let missing = Command::new(alone.join("bin/ask-user"))
+        .arg("--version")
+        .env_clear()
+        .env("PATH", &tools)
+        .env("HOME", scratch.path("home"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.starts_with("ask-user: @ask-user/linux-x64 is not installed beside ask-user"),
+        "{stderr}"
+    );
+
+    // npx, from the same files (the package checked above; here what `setup` writes): npm's
+    // cache is not a path to write down.
+    let (setup, doctor) = timed("npx (setup and doctor)", || {
+        let npx = |command: &[&str]| {
+            let mut args = vec![
                 "--yes",
                 "--offline",
                 "--package",
@@ -274,8 +304,11 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
                 &linux_x64,
                 "--",
                 "ask-user",
-            ],
-        )
+            ];
+            args.extend(command);
+            scratch.run(None, &tools.join("npx"), &args, &[])
+        };
+        (npx(&["setup", "claude-code", "--print"]), npx(&["doctor"]))
     });
     let pinned = format!("ask-user@{VERSION}");
     assert_entry(
@@ -327,6 +360,26 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
         "{doctor}"
     );
 
+    // uvx, from the same wheel: uv's cache is not a path to write down either.
+    let uvx = repo_file(".venv/bin/uvx");
+    assert!(
+        uvx.is_file(),
+        "{} is missing: run scripts/setup",
+        uvx.display()
+    );
+    // On PATH as a user has it (with the venv's Python, which uvx runs the wheel with).
+    let uv_bin = uvx.parent().unwrap();
+    let (setup, doctor) = timed("uvx (install and the checks)", || {
+        scratch.check(
+            Some(uv_bin),
+            &uvx,
+            &["--offline", "--from", &wheel, "ask-user"],
+        )
+    });
+    assert_entry(&setup, &uvx.display().to_string(), &[&pinned]);
+    assert!(!setup.contains("archive-v"), "{setup}");
+    assert!(doctor.starts_with("installed as: uvx"), "{doctor}");
+
     // The shell installer, reading the archive and its checksum beside it.
     let installed_dir = scratch.path("installed/bin");
     let installer = dist.join("archives/ask-user-installer.sh");
@@ -339,6 +392,36 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
         )
     });
     let (setup, doctor) = scratch.check(Some(&installed_dir), &installed_dir.join("ask-user"), &[]);
+    // An archive that does not match its checksum is refused, and nothing is installed.
+    let tampered = scratch.path("tampered");
+    std::fs::create_dir_all(&tampered).unwrap();
+    for name in [
+        "ask-user-installer.sh",
+        "ask-user-x86_64-unknown-linux-gnu.tar.xz.sha256",
+    ] {
+        std::fs::copy(dist.join("archives").join(name), tampered.join(name)).unwrap();
+    }
+    let mut archive =
+        std::fs::read(dist.join("archives/ask-user-x86_64-unknown-linux-gnu.tar.xz")).unwrap();
+    archive.push(0);
+    std::fs::write(
+        tampered.join("ask-user-x86_64-unknown-linux-gnu.tar.xz"),
+        archive,
+    )
+    .unwrap();
+    let elsewhere = scratch.path("not-installed");
+    let refused = Command::new(tools.join("sh"))
+        .arg(tampered.join("ask-user-installer.sh"))
+        .env_clear()
+        .env("PATH", &tools)
+        .env("HOME", scratch.path("home"))
+        .env("ASK_USER_INSTALL_DIR", &elsewhere)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("does not match its checksum"), "{stderr}");
+    assert!(!elsewhere.exists());
     assert_entry(
         &setup,
         &installed_dir
