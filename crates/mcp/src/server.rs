@@ -386,10 +386,10 @@ impl Delivery for ToRequest<'_> {
     fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             match (self.link, durable.delivery()) {
+                // Marked by the session's transport once the result is written.
                 (Some(link), Some(delivery)) => {
                     link.deliveries()
-                        .deliver(self.id, durable.store(), delivery)
-                        .await;
+                        .pending(self.id, durable.store(), delivery);
                 }
                 _ => durable.mark_delivered().await,
             }

@@ -100,21 +100,8 @@ impl Dropping {
         let id = f.open_ask(None);
         assert_eq!(self.command("drop", name), json!({"dropped": name}));
         f.answer(id);
-        wait_delivered(f, id);
+        f.wait_delivered(id);
         id
-    }
-}
-
-/// Waits until ask `id` is marked delivered (a generous deadline only turns a hang into a
-/// failure).
-fn wait_delivered(f: &Fixture, id: ask_user_store::AskId) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !f.delivered(id) {
-        assert!(
-            Instant::now() < deadline,
-            "the result was never marked delivered"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -161,7 +148,7 @@ fn the_identical_question_after_a_read_answer_asks_anew() {
     let id = f.open_ask(None);
     f.answer(id);
     assert_eq!(client.result("a"), NO);
-    wait_delivered(&f, id);
+    f.wait_delivered(id);
 
     client.call("b");
     let again = f.open_ask(Some(id));
