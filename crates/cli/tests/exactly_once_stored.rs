@@ -23,8 +23,14 @@ fn store_url(dir: &Path) -> String {
 
 /// `ask-user ask ARGS` with no controlling terminal, stdout and stderr piped.
 fn asker(dir: &Path, args: &[&str]) -> Reaped {
+    asker_with(dir, args, &[])
+}
+
+/// [`asker`] with extra environment variables (test knobs).
+fn asker_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Reaped {
     let mut command = Command::new("setsid");
     hermetic(&mut command, dir)
+        .envs(env.iter().copied())
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .arg("ask")
         .args(args)
@@ -85,8 +91,13 @@ async fn open_asks(
 
 /// The human's "No" as the inbox stores it.
 async fn answer_in_the_inbox(store: &Store, rec: &AskRecord) {
+    answer_with(store, rec, ANSWER).await;
+}
+
+/// The human's `answer` as the inbox stores it.
+async fn answer_with(store: &Store, rec: &AskRecord, answer: &str) {
     let outcome = Outcome::Answered {
-        answer: serde_json::from_str(ANSWER).unwrap(),
+        answer: serde_json::from_str(answer).unwrap(),
         by: Responder {
             answerer: "the inbox".to_owned(),
             ..Responder::default()
@@ -162,4 +173,85 @@ async fn no_terminal_and_no_stored_ask_is_nobody_can_answer_and_stores_nothing()
         .await
         .unwrap();
     assert!(history.is_empty(), "{history:#?}");
+}
+
+/// Whether process `pid` is stopped (state `T` in `/proc/PID/stat`).
+fn stopped_state(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().next() == Some("T")
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to `pid` with kill(1).
+fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Two unkeyed agents in one directory asking the same question (a stopped agent's lease lapsed): the
+/// first is stopped (SIGSTOP) until its lease lapses and a sweep marks its ask detached; the
+/// second is its own caller all the same — its own ask, its own answer — and the first, once
+/// continued, prints the answer given to its ask, not the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_caller_whose_lease_lapsed_is_never_merged_with_another() {
+    const YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    let lease = [("ASK_USER_TEST_LEASE_MS", "1000")];
+    let first = asker_with(&path, &["--via", "inbox"], &lease);
+    let store = Store::open(&store_url(&path)).await.unwrap();
+    let open = open_asks(&store, "the first ask stored", |o| o.len() == 1).await;
+    let stopped = open[0].clone();
+    signal(first.id(), "STOP");
+    let deadline = Instant::now() + DEADLINE;
+    while !stopped_state(first.id()) {
+        assert!(Instant::now() < deadline, "never stopped");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Its lease lapses (it cannot renew); a sweep (as every host does on opening the store)
+    // marks its ask detached.
+    let lapsed = store.get(stopped.id).await.unwrap().lease_until.unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    while Timestamp::now() <= lapsed {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lapsed = store.get(stopped.id).await.unwrap().lease_until.unwrap();
+    let swept = store
+        .sweep(Timestamp::now(), ask_user_store::Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        swept.expired,
+        vec![stopped.id],
+        "the lease of {lapsed:?} lapsed"
+    );
+    let second = asker_with(&path, &["--via", "inbox"], &lease);
+    // The second asker opened: a new ask, or (the defect) the stopped one's ask re-attached
+    // with its lease.
+    let open = open_asks(&store, "the second asker opened", |o| {
+        o.len() == 2 || o.iter().any(|r| r.id == stopped.id && r.attached)
+    })
+    .await;
+    assert_eq!(
+        open.len(),
+        2,
+        "merged into the stopped caller's ask: {open:#?}"
+    );
+    let theirs = open.iter().find(|r| r.id != stopped.id).unwrap().clone();
+    answer_with(&store, &theirs, ANSWER).await;
+    let (status, out, err) = tokio::task::spawn_blocking(move || finished(second))
+        .await
+        .unwrap();
+    assert_eq!((status, out.trim()), (0, ANSWER), "{err}");
+    // The first, continued, still waits for its own ask and prints the answer given to it.
+    signal(first.id(), "CONT");
+    answer_with(&store, &stopped, YES).await;
+    let (status, out, err) = tokio::task::spawn_blocking(move || finished(first))
+        .await
+        .unwrap();
+    assert_eq!((status, out.trim()), (0, YES), "{err}");
 }

@@ -29,6 +29,9 @@ const REMEMBERED: usize = 256;
 
 #[derive(Debug)]
 enum State {
+    /// The call's result is on its way to the transport: its delivery is marked once the
+    /// transport wrote it ([`Deliveries::written`]), never before.
+    Pending(Store, AskId, Outcome),
     /// The client cancelled the request.
     Cancelled,
     /// The result's delivery is being marked; the token fires once the mark is stored, or
@@ -79,6 +82,9 @@ impl Deliveries {
             }
         };
         match taken {
+            // Not written yet: it will not be marked (the client drops it); its caller is gone,
+            // so the retry collects it.
+            State::Pending(store, id, _) => detach(store, id).await,
             State::Marked(store, id, at) => unmark(store, id, at).await,
             // The delivery sees the cancellation when its mark is stored, takes it back, and
             // only then fires the token.
@@ -87,16 +93,74 @@ impl Deliveries {
         }
     }
 
-    /// Marks the outcome of ask `id` delivered for `request`, unless the client cancelled the
-    /// request; a cancellation that arrives meanwhile or later takes it back. Returns the
-    /// delivery's time when it stands (not taken back by the time this returns).
+    /// The call of `request` hands its result (the outcome of ask `id`) to the transport: its
+    /// delivery is marked by [`Deliveries::written`] once the transport wrote it (docs/contract.md
+    /// §8: record → write the model's bytes → mark delivered). Nothing is kept when the client
+    /// cancelled the request already.
+    pub(crate) fn pending(&self, request: &RequestId, store: &Store, delivery: (AskId, Outcome)) {
+        let mut recent = self.lock();
+        if recent
+            .iter()
+            .any(|(r, state)| r == request && matches!(state, State::Cancelled))
+        {
+            return;
+        }
+        recent.retain(|(r, _)| r != request);
+        let (id, outcome) = delivery;
+        Self::remember(
+            &mut recent,
+            request.clone(),
+            State::Pending(store.clone(), id, outcome),
+        );
+    }
+
+    /// The transport is about to write the response to `request`: the delivery to mark once
+    /// it is written ([`Deliveries::complete`]), if the call left one ([`Deliveries::pending`]).
+    /// From now on a cancellation waits for that mark and takes it back, as for
+    /// [`Deliveries::deliver`].
+    pub(crate) fn written(&self, request: &RequestId) -> Option<Written> {
+        let mut recent = self.lock();
+        let (_, state) = recent
+            .iter_mut()
+            .find(|(r, state)| r == request && matches!(state, State::Pending(..)))?;
+        let done = CancellationToken::new();
+        match std::mem::replace(state, State::Marking(done.clone())) {
+            State::Pending(store, id, outcome) => Some(Written {
+                marking: done.drop_guard(),
+                store,
+                delivery: (id, outcome),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Marks the outcome of ask `id` delivered for `request` as the transport does for a
+    /// result it wrote ([`Deliveries::pending`], [`Deliveries::written`],
+    /// [`Deliveries::complete`]), unless the client cancelled the request; a cancellation that
+    /// arrives meanwhile or later takes it back. Returns the delivery's time when it stands.
+    #[cfg(test)]
     pub(crate) async fn deliver(
         &self,
         request: &RequestId,
         store: &Store,
+        delivery: (AskId, Outcome),
+    ) -> Option<Timestamp> {
+        self.pending(request, store, delivery);
+        let written = self.written(request)?;
+        self.complete(written.marking, request, &written.store, written.delivery)
+            .await
+    }
+
+    /// Once a result was written ([`Deliveries::written`], whose `marking` holds the request's
+    /// place): stores the
+    /// mark and keeps it, or takes it back when the client cancelled meanwhile.
+    pub(crate) async fn complete(
+        &self,
+        marking: DropGuard,
+        request: &RequestId,
+        store: &Store,
         (id, outcome): (AskId, Outcome),
     ) -> Option<Timestamp> {
-        let marking = self.begin(request)?;
         let at = Timestamp::now();
         let marked = match store.mark_delivered(id, &outcome, at).await {
             Ok(true) => true,
@@ -111,21 +175,6 @@ impl Deliveries {
         };
         self.finish(marking, request, marked.then_some((store, id, at)))
             .await
-    }
-
-    /// The first step of [`Deliveries::deliver`]: `None` when the client cancelled `request`,
-    /// else the guard that tells a cancellation arriving meanwhile when the mark is settled.
-    fn begin(&self, request: &RequestId) -> Option<DropGuard> {
-        let mut recent = self.lock();
-        if recent
-            .iter()
-            .any(|(r, state)| r == request && matches!(state, State::Cancelled))
-        {
-            return None;
-        }
-        let done = CancellationToken::new();
-        Self::remember(&mut recent, request.clone(), State::Marking(done.clone()));
-        Some(done.drop_guard())
     }
 
     /// The last step of [`Deliveries::deliver`], once the mark (`marked`: where and when)
@@ -165,10 +214,22 @@ async fn unmark(store: Store, id: AskId, at: Timestamp) {
     if let Err(e) = store.unmark_delivered(id, at).await {
         tracing::warn!("cannot take back the delivery of ask {id}: {e}");
     }
-    // Its caller is gone: an unkeyed retry may collect it (docs/contract.md §8).
+    detach(store, id).await;
+}
+
+/// The caller of ask `id` is gone: an unkeyed retry may collect its outcome (docs/contract.md §8).
+async fn detach(store: Store, id: AskId) {
     if let Err(e) = store.set_attached(id, false, Timestamp::now()).await {
         tracing::warn!("cannot mark ask {id} detached: {e}");
     }
+}
+
+/// A result being written ([`Deliveries::written`]): its delivery is marked once it is.
+pub(crate) struct Written {
+    /// Releases a cancellation that waits for the mark.
+    pub(crate) marking: DropGuard,
+    pub(crate) store: Store,
+    pub(crate) delivery: (AskId, Outcome),
 }
 
 #[cfg(test)]
@@ -233,6 +294,24 @@ mod tests {
         assert!(store.get(id).await.unwrap().delivered_at.is_some());
     }
 
+    /// A cancellation read before the result was written: nothing is marked, and the ask is
+    /// detached so the retry collects the answer.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_cancel_before_the_write_marks_nothing_and_leaves_the_answer_for_the_retry() {
+        let store = Store::memory();
+        let deliveries = Deliveries::default();
+        let ((id, outcome), ask) = answered(&store).await;
+        let request = RequestId::Number(8);
+        deliveries.pending(&request, &store, (id, outcome));
+        deliveries.cancelled(&request).await;
+        assert!(deliveries.written(&request).is_none(), "nothing to mark");
+        let rec = store.get(id).await.unwrap();
+        assert_eq!((rec.delivered_at, rec.attached), (None, false));
+        assert!(
+            matches!(store.open_ask(&ask).await.unwrap(), Opened::Undelivered(r) if r.id == id)
+        );
+    }
+
     /// A cancellation that arrives while the delivery is being marked returns only once the
     /// mark is stored and taken back (the session reads its next message, a retry, only
     /// then): the retry finds the answer undelivered and the ask detached.
@@ -242,7 +321,9 @@ mod tests {
         let deliveries = Deliveries::default();
         let ((id, outcome), ask) = answered(&store).await;
         let request = RequestId::Number(7);
-        let marking = deliveries.begin(&request).unwrap();
+        // The result is being written: its delivery is pending, then being marked.
+        deliveries.pending(&request, &store, (id, outcome.clone()));
+        let marking = deliveries.written(&request).unwrap().marking;
         let cancel = tokio::spawn({
             let deliveries = deliveries.clone();
             let request = request.clone();

@@ -25,7 +25,6 @@ mod durable;
 mod fallback;
 mod input_required;
 mod or_else;
-mod reoffer;
 mod serve;
 mod server;
 mod session;

@@ -8,7 +8,7 @@ use ask_user_core::{BoxFuture, ExecutionContext, FirstAnswer, Limits, Outcome, U
 use ask_user_elicit::{ElicitAnswerer, FormStyle, HUMAN_REACTION, client_can_elicit};
 use ask_user_host::durable::{Durable, local_asker};
 use ask_user_host::{Delivery, HostCall, Journal};
-use ask_user_store::{CallKey, Store};
+use ask_user_store::Store;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -24,7 +24,6 @@ use crate::clients;
 use crate::durable::{Showing, caller_scope};
 use crate::input_required;
 use crate::or_else::OrElse;
-use crate::reoffer::Reoffers;
 use crate::session::SessionLink;
 use crate::tool::{call_result, tool};
 
@@ -129,7 +128,6 @@ pub struct AskUserServer {
     routing: Arc<Routing>,
     calls: TaskTracker,
     showing: Showing,
-    reoffers: Reoffers,
 }
 
 impl AskUserServer {
@@ -139,7 +137,6 @@ impl AskUserServer {
             routing: Arc::new(routing),
             calls: TaskTracker::new(),
             showing: Showing::default(),
-            reoffers: Reoffers::default(),
         }
     }
 
@@ -180,16 +177,6 @@ impl AskUserServer {
             caller_scope(&name),
             local_asker(Some(name)),
         ))
-    }
-
-    /// The store key of this call (as its durable link opens it), for the re-offer of a
-    /// result the client may have dropped (the `reoffer` module); `None` for arguments that
-    /// do not decode (no ask is opened for them).
-    fn call_key(&self, context: &RequestContext<RoleServer>, arguments: &Value) -> Option<CallKey> {
-        let decoded = ask_user_core::decode(arguments.clone(), &self.routing.limits).ok()?;
-        let name = client_name(context).unwrap_or_default();
-        let key = CallKey::new(&caller_scope(&name), &decoded.request.to_canonical_json());
-        Some(key.in_namespace(&ask_user_host::durable::local_namespace()))
     }
 
     /// Whether this request's client can answer through an elicitation form.
@@ -276,20 +263,6 @@ impl AskUserServer {
             Some(link) if !link.gone().is_cancelled() => link.gone().child_token(),
             _ => CancellationToken::new(),
         };
-        // The same call again soon after its result was sent: the client may have dropped
-        // that request without a word; its outcome is offered once more (the `reoffer`
-        // module). A re-offered delivery is not remembered again.
-        let key = match &durable {
-            Some(_) => self.call_key(context, &arguments),
-            None => None,
-        };
-        let key = match key {
-            Some(key) if !self.reoffers.is_empty() => {
-                let reoffered = self.reoffers.reoffer(&key).await;
-                reoffered.is_none().then_some(key)
-            }
-            key => key,
-        };
         // Only a stored ask outlives its call: without a store, no early end.
         let limit = durable.as_ref().and(clients::call_limit(
             client_name(context).as_deref(),
@@ -329,7 +302,6 @@ impl AskUserServer {
             cancel: &cancel,
             link: link.as_ref(),
             id: &context.id,
-            remember: key.map(|key| (&self.reoffers, key)),
         };
         let (outcome, _) = asked.deliver(&mut result).await;
         call_result(&outcome).into()
@@ -405,9 +377,6 @@ struct ToRequest<'a> {
     cancel: &'a CancellationToken,
     link: Option<&'a SessionLink>,
     id: &'a rmcp::model::RequestId,
-    /// Where a delivery that stands is remembered, and the call's key (`None`: not
-    /// remembered, e.g. a re-offered outcome).
-    remember: Option<(&'a Reoffers, CallKey)>,
 }
 
 impl Delivery for ToRequest<'_> {
@@ -421,15 +390,10 @@ impl Delivery for ToRequest<'_> {
     fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             match (self.link, durable.delivery()) {
+                // Marked by the session's transport once the result is written.
                 (Some(link), Some(delivery)) => {
-                    let id = delivery.0;
-                    let at = link
-                        .deliveries()
-                        .deliver(self.id, durable.store(), delivery)
-                        .await;
-                    if let (Some(at), Some((reoffers, key))) = (at, self.remember.take()) {
-                        reoffers.delivered(key, durable.store(), id, at);
-                    }
+                    link.deliveries()
+                        .pending(self.id, durable.store(), delivery);
                 }
                 _ => durable.mark_delivered().await,
             }

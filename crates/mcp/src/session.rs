@@ -159,6 +159,21 @@ fn cancelled_request(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
     }
 }
 
+/// The test-only failpoint `before-result` ([`ask_user_store::knobs::failpoint`]: only in
+/// test builds, with `ASK_USER_TEST_FAILPOINT=before-result`): the process aborts right before
+/// a `tools/call` result is written, as a `kill -9` there would end it.
+fn failpoint_before_result(message: &ServerJsonRpcMessage) {
+    if let JsonRpcMessage::Response(response) = message
+        && matches!(
+            response.result,
+            rmcp::model::ServerResult::CallToolResult(_)
+        )
+        && ask_user_store::knobs::failpoint("before-result")
+    {
+        std::process::abort();
+    }
+}
+
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
     type Error = T::Error;
 
@@ -167,7 +182,28 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Linked<T> {
         mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         shift_out(&mut item);
-        self.inner.send(item)
+        failpoint_before_result(&item);
+        // A call's result is marked delivered once it is written, never before (§8's order).
+        let delivery = match &item {
+            JsonRpcMessage::Response(response) => self
+                .link
+                .deliveries
+                .written(&response.id)
+                .map(|delivery| (response.id.clone(), delivery)),
+            _ => None,
+        };
+        let deliveries = self.link.deliveries.clone();
+        let sent = self.inner.send(item);
+        async move {
+            // A write that fails marks nothing (dropping `marking` releases a cancellation).
+            sent.await?;
+            if let Some((request, written)) = delivery {
+                deliveries
+                    .complete(written.marking, &request, &written.store, written.delivery)
+                    .await;
+            }
+            Ok(())
+        }
     }
 
     /// Cancel-safe (rmcp polls it in a `select!`): a message read is held until it is

@@ -437,10 +437,13 @@ impl Store {
 
     /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until
     /// <= now`: its asker stopped renewing, e.g. it was killed), as of `lease_until`, announced
-    /// on the change feed ([`Swept::expired`]); an attached ask without a lease (written by an
-    /// older binary) is left alone. Then withdraws each detached ask whose grace ran out (its
-    /// `detached_at + grace <= now`) and purges closed asks closed at or before
-    /// `now - retention.keep_closed`.
+    /// on the change feed ([`Swept::expired`]), for the human's eyes only: the lapsed lease is
+    /// kept, and such an ask is never merged with another caller's (a lapsed lease proves
+    /// nothing). An attached ask without a lease (written by an older binary) is left alone.
+    /// Then withdraws each detached ask whose grace ran out (its `detached_at + grace <= now`)
+    /// and purges closed asks closed at or before `now - retention.keep_closed`, except a
+    /// human's answer or dismissal never delivered: `now` is this process's clock, which may be
+    /// weeks ahead of everyone else's.
     ///
     /// # Errors
     /// The backend's errors.

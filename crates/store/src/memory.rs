@@ -9,11 +9,11 @@ use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
-use crate::model::found;
 use crate::model::{
     AskId, AskRecord, CANDIDATES, CallKey, Change, Closed, HistoryPage, NewAsk, Opened, Outcome,
     Recorded, Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
+use crate::model::{found, undelivered};
 use crate::secrets::{NewSecret, SecretRecord};
 
 #[derive(Debug, Clone)]
@@ -250,9 +250,9 @@ impl MemoryStore {
                 if let (true, true, Some(until)) = (rec.is_open(), rec.attached, rec.lease_until)
                     && until <= now
                 {
+                    // The lapsed lease is kept: this detach proves nothing (model::caller_gone).
                     rec.attached = false;
                     rec.detached_at = Some(until);
-                    rec.lease_until = None;
                     swept.expired.push(rec.id);
                 }
             }
@@ -271,7 +271,7 @@ impl MemoryStore {
             let before = inner.asks.len();
             inner
                 .asks
-                .retain(|_, r| r.closed.as_ref().is_none_or(|c| c.at > cutoff));
+                .retain(|_, r| r.closed.as_ref().is_none_or(|c| c.at > cutoff) || undelivered(r));
             swept.purged = (before - inner.asks.len()) as u64;
             let Inner {
                 asks,

@@ -388,8 +388,10 @@ pub struct AskRecord {
     pub attached: bool,
     /// When it was last detached, while detached.
     pub detached_at: Option<Timestamp>,
-    /// Until when the attached caller's lease runs ([`LEASE`]); `None` while detached, and for
-    /// an ask attached by a binary older than schema 6 (trusted as attached until it detaches).
+    /// Until when the attached caller's lease runs ([`LEASE`]); `None` once the caller detached
+    /// itself, and for an ask attached by a binary older than schema 6 (trusted as attached
+    /// until it detaches). An ask the sweep detached because this lease lapsed keeps it: that
+    /// detach proves nothing about the caller ([`caller_gone`]).
     pub lease_until: Option<Timestamp>,
     /// Its outcome, once closed.
     pub closed: Option<Closed>,
@@ -439,21 +441,23 @@ pub(crate) enum Reuse {
     Undelivered,
 }
 
-/// Whether a caller may still be waiting on `rec` at `now`: attached with a lease that has not
-/// run out (an ask attached by a binary older than schema 6 has no lease: trusted as live),
-/// and not known to `liveness` as a process that ended (a local caller killed with `kill -9`).
-pub(crate) fn has_live_caller(rec: &AskRecord, now: Timestamp, liveness: &dyn Liveness) -> bool {
-    rec.attached && rec.lease_until.is_none_or(|until| until > now) && !liveness.is_gone(&rec.asker)
+/// Whether the caller of `rec` is **proven** gone (docs/contract.md §8 "No answer the human did
+/// not give to this call"): its call detached itself (a cancel, a signal, a session or stdio
+/// that ended: [`crate::Store::set_attached`] clears the lease), or `liveness` knows its process
+/// ended on this boot. Never from a lapsed lease: a stopped process, or one whose clock is
+/// behind, stops renewing while it still waits; an ask the sweep detached for a lapsed lease
+/// keeps that lease (`lease_until`), which marks the detach as proving nothing.
+pub(crate) fn caller_gone(rec: &AskRecord, liveness: &dyn Liveness) -> bool {
+    (!rec.attached && rec.lease_until.is_none()) || liveness.is_gone(&rec.asker)
 }
 
 /// Whether the call `ask` may re-attach to `rec` (docs/contract.md §8 "Exactly once, made
 /// precise"): a keyed call to any ask of its key (same namespace: the key includes it); an
-/// unkeyed call only to an ask no live caller holds ([`has_live_caller`]), so two live callers
-/// are never merged — unless that caller is the asking process itself (the same process asking
-/// the same question in the same scope again: an MCP server whose client dropped or cancelled
-/// the earlier request and retries it); neither to an ask that timed out or was withdrawn.
-/// Every backend picks the newest ask of the key that passes this, among the newest
-/// [`CANDIDATES`], "now" being `ask.created_at`.
+/// unkeyed call only to an ask whose caller is proven gone ([`caller_gone`]), so two live calls
+/// are never merged — also not two calls of one process (two MCP sessions of one server, or one
+/// session asking again while its first call waits: each call is its own caller); neither to
+/// an ask that timed out or was withdrawn. No clock takes part. Every backend picks the newest
+/// ask of the key that passes this, among the newest [`CANDIDATES`].
 pub(crate) fn candidate(rec: &AskRecord, ask: &NewAsk, liveness: &dyn Liveness) -> bool {
     // A timed-out or withdrawn ask holds no decision: an older ask of the key may (a caller
     // killed while waiting, answered since, whose retry comes after another caller's timeout).
@@ -461,11 +465,19 @@ pub(crate) fn candidate(rec: &AskRecord, ask: &NewAsk, liveness: &dyn Liveness) 
         .closed
         .as_ref()
         .is_some_and(|c| !c.outcome.is_human_decision());
-    let same_process = rec.asker.process.is_some() && rec.asker.process == ask.asker.process;
-    !holds_nothing
-        && (rec.key.is_host_keyed()
-            || same_process
-            || !has_live_caller(rec, ask.created_at, liveness))
+    !holds_nothing && (ask.key.is_host_keyed() || caller_gone(rec, liveness))
+}
+
+/// Whether `rec` holds a human's decision its caller never received: the sweep never purges
+/// it, whatever its age, since "age" would be the sweeping process's clock, and a process whose
+/// clock runs weeks ahead must purge nothing of another's (docs/decisions.md "No clock decides
+/// across processes"). The SQL backends say the same in their purge statements.
+pub(crate) fn undelivered(rec: &AskRecord) -> bool {
+    rec.delivered_at.is_none()
+        && rec
+            .closed
+            .as_ref()
+            .is_some_and(|c| c.outcome.is_human_decision())
 }
 
 /// How many of a key's newest asks a backend reads to find the [`candidate`]: the ones it

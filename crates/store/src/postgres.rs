@@ -580,8 +580,8 @@ impl PgStore {
                 let e = |e: tokio_postgres::Error| self.err(&e);
                 let rows = tx
                     .query(
-                        "UPDATE ask_user_asks SET attached = FALSE, detached_at = lease_until, \
-                         lease_until = NULL WHERE state = 'open' AND attached AND lease_until IS NOT NULL \
+                        "UPDATE ask_user_asks SET attached = FALSE, detached_at = lease_until \
+                         WHERE state = 'open' AND attached AND lease_until IS NOT NULL \
                          AND lease_until <= $1 RETURNING id",
                         &[&now.0],
                     )
@@ -606,7 +606,8 @@ impl PgStore {
                 }
                 notify_ids(tx, &withdrawn).await.map_err(e)?;
                 let purged = tx
-                    .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1", &[&cutoff])
+                    .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1 \
+                     AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))", &[&cutoff])
                     .await
                     .map_err(e)?;
                 tx.batch_execute(

@@ -741,7 +741,7 @@ impl SqliteStore {
                 {
                     let mut stmt = tx
                         .prepare(
-                            "UPDATE asks SET attached = 0, detached_at = lease_until, lease_until = NULL, \
+                            "UPDATE asks SET attached = 0, detached_at = lease_until, \
                              seq = ?2 WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL \
                              AND lease_until <= ?1 RETURNING id",
                         )
@@ -767,7 +767,8 @@ impl SqliteStore {
                 }
                 let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
                 let purged = tx
-                    .execute("DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1", [cutoff])
+                    .execute("DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1 \
+                         AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))", [cutoff])
                     .map_err(err)?;
                 tx.execute_batch(
                     "DELETE FROM channel_tokens WHERE ask NOT IN (SELECT id FROM asks); \

@@ -33,11 +33,17 @@ struct Raw {
 impl Raw {
     /// The server on `f`'s store, in an environment of its own (no inherited `ASK_USER_*`).
     fn start(f: &Fixture) -> Self {
+        Self::start_with(f, &[])
+    }
+
+    /// [`Raw::start`] with extra environment variables (test knobs).
+    fn start_with(f: &Fixture, env: &[(&str, &str)]) -> Self {
         let home = f.dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         let mut child = Command::new(server_bin())
             .args(["--via", "web", "--no-open", "--store", &f.url])
             .env_clear()
+            .envs(env.iter().copied())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
             .env("XDG_STATE_HOME", home.join("state"))
@@ -191,6 +197,17 @@ impl Fixture {
             .is_some()
     }
 
+    /// Waits until ask `id` is marked delivered (the transport marks it once the result is
+    /// written, so just after the client read it; a generous deadline only turns a hang into
+    /// a failure).
+    pub(super) fn wait_delivered(&self, id: AskId) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.delivered(id) {
+            assert!(Instant::now() < deadline, "never marked delivered");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub(super) fn asks(&self) -> usize {
         self.runtime
             .block_on(self.store.history(ask_user_store::HistoryPage {
@@ -220,8 +237,8 @@ fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
     f.answer(id);
     let first = server.result(2);
     assert_eq!(text(&first), NO, "{first}");
-    // The result was sent for a live request: delivered, for now.
-    assert!(f.delivered(id));
+    // The result was sent for a live request: delivered (once written), for now.
+    f.wait_delivered(id);
     server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":2,"reason":"timed out"}}));
     server.call(3);
@@ -236,14 +253,44 @@ fn a_cancel_that_crosses_the_result_leaves_the_answer_for_the_retry() {
         "no question shown"
     );
     // The retry's result went to a live request: delivered now.
-    assert!(f.delivered(id));
+    f.wait_delivered(id);
 }
 
-/// Without a cancellation the result was delivered; the same call right after is offered it
-/// once more (the client may have dropped the request without a word: `dropped.rs`), and the
-/// one after that is a new question. A cancellation for a request nobody knows changes nothing.
+/// The server dies between the answer and its result (the failpoint `before-result` aborts
+/// right before a `tools/call` result is written, as `kill -9` there would): the model read
+/// nothing, so nothing is marked delivered, and the same call on a new server gets the answer
+/// at once with no second question (the mark used to come before the write).
 #[test]
-fn without_a_cancel_the_same_call_gets_the_answer_once_more_then_asks_anew() {
+fn a_server_killed_before_its_result_is_written_leaves_the_answer_for_the_retry() {
+    let f = Fixture::new();
+    let mut server = Raw::start_with(&f, &[("ASK_USER_TEST_FAILPOINT", "before-result")]);
+    server.call(2);
+    let id = f.open_ask(None);
+    f.answer(id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the server never reached the failpoint"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !f.delivered(id),
+        "marked delivered, but no result was written"
+    );
+    let mut retry = Raw::start(&f);
+    retry.call(2);
+    assert_eq!(text(&retry.result(2)), NO);
+    assert_eq!(f.asks(), 1);
+    f.wait_delivered(id);
+}
+
+/// Without a cancellation the result was delivered: the same call right after is a new
+/// question (never the earlier answer by identical content). A cancellation for a request
+/// nobody knows changes nothing.
+#[test]
+fn without_a_cancel_the_same_call_asks_anew() {
     let f = Fixture::new();
     let mut server = Raw::start(&f);
     server.call(2);
@@ -253,13 +300,12 @@ fn without_a_cancel_the_same_call_gets_the_answer_once_more_then_asks_anew() {
     server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":99}}));
     server.call(3);
-    assert_eq!(text(&server.result(3)), NO);
-    assert_eq!(f.asks(), 1);
-    server.call(4);
     let again = f.open_ask(Some(id));
     assert_ne!(again, id);
-    assert!(f.delivered(id), "the first answer stays delivered");
+    // Marked once written (just after the client read it), and it stays so.
+    f.wait_delivered(id);
     f.answer(again);
-    assert_eq!(text(&server.result(4)), NO);
+    assert_eq!(text(&server.result(3)), NO);
+    assert!(f.delivered(id), "the first answer stays delivered");
     assert_eq!(f.asks(), 2);
 }

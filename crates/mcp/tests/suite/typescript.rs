@@ -374,9 +374,7 @@ async fn a_call_retried_after_the_clients_timeout_gets_the_answer_given_meanwhil
         ..Routing::default()
     })
     .await;
-    // Each round asks its own question: the same client asking the first round's question
-    // again within minutes would be offered that answer once more (a request it may have
-    // dropped without a word, docs/contract.md §8).
+    // Each round asks its own question, so one round's ask never meets the other's.
     let tonight = DEPLOY.replace("Deploy?", "Deploy tonight?");
     for (sdk, new_session, arguments) in
         [("latest", false, DEPLOY), ("1.17", true, tonight.as_str())]

@@ -337,6 +337,8 @@ async fn undelivered_answer_is_handed_to_an_unkeyed_retry_within_ten_minutes(f: 
         .record_outcome(rec.id, &dismissed, T0)
         .await
         .unwrap();
+    // Its caller went away (a signal detached it): the retry is rule (b)'s.
+    f.store.set_attached(rec.id, false, T0).await.unwrap();
     let mut retry = ask.clone();
     retry.created_at = T0.plus(UNKEYED_REDELIVERY_WINDOW - Duration::from_millis(1));
     assert!(
@@ -449,10 +451,18 @@ async fn sweep_withdraws_detached_asks_after_grace_and_purges_old_closed(f: Fixt
         .set_attached(detached.id, false, T0.plus(HOUR))
         .await
         .unwrap();
+    // Answered and delivered: audit history only (an undelivered answer is never purged,
+    // exactly_once.rs).
     f.store
         .record_outcome(old.id, &answered(serde_json::json!(1)), T0)
         .await
         .unwrap();
+    assert!(
+        f.store
+            .mark_delivered(old.id, &answered(serde_json::json!(1)), T0)
+            .await
+            .unwrap()
+    );
     let keep = Retention {
         keep_closed: grace * 30,
     };
@@ -999,7 +1009,9 @@ async fn sweep_detaches_an_attached_ask_whose_lease_ran_out(f: Fixture) {
             purged: 0
         }
     );
-    // Detached as of the lease's end, still open for the human; the change is announced.
+    // Detached as of the lease's end, still open for the human; the change is announced. The
+    // lapsed lease is kept: a detach for it proves nothing about the caller (it may be stopped,
+    // or its clock behind), so no unkeyed call is merged into it.
     let rec = follower.get(dead.id).await.unwrap();
     assert_eq!(
         (
@@ -1008,7 +1020,7 @@ async fn sweep_detaches_an_attached_ask_whose_lease_ran_out(f: Fixture) {
             rec.detached_at,
             rec.lease_until
         ),
-        (true, false, Some(until), None)
+        (true, false, Some(until), Some(until))
     );
     tokio::time::timeout(DEADLINE, async {
         loop {

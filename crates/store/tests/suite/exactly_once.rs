@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use ask_user_store::{
-    Asker, Namespace, NewAsk, Opened, Outcome, Responder, Scope, Store, Timestamp, lease,
-    process_identity, this_process,
+    Asker, Namespace, NewAsk, Opened, Outcome, Responder, Retention, Scope, Store, Timestamp,
+    lease, process_identity, this_process,
 };
 use pretty_assertions::assert_eq;
 
@@ -120,7 +120,8 @@ every_backend!(
     an_unkeyed_retry_collects_the_answer_of_a_caller_whose_process_ended,
     a_timed_out_ask_does_not_hide_an_older_undelivered_answer,
     find_ask_reports_what_open_ask_would_reuse_and_writes_nothing,
-    the_same_process_asking_again_reattaches_to_its_own_live_ask,
+    two_live_calls_of_one_process_are_two_callers,
+    a_clock_weeks_ahead_purges_no_undelivered_answer,
 );
 
 async fn delivered_is_a_compare_and_set_on_the_exact_outcome(f: Fixture) {
@@ -215,12 +216,39 @@ async fn an_unkeyed_call_never_merges_two_live_callers(f: Fixture) {
     assert!(
         matches!(open(&f.store, &unkeyed(&me, soon)).await, Opened::Reattached(r) if r.id == first.id)
     );
-    // A caller that records no process identity is live until its lease runs out.
+    // A caller that records no process identity stays live when its lease runs out (stopped,
+    // or its clock behind): a lapsed lease proves nothing, before or after a sweep.
     let after_lease = second.lease_until.unwrap().plus(Duration::from_millis(1));
     assert!(second.lease_until.unwrap() <= soon.plus(lease()));
-    assert!(
-        matches!(open(&f.store, &unkeyed(&me, after_lease)).await, Opened::Reattached(r) if r.id == second.id)
-    );
+    let Opened::Created(third) = open(&f.store, &unkeyed(&me, after_lease)).await else {
+        panic!("a lapsed lease must not merge two callers")
+    };
+    assert_ne!(third.id, second.id);
+    let swept = f
+        .store
+        .sweep(after_lease, Retention::default())
+        .await
+        .unwrap();
+    assert!(swept.expired.contains(&second.id), "{swept:?}");
+    let Opened::Created(fourth) = open(&f.store, &unkeyed(&me, after_lease)).await else {
+        panic!("an ask the sweep detached for a lapsed lease must not merge two callers")
+    };
+    assert!(![second.id, third.id].contains(&fourth.id));
+    // Nor is its answer handed to another caller.
+    let yes = answered("yes", "inbox");
+    f.store
+        .record_outcome(second.id, &yes, after_lease)
+        .await
+        .unwrap();
+    for id in [third.id, fourth.id] {
+        f.store
+            .record_outcome(id, &Outcome::Withdrawn, after_lease)
+            .await
+            .unwrap();
+    }
+    let Opened::Created(_) = open(&f.store, &unkeyed(&me, after_lease)).await else {
+        panic!("the answer of a caller whose lease lapsed must not be handed to another")
+    };
 }
 
 async fn an_unkeyed_retry_collects_an_answer_only_once_its_caller_went_away(f: Fixture) {
@@ -335,23 +363,69 @@ async fn find_ask_reports_what_open_ask_would_reuse_and_writes_nothing(f: Fixtur
     assert_eq!(f.store.find_ask(&unkeyed(&me, T0)).await.unwrap(), None);
 }
 
-async fn the_same_process_asking_again_reattaches_to_its_own_live_ask(f: Fixture) {
-    // An MCP server (one process) whose client dropped or cancelled a request and retries it
-    // before the first request's detach landed: the same caller, not a second one.
+async fn two_live_calls_of_one_process_are_two_callers(f: Fixture) {
+    // An MCP server (one process) serving two sessions that ask the identical question at once,
+    // or one session asking it again while its first call still waits: two calls, two asks.
     let me = Namespace::local_user(1000);
     let Opened::Created(first) = open(&f.store, &unkeyed_by(std::process::id(), &me, T0)).await
     else {
         panic!("expected a new ask")
     };
     let soon = T0.plus(Duration::from_millis(10));
-    assert!(
-        matches!(open(&f.second().await, &unkeyed_by(std::process::id(), &me, soon)).await, Opened::Reattached(r) if r.id == first.id)
-    );
-    // Another live process with the same question is another caller.
-    let mut other = Sleeper::start();
-    let Opened::Created(second) = open(&f.store, &unkeyed_by(other.0.id(), &me, soon)).await else {
-        panic!("another live process must not share the ask")
+    let Opened::Created(second) = open(
+        &f.second().await,
+        &unkeyed_by(std::process::id(), &me, soon),
+    )
+    .await
+    else {
+        panic!("a live call's ask must not be shared, even within one process")
     };
     assert_ne!(second.id, first.id);
-    other.kill();
+    // The first is answered while its call waits: the answer is that call's alone.
+    let yes = answered("yes", "inbox");
+    f.store.record_outcome(first.id, &yes, soon).await.unwrap();
+    f.store
+        .record_outcome(second.id, &Outcome::Withdrawn, soon)
+        .await
+        .unwrap();
+    let Opened::Created(_) = open(&f.store, &unkeyed_by(std::process::id(), &me, soon)).await
+    else {
+        panic!("a live call's answer must not be handed to another call of its process")
+    };
+    // Once that call went away (detached), its retry collects it.
+    f.store.set_attached(first.id, false, soon).await.unwrap();
+    assert!(
+        matches!(open(&f.store, &unkeyed_by(std::process::id(), &me, soon)).await, Opened::Undelivered(r) if r.id == first.id)
+    );
+}
+
+async fn a_clock_weeks_ahead_purges_no_undelivered_answer(f: Fixture) {
+    // A process whose clock is 31 days ahead opens the store (and sweeps) while another's
+    // answered ask waits for its caller's retry: that answer stays; a delivered one is audit
+    // history only, and goes.
+    let me = Namespace::local_user(1000);
+    let Opened::Created(waiting) = open(&f.store, &keyed("waiting", &me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let Opened::Created(done) = open(&f.store, &keyed("done", &me, T0)).await else {
+        panic!("expected a new ask")
+    };
+    let yes = answered("yes", "inbox");
+    for id in [waiting.id, done.id] {
+        f.store.record_outcome(id, &yes, T0).await.unwrap();
+    }
+    assert!(f.store.mark_delivered(done.id, &yes, T0).await.unwrap());
+    let ahead = T0.plus(Duration::from_secs(31 * 24 * 3600));
+    let swept = f
+        .second()
+        .await
+        .sweep(ahead, Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(swept.purged, 1, "{swept:?}");
+    assert!(f.store.get(done.id).await.is_err(), "delivered: purged");
+    let soon = T0.plus(Duration::from_secs(1));
+    assert!(
+        matches!(open(&f.store, &keyed("waiting", &me, soon)).await, Opened::Undelivered(r) if r.id == waiting.id)
+    );
 }
