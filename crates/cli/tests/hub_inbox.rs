@@ -409,7 +409,7 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         };
         let ask = NewAsk::new(
             &Scope::HostKey(format!("corpus-{n}")),
-            &json!({ "questions": questions }).to_string(),
+            json!({ "questions": questions }).to_string(),
             asker,
         );
         let Opened::Created(rec) = store.open_ask(&ask).await.unwrap() else {
