@@ -161,6 +161,10 @@ fn deadline_ms(timeout: Duration) -> i64 {
     i64::try_from(now.saturating_add(timeout).as_millis()).unwrap_or(i64::MAX)
 }
 
+/// How long an ending keeps trying to withdraw the hub's ask while the hub cannot be reached
+/// or fails (5xx, 429).
+const WITHDRAW_PATIENCE: Duration = Duration::from_secs(5);
+
 /// The longest `Retry-After` honoured (a hub asking for more is retried after this).
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
@@ -265,11 +269,20 @@ impl HubAnswerer {
     /// hub's page says "timed out"): the ask as the hub holds it after the withdraw — closed
     /// by it, or by the human's answer that came first — or `None` when the hub did not say.
     async fn withdraw(&self, i: usize, id: i64, timed_out: bool) -> Option<AskView> {
+        self.try_withdraw(i, id, timed_out).await.ok().flatten()
+    }
+
+    async fn try_withdraw(
+        &self,
+        i: usize,
+        id: i64,
+        timed_out: bool,
+    ) -> Result<Option<AskView>, Failure> {
         let reason = if timed_out { "?reason=timed_out" } else { "" };
         let req = self
             .http
             .delete(self.url(i, &format!("/v1/asks/{id}{reason}")));
-        self.send(req, Duration::from_secs(3)).await.ok().flatten()
+        self.send(req, Duration::from_secs(3)).await
     }
 
     /// On `cancel`: withdraws the ask when the call itself ended (see the crate doc), never
@@ -554,7 +567,27 @@ impl RemoteOutcome for HubSide {
         Box::pin(async move {
             let (at, id) = self.at();
             let timed_out = matches!(ending, Settled::TimedOut(_));
-            let view = self.answerer.withdraw(at, id, timed_out).await?;
+            // A hub restarting as the call ends is asked again (each URL in turn) for a few
+            // seconds: an ask left open there would take an answer, and tell its human "sent",
+            // for a call that already printed its ending.
+            let n = self.answerer.config.urls.len();
+            let started = tokio::time::Instant::now();
+            let mut pause = Duration::from_millis(100);
+            let mut k = 0;
+            let view = loop {
+                match self.answerer.try_withdraw(at + k, id, timed_out).await {
+                    Ok(view) => break view?,
+                    Err(Failure::Unreachable(t) | Failure::Transient(t, _))
+                        if started.elapsed() < WITHDRAW_PATIENCE =>
+                    {
+                        tracing::debug!(error = %t, "withdrawing on the hub; trying again");
+                        k = (k + 1) % n;
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(1));
+                    }
+                    Err(_) => return None,
+                }
+            };
             self.closed.store(true, Ordering::SeqCst);
             match view.state {
                 AskState::Answered => {
