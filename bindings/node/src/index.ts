@@ -100,6 +100,7 @@ export const EXIT_CODES: Readonly<Record<number, string>> = Object.freeze({
   5: "ASK_TIMED_OUT",
   6: "NO_PROVIDER",
   7: "DELEGATED_CALLER",
+  8: "STORE_GONE",
   130: "ASK_ABORTED",
 });
 

@@ -24,9 +24,10 @@ fn check(config: &chaos::Config, restart: Option<Arc<dyn Fn() + Send + Sync>>) {
             counts.lost,
             counts.misdelivered,
             counts.asked_twice,
-            counts.hung
+            counts.hung,
+            counts.told_sent_printed_else
         ),
-        (0, 0, 0, 0),
+        (0, 0, 0, 0, 0),
         "{text}\n  replay: CHAOS_SEED={} scripts/chaos",
         config.seed
     );

@@ -20,9 +20,21 @@ fn agent(
     home: &std::path::Path,
     env: &[(&str, &str)],
 ) -> (i32, String) {
+    agent_for(hub, token, key, "60s", home, env)
+}
+
+/// [`agent`] with the budget `timeout` (`--timeout`).
+fn agent_for(
+    hub: &str,
+    token: &str,
+    key: &str,
+    timeout: &str,
+    home: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (i32, String) {
     use std::io::Write;
     let mut child = Command::new(bin())
-        .args(["ask", "--hub", hub, "--key", key, "--timeout", "60s"])
+        .args(["ask", "--hub", hub, "--key", key, "--timeout", timeout])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
@@ -423,5 +435,221 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
         (status, retry.trim()),
         (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
         "first run: {status_1:?} {printed} {stderr}"
+    );
+}
+
+/// A proxy in front of the hub that lets the human answer exactly when the agent's withdraw is
+/// in flight: on the agent's first `DELETE /v1/asks/{id}` (its budget ran out) it first answers
+/// `label` as the human (through the hub's signed-in API, not through the proxy), keeps the
+/// status the human was shown, then forwards the DELETE. Everything else is forwarded as is.
+struct AnswerAtWithdraw {
+    url: String,
+    /// The human's status (200: told "sent"), once answered.
+    human: std::sync::Arc<std::sync::Mutex<Option<u16>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for AnswerAtWithdraw {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer_at_withdraw(hub: String, cookie: String, label: &'static str) -> AnswerAtWithdraw {
+    use axum::body::Body;
+    use axum::http::{Method, Request, Response};
+    use std::sync::{Arc, Mutex};
+    let human: Arc<Mutex<Option<u16>>> = Arc::default();
+    let handler = {
+        let human = human.clone();
+        move |req: Request<Body>| {
+            let (human, hub, cookie) = (human.clone(), hub.clone(), cookie.clone());
+            async move {
+                if req.method() == Method::DELETE && human.lock().unwrap().is_none() {
+                    let id: i64 = req
+                        .uri()
+                        .path()
+                        .trim_start_matches("/v1/asks/")
+                        .parse()
+                        .unwrap();
+                    let (status, _) = human_answer(&hub, &cookie, id, label).await;
+                    *human.lock().unwrap() = Some(status);
+                }
+                let mut out = http().request(
+                    req.method().clone(),
+                    format!(
+                        "{hub}{}",
+                        req.uri().path_and_query().map_or("", |p| p.as_str())
+                    ),
+                );
+                for (name, value) in req.headers() {
+                    if name != "host" {
+                        out = out.header(name, value);
+                    }
+                }
+                let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+                    .await
+                    .unwrap();
+                let resp = out.body(body).send().await.unwrap();
+                let mut back = Response::builder().status(resp.status().as_u16());
+                for (name, value) in resp.headers() {
+                    back = back.header(name, value);
+                }
+                back.body(Body::from(resp.bytes().await.unwrap())).unwrap()
+            }
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    AnswerAtWithdraw { url, human, task }
+}
+
+/// The human answers on the hub exactly when the agent's budget ran out and
+/// its withdraw is on its way. (The budget, 6 s, only has to outlast the agent's start and
+/// first post on a loaded machine: with 2 s the budget sometimes ran out before the ask was
+/// posted, and nothing was withdrawn.) The hub's compare-and-set took the answer (the human was told
+/// "sent"), so the agent prints that answer — not "no answer … not approval" — and tells the
+/// hub it was delivered (it used to drop the DELETE's reply and print the timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_taken_by_the_hub_as_the_budget_ran_out_is_what_the_agent_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let proxy = answer_at_withdraw(hub.url.clone(), cookie.clone(), "Yes").await;
+    let (via, home) = (proxy.url.clone(), dir.path().to_owned());
+    let tok = agent_token.clone();
+    let (status, out) =
+        tokio::task::spawn_blocking(move || agent_for(&via, &tok, "k-edge", "6s", &home, &[]))
+            .await
+            .unwrap();
+    let told = *proxy.human.lock().unwrap();
+    assert_eq!(told, Some(200), "the human was told the answer was sent");
+    assert_eq!(
+        (status, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        "the agent prints the answer the hub took"
+    );
+    // Delivered: the same key asks anew (an open ask), it is not handed the answer again.
+    let again = post_ask(&hub.url, &agent_token, "k-edge").await;
+    assert_eq!(again["state"], "open", "{again}");
+}
+
+/// An agent re-run (same key, its own SQLite store) with its stderr followed line by line, so
+/// a test can wait for what it logs.
+struct Rerun {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Rerun {
+    fn start(hub: &str, token: &str, extra: &[&str]) -> Rerun {
+        use std::io::{BufRead, Write};
+        let mut child = ask_user()
+            .args(["ask", "--hub", hub])
+            .args(extra)
+            .env("ASK_USER_HUB_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        Rerun { child, lines }
+    }
+
+    /// Waits for a stderr line containing `text` (or the end of stderr: the process ended).
+    fn wait_for(&self, text: &str) -> Option<String> {
+        loop {
+            match self.lines.recv_timeout(DEADLINE) {
+                Ok(line) if line.contains(text) => return Some(line),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits for the end: (status, stdout).
+    fn finish(mut self) -> (i32, String) {
+        use std::io::Read;
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        (status.code().unwrap_or(-1), out)
+    }
+}
+
+impl Drop for Rerun {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A keyed re-run that starts while its hub is down (restarting) does not
+/// end as "nobody can answer" (exit 6) nor withdraw its local ask: a refused connection is
+/// transient for a keyed call. Once the hub is back it re-attaches to the question the first
+/// run posted, and prints the answer the human gives there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let mut hub = Hub::start(&store, &[]);
+    let listen = hub.url.trim_start_matches("http://").to_owned();
+    let cookie = session(&store, &hub.url).await;
+    let extra = ["--key", "k-restart", "--timeout", "5m", "--store", &local];
+    // The first run's question reaches the hub; then its caller goes away (SIGTERM: detached).
+    let first = Rerun::start(&hub.url, &agent_token, &extra);
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    let killed = Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let (code, _) = first.finish();
+    assert_eq!(code, 130, "the first run was aborted");
+    // The hub goes down; the re-run starts while it is down, and tries it.
+    hub.kill();
+    let rerun = Rerun::start(&hub.url, &agent_token, &extra);
+    let tried = rerun.wait_for(&hub.url);
+    assert!(tried.is_some(), "the re-run never tried the hub");
+    // The hub is back on the same address: the re-run re-attaches to the same question.
+    let hub = Hub::start_at(&listen, &store, &[]);
+    let open = wait_open(&hub.url, &cookie, 1).await;
+    assert_eq!(open, vec![id], "one question, the first run's");
+    let (status, _) = human_answer(&hub.url, &cookie, id, "Yes").await;
+    assert_eq!(status, 200);
+    let (code, out) = rerun.finish();
+    assert_eq!(
+        (code, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        "the re-run prints the answer (it used to exit 6: {tried:?})"
     );
 }

@@ -1299,3 +1299,32 @@ fn now_ms() -> i64 {
     )
     .unwrap()
 }
+
+/// The human's inbox while the hub's Postgres is down: every read and the answer are refused
+/// with 503 and one plain text, never the database driver's error (a trial saw raw driver
+/// errors on the page 30 times).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_says_503_in_plain_words_while_postgres_is_down() {
+    let cluster = tokio::task::spawn_blocking(pg::Cluster::start)
+        .await
+        .unwrap();
+    let store = cluster.url.clone();
+    let tok = token(&store, "pg-down");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let agent = Agent::start(&hub.url, &tok, "down");
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    tokio::task::block_in_place(|| cluster.stop());
+    let plain = json!({"error": "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)"});
+    let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
+    assert_eq!((status, body), (503, plain.clone()));
+    let resp = http()
+        .get(format!("{}/inbox/state", hub.url))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.json::<Value>().await.unwrap(), plain);
+    drop(agent);
+}

@@ -31,6 +31,14 @@
 //! race calls it inside the decision, after the answer is checked and before it is accepted,
 //! so nothing is acknowledged that was not recorded. The core itself does no I/O.
 //!
+//! **An answerer whose human decides elsewhere** (a hub: its store takes the human's answer by
+//! its own compare-and-set, and tells the human "sent" there) registers that other side with
+//! [`Decide::add_remote`]. Before the race is closed without a human (the budget ran out, the
+//! ask was withdrawn) each remote side is closed first ([`RemoteOutcome::close`]); when one
+//! reports that its human had already answered or dismissed, that outcome settles the race
+//! instead of the ending — the call prints what the other side told its human was sent
+//! (docs/contract.md §8 "Exactly once, made precise").
+//!
 //! **Whether the caller still waits** (docs/contract.md §8) is a fact about the race too: a
 //! host that keeps an ask open after its caller went away (a durable store: the ask is
 //! *detached*) says so with [`Decide::set_caller_waiting`], and an answerer that shows the
@@ -152,9 +160,26 @@ impl From<String> for RecordError {
     }
 }
 
+/// The other side of an answerer whose human decides elsewhere (see the module doc and
+/// [`Decide::add_remote`]).
+pub trait RemoteOutcome: Send + Sync {
+    /// Closes the remote side with `ending` (timed out, withdrawn; never called for
+    /// [`Settled::Aborted`]: a caller that went away leaves the remote ask for its retry).
+    /// `Some(offer)`: the remote side had already been settled by its human with `offer`,
+    /// which then settles the race. `None`: closed (or unreachable: the ending stands).
+    /// Bounded: the race waits for it.
+    fn close<'a>(&'a self, ending: &'a Settled) -> BoxFuture<'a, Option<Offer>>;
+}
+
+/// A registered remote side and the name its outcomes are signed with.
+type Remote = (Arc<dyn RemoteOutcome>, Option<String>);
+
 struct Race {
     request: AskUserQuestionRequest,
     recorder: Option<Arc<dyn RecordOutcome>>,
+    /// Remote sides closed before an ending settles the race, each with the name its offers
+    /// are signed with.
+    remotes: Mutex<Vec<Remote>>,
     /// Serialises decisions, held across the recorder's await.
     deciding: futures::lock::Mutex<()>,
     /// `None` while open; read without waiting for a decision in flight.
@@ -196,6 +221,7 @@ impl Decide {
             race: Arc::new(Race {
                 request: request.clone(),
                 recorder,
+                remotes: Mutex::new(Vec::new()),
                 deciding: futures::lock::Mutex::new(()),
                 settled: Mutex::new(None),
                 caller: tokio::sync::watch::Sender::new(true),
@@ -234,6 +260,18 @@ impl Decide {
     /// holds the current value (`true` for a fresh race) and wakes on each change.
     pub fn caller_waiting(&self) -> tokio::sync::watch::Receiver<bool> {
         self.race.caller.subscribe()
+    }
+
+    /// Registers `remote`, the other side of an answerer whose human decides elsewhere (see
+    /// the module doc): before an ending (timed out, withdrawn) settles the race, `remote` is
+    /// closed, and an answer or dismissal it reports settles the race instead, signed with
+    /// this handle's name.
+    pub fn add_remote(&self, remote: Arc<dyn RemoteOutcome>) {
+        self.race
+            .remotes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((remote, self.by.as_deref().map(str::to_owned)));
     }
 
     /// How the race ended, or `None` while it is open (a decision in flight counts as open).
@@ -309,8 +347,10 @@ enum Step {
 
 /// One decision, serialised with every other of the race: an open race takes `proposed` once
 /// the recorder kept it (see [`RecordOutcome`] for its answers; `human` says whether a failure
-/// refuses the proposal or is ignored).
-async fn decide(race: Arc<Race>, proposed: Settled, human: bool) -> Step {
+/// refuses the proposal or is ignored). An ending (`human` false) closes the remote sides
+/// first; a human's outcome one of them reports replaces it ([`RemoteOutcome`]) — unless the
+/// recorder cannot keep it, then the ending stands.
+async fn decide(race: Arc<Race>, mut proposed: Settled, human: bool) -> Step {
     let _deciding = race.deciding.lock().await;
     let settled = |race: &Race| {
         race.settled
@@ -321,12 +361,36 @@ async fn decide(race: Arc<Race>, proposed: Settled, human: bool) -> Step {
     if let Some(settled) = settled(&race) {
         return Step::Already(settled);
     }
+    // The ending as asked, kept when a remote's outcome cannot be recorded here.
+    let ending = proposed.clone();
+    if !human && !matches!(proposed, Settled::Aborted) {
+        let remotes = race
+            .remotes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        for (remote, by) in remotes {
+            let taken = match remote.close(&proposed).await {
+                Some(Offer::Answers(answers)) => normalise(&race.request, answers)
+                    .ok()
+                    .map(|answers| Settled::Answered { answers, by }),
+                Some(Offer::Dismiss) => Some(Settled::Dismissed { by }),
+                None => None,
+            };
+            if let Some(taken) = taken {
+                proposed = taken;
+                break;
+            }
+        }
+    }
     let outcome = match &race.recorder {
         Some(recorder) => match recorder.record(&race.request, &proposed).await {
             Ok(()) => Step::Won(proposed),
             Err(RecordError::Settled(first)) => Step::Already(first),
             Err(RecordError::Failed(why)) if human => return Step::Failed(why),
-            Err(RecordError::Failed(_)) => Step::Won(proposed),
+            // A remote side's answer that could not be recorded here is not printed (the
+            // remote keeps it, undelivered, for the retry): the ending stands.
+            Err(RecordError::Failed(_)) => Step::Won(ending),
         },
         None => Step::Won(proposed),
     };

@@ -249,6 +249,7 @@ async fn settle(
                 AskError::Dismissed => (Settled::Aborted, Outcome::Aborted),
                 AskError::Unavailable(_) => (Settled::Withdrawn, Outcome::NoProvider),
                 AskError::Failed(message) => (Settled::Withdrawn, Outcome::Failed(message)),
+                AskError::StoreGone(message) => (Settled::Withdrawn, Outcome::StoreGone(message)),
             };
             let settled = decide.close(ending).await;
             return if settled.is_human() {

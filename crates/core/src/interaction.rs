@@ -211,6 +211,11 @@ pub enum AskError {
     /// The answerer broke; the message is shown to the model after `Error: `.
     #[error("{0}")]
     Failed(String),
+    /// The store the question waited in is gone (a SQLite file deleted or replaced): no
+    /// answerer can see it any more. The message is shown to the model after `Error: `
+    /// ([`crate::Outcome::StoreGone`]).
+    #[error("{0}")]
+    StoreGone(String),
 }
 
 /// Asks `interaction` in the race `decide` ([`UserInteraction::ask_decided`]), turning a panic (while creating or polling its future) into

@@ -71,7 +71,7 @@ pub mod time;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};
-pub use decision::{Decide, Decision, Offer, RecordError, RecordOutcome, Settled};
+pub use decision::{Decide, Decision, Offer, RecordError, RecordOutcome, RemoteOutcome, Settled};
 pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;

@@ -30,6 +30,9 @@ pub enum Outcome {
     Aborted,
     /// An answerer failed; the message follows `Error: `.
     Failed(String),
+    /// The store the question waited in is gone (its file deleted or replaced): no answerer
+    /// can see the question any more. The message follows `Error: `.
+    StoreGone(String),
 }
 
 /// The machine-readable code of an error outcome (for hosts and logs).
@@ -50,6 +53,8 @@ pub enum OutcomeCode {
     AskAborted,
     /// `ANSWER_FAILED`
     AnswerFailed,
+    /// `STORE_GONE`: the store the question waited in is gone.
+    StoreGone,
 }
 
 impl OutcomeCode {
@@ -63,6 +68,7 @@ impl OutcomeCode {
             Self::DelegatedCaller => "DELEGATED_CALLER",
             Self::AskAborted => "ASK_ABORTED",
             Self::AnswerFailed => "ANSWER_FAILED",
+            Self::StoreGone => "STORE_GONE",
         }
     }
 
@@ -76,6 +82,7 @@ impl OutcomeCode {
             Self::DelegatedCaller => 7,
             Self::AskAborted => 130,
             Self::AnswerFailed => 1,
+            Self::StoreGone => 8,
         }
     }
 }
@@ -107,6 +114,7 @@ impl Outcome {
             Self::DelegatedCaller => OutcomeCode::DelegatedCaller,
             Self::Aborted => OutcomeCode::AskAborted,
             Self::Failed(_) => OutcomeCode::AnswerFailed,
+            Self::StoreGone(_) => OutcomeCode::StoreGone,
         })
     }
 
@@ -134,7 +142,7 @@ impl Outcome {
             Self::NoProvider => NO_PROVIDER_TEXT.to_owned(),
             Self::DelegatedCaller => DELEGATED_CALLER_TEXT.to_owned(),
             Self::Aborted => ABORTED_TEXT.to_owned(),
-            Self::Failed(message) => format!("Error: {message}"),
+            Self::Failed(message) | Self::StoreGone(message) => format!("Error: {message}"),
         }
     }
 

@@ -49,6 +49,10 @@ pub const SESSION_ENV: &str = "ASK_USER_SESSION";
 /// question (restore the terminal) before the call returns.
 const WITHDRAW_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a call waits before following its ask again after the store failed to say (a
+/// database restarting); a deleted or replaced store file ends the call instead.
+const FOLLOW_RETRY: Duration = Duration::from_secs(1);
+
 /// `--store URL` and `--key KEY`: plain settings, and with the `clap` feature clap arguments
 /// (flatten them into a command).
 #[derive(Debug, Clone, Default)]
@@ -497,16 +501,24 @@ impl UserInteraction for Wrapped {
                         .ask_decided(request, asking.clone(), decide.clone())
                 };
                 tokio::pin!(shown);
+                // A store file deleted or replaced ends the call (no answerer can see the
+                // question any more); another error is retried.
                 let followed = async {
+                    let mut said = false;
                     loop {
                         match store.wait_outcome(id).await {
                             Ok(rec) => match rec.closed {
-                                Some(closed) => return closed,
+                                Some(closed) => return Ok(closed),
                                 None => continue,
                             },
+                            Err(e @ ask_user_store::Error::Gone { .. }) => {
+                                return Err(AskError::StoreGone(e.to_string()));
+                            }
                             Err(e) => {
-                                tracing::warn!("cannot follow ask {id} in the store: {e}");
-                                std::future::pending::<()>().await;
+                                if !std::mem::replace(&mut said, true) {
+                                    tracing::warn!("cannot follow ask {id} in the store: {e}; trying again");
+                                }
+                                tokio::time::sleep(FOLLOW_RETRY).await;
                             }
                         }
                     }
@@ -541,7 +553,10 @@ impl UserInteraction for Wrapped {
                         result
                     }
                     closed = elsewhere => {
-                        let result = adopt(&closed, &decide).await;
+                        let result = match closed {
+                            Ok(closed) => adopt(&closed, &decide).await,
+                            Err(gone) => Err(gone),
+                        };
                         asking.cancel();
                         let _ = tokio::time::timeout(WITHDRAW_GRACE, shown).await;
                         result

@@ -22,18 +22,25 @@
 //! wrote the model's bytes, calls [`Upstream::delivered`]. Dying in between means the retry
 //! (same key) gets the answer again, never that it is lost.
 //!
-//! When `cancel` fires because the call itself ended — its own budget ran out, or the race
-//! was settled elsewhere — the ask is withdrawn (`DELETE`, best effort, bounded). When its
-//! caller went away (a signal, closed stdout, a host cancel: the race is aborted) nothing is
-//! withdrawn: the dropped long-poll detaches the ask on the hub, which keeps it for the retry.
+//! **The hub's compare-and-set is the race's other side** ([`ask_user_core::RemoteOutcome`]):
+//! once posted, the ask is registered with the race, so an ending (the call's own budget ran
+//! out, the ask withdrawn) first withdraws the hub's ask (`DELETE`, bounded). When the hub
+//! had already taken the human's answer — the human was told "sent" — the DELETE's reply says
+//! so and that answer is the call's outcome, never "no answer" (docs/contract.md §8).
+//! When `cancel` fires because the race was settled elsewhere the ask is withdrawn the same
+//! way (best effort). When its caller went away (a signal, closed stdout, a host cancel: the
+//! race is aborted) nothing is withdrawn: the dropped long-poll detaches the ask on the hub,
+//! which keeps it for the retry.
 
 mod upstream;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, Secret, Settled,
-    UserInteraction,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, Decide, Decision, Offer, RemoteOutcome,
+    Secret, Settled, UserInteraction,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +72,11 @@ pub struct HubClientConfig {
     /// Where the outcome read from the hub waits until the host delivered it (see the crate
     /// doc); clones share it.
     pub upstream: Upstream,
+    /// How long the first post keeps trying a hub that is there but failing (5xx, 429) — and,
+    /// for a keyed call, one that cannot be reached (refused, reset: a hub restarting, whose
+    /// store may hold this call's question) — before the ask is unavailable. Bounded by the
+    /// call's own budget too. Default 30 s.
+    pub first_post_patience: Duration,
     /// The host's time budget per ask (`--timeout`), if it has one: the ask carries its
     /// deadline (now + this, when the ask starts) so the hub's page counts down to it. The
     /// budget itself is kept by the core, not by this answerer. Default `None`.
@@ -73,7 +85,7 @@ pub struct HubClientConfig {
 
 impl HubClientConfig {
     /// A configuration with the default timings (3 s connect, 25 s polls, give up after 2 min
-    /// without a hub).
+    /// without a hub, 30 s of patience for the first post).
     #[must_use]
     pub fn new(urls: Vec<String>, token: impl Into<Secret>) -> HubClientConfig {
         HubClientConfig {
@@ -84,6 +96,7 @@ impl HubClientConfig {
             connect_timeout: Duration::from_secs(3),
             poll: Duration::from_secs(25),
             give_up_after: Duration::from_secs(120),
+            first_post_patience: Duration::from_secs(30),
             upstream: Upstream::default(),
             timeout: None,
         }
@@ -99,8 +112,11 @@ pub struct HubAnswerer {
 
 /// One attempt's failure.
 enum Failure {
-    /// The hub could not be reached, broke mid-request, was unavailable (5xx) or asked to slow
-    /// down (429, with its `Retry-After` when given): try again (another URL).
+    /// The hub could not be reached or broke mid-request (refused, reset, timed out): try
+    /// again (another URL).
+    Unreachable(String),
+    /// The hub was unavailable (5xx) or asked to slow down (429, with its `Retry-After` when
+    /// given): try again (another URL, or the same one when it said when).
     Transient(String, Option<Duration>),
     /// The hub does not know the ask (404: purged, or a replica's store lost it): post it
     /// again with its key.
@@ -145,6 +161,10 @@ fn deadline_ms(timeout: Duration) -> i64 {
     i64::try_from(now.saturating_add(timeout).as_millis()).unwrap_or(i64::MAX)
 }
 
+/// How long an ending keeps trying to withdraw the hub's ask while the hub cannot be reached
+/// or fails (5xx, 429).
+const WITHDRAW_PATIENCE: Duration = Duration::from_secs(5);
+
 /// The longest `Retry-After` honoured (a hub asking for more is retried after this).
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
@@ -188,7 +208,7 @@ impl HubAnswerer {
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| Failure::Transient(describe(&e), None))?;
+            .map_err(|e| Failure::Unreachable(describe(&e)))?;
         let status = resp.status();
         let retry_after = resp
             .headers()
@@ -199,7 +219,7 @@ impl HubAnswerer {
         let body = resp
             .bytes()
             .await
-            .map_err(|e| Failure::Transient(describe(&e), None))?;
+            .map_err(|e| Failure::Unreachable(describe(&e)))?;
         if status.is_success() {
             if body.is_empty() {
                 return Ok(None);
@@ -246,22 +266,35 @@ impl HubAnswerer {
     }
 
     /// Withdraws ask `id` (`?reason=timed_out` when the call's own budget ran out, so the
-    /// hub's page says "timed out").
-    async fn withdraw(&self, i: usize, id: i64, timed_out: bool) {
+    /// hub's page says "timed out"): the ask as the hub holds it after the withdraw — closed
+    /// by it, or by the human's answer that came first — or `None` when the hub did not say.
+    async fn withdraw(&self, i: usize, id: i64, timed_out: bool) -> Option<AskView> {
+        self.try_withdraw(i, id, timed_out).await.ok().flatten()
+    }
+
+    async fn try_withdraw(
+        &self,
+        i: usize,
+        id: i64,
+        timed_out: bool,
+    ) -> Result<Option<AskView>, Failure> {
         let reason = if timed_out { "?reason=timed_out" } else { "" };
         let req = self
             .http
             .delete(self.url(i, &format!("/v1/asks/{id}{reason}")));
-        let _ = self.send(req, Duration::from_secs(3)).await;
+        self.send(req, Duration::from_secs(3)).await
     }
 
     /// On `cancel`: withdraws the ask when the call itself ended (see the crate doc), never
-    /// when its caller went away.
-    async fn cancelled(&self, at: usize, id: i64, decide: &Decide) {
+    /// when its caller went away, nor again when the race's ending already closed it
+    /// ([`HubSide`]).
+    async fn cancelled(&self, side: &HubSide, decide: &Decide) {
+        let (at, id) = side.at();
         match decide.settled() {
             None | Some(Settled::Aborted) => {
                 tracing::info!("the caller went away: the hub ask {id} stays for its retry");
             }
+            Some(_) if side.is_closed() => {}
             Some(settled) => {
                 let timed_out = matches!(settled, Settled::TimedOut(_));
                 self.withdraw(at, id, timed_out).await;
@@ -286,40 +319,24 @@ impl HubAnswerer {
         })
         .unwrap_or_default();
         let n = self.config.urls.len();
-        // First post: each URL once; none answers → unavailable at once.
-        let mut errors = Vec::new();
-        let mut posted = None;
-        for i in 0..n {
-            let step = tokio::select! {
-                s = self.post(i, &body) => s,
-                () = cancel.cancelled() => return Err(AskError::Cancelled),
-            };
-            match step {
-                Ok(v) => {
-                    posted = Some((i, v));
-                    break;
-                }
-                Err(Failure::Refused(t) | Failure::Unauthorized(t)) => {
-                    let reason = format!("the hub {} refused the ask: {t}", self.config.urls[i]);
-                    tracing::warn!("{reason}");
-                    return Err(AskError::Unavailable(reason));
-                }
-                Err(Failure::Transient(t, _) | Failure::Unknown(t)) => {
-                    errors.push(format!("{}: {t}", self.config.urls[i]));
-                }
-            }
-        }
-        let Some((mut at, mut view)) = posted else {
-            let reason = format!("no hub reachable ({})", errors.join("; "));
-            // The model reads only "nobody can answer"; the human reading the logs needs why.
-            tracing::warn!("{reason}");
-            return Err(AskError::Unavailable(reason));
+        let (mut at, mut view) = match self.first_post(&body, cancel).await {
+            Ok(posted) => posted,
+            Err(error) => return Err(error),
         };
+        // The hub's own compare-and-set is this race's other side: an ending first withdraws
+        // the hub's ask, and an answer the hub took first is the outcome.
+        let side = Arc::new(HubSide {
+            answerer: self.clone(),
+            at: Mutex::new((at, view.id)),
+            closed: AtomicBool::new(false),
+        });
+        decide.add_remote(side.clone());
         let mut backoff = Duration::from_millis(100);
         let mut last_ok = tokio::time::Instant::now();
         let mut need_post = false;
         let mut said_lost = false;
         loop {
+            side.moved(at, view.id);
             if !view.state.is_open() {
                 return self.finish(at, view, decide).await;
             }
@@ -333,7 +350,7 @@ impl HubAnswerer {
             let step = tokio::select! {
                 s = step => s,
                 () = cancel.cancelled() => {
-                    self.cancelled(at, view.id, decide).await;
+                    self.cancelled(&side, decide).await;
                     return Err(AskError::Cancelled);
                 }
             };
@@ -355,17 +372,20 @@ impl HubAnswerer {
                     tracing::warn!(hub = %self.config.urls[at % n], "{t}");
                     return Err(AskError::Failed(REVOKED_ON_HUB.to_owned()));
                 }
-                Err(Failure::Transient(t, _) | Failure::Unknown(t)) if cancel.is_cancelled() => {
+                Err(Failure::Transient(t, _) | Failure::Unknown(t) | Failure::Unreachable(t))
+                    if cancel.is_cancelled() =>
+                {
                     tracing::debug!(error = %t, "cancelled while the hub was away");
-                    self.cancelled(at, view.id, decide).await;
+                    self.cancelled(&side, decide).await;
                     return Err(AskError::Cancelled);
                 }
                 Err(failure) => {
                     let (t, wait) = match failure {
                         Failure::Transient(t, retry_after) => (t, retry_after),
-                        Failure::Unknown(t) | Failure::Refused(t) | Failure::Unauthorized(t) => {
-                            (t, None)
-                        }
+                        Failure::Unknown(t)
+                        | Failure::Unreachable(t)
+                        | Failure::Refused(t)
+                        | Failure::Unauthorized(t) => (t, None),
                     };
                     if !said_lost && last_ok.elapsed() >= self.config.give_up_after {
                         said_lost = true;
@@ -389,6 +409,73 @@ impl HubAnswerer {
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
             }
+        }
+    }
+
+    /// The first post: each URL in turn. A refusal ends it at once (unavailable, naming the
+    /// hub's words). A hub that answers but fails (5xx, 429 with its `Retry-After`) is retried
+    /// for [`HubClientConfig::first_post_patience`]; so is an unreachable one when the call is
+    /// keyed (a re-run: its question may be open on a hub that is restarting). An unkeyed call
+    /// that reaches no hub in one round is unavailable at once (`--via` moves on, no hang).
+    async fn first_post(
+        &self,
+        body: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<(usize, AskView), AskError> {
+        let n = self.config.urls.len();
+        let started = tokio::time::Instant::now();
+        let keyed = self.config.key.is_some();
+        let mut backoff = Duration::from_millis(100);
+        let mut said = false;
+        let mut i = 0;
+        let mut errors = Vec::new();
+        let mut reached_any = false;
+        loop {
+            let step = tokio::select! {
+                s = self.post(i % n, body) => s,
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+            };
+            let url = &self.config.urls[i % n];
+            let (t, wait, reached) = match step {
+                Ok(v) => return Ok((i % n, v)),
+                Err(Failure::Refused(t) | Failure::Unauthorized(t)) => {
+                    let reason = format!("the hub {url} refused the ask: {t}");
+                    tracing::warn!("{reason}");
+                    return Err(AskError::Unavailable(reason));
+                }
+                Err(Failure::Transient(t, wait)) => (t, wait, true),
+                Err(Failure::Unknown(t)) => (t, None, true),
+                Err(Failure::Unreachable(t)) => (t, None, false),
+            };
+            errors.push(format!("{url}: {t}"));
+            reached_any |= reached;
+            i += 1;
+            if i % n != 0 {
+                continue;
+            }
+            let retry =
+                (keyed || reached_any) && started.elapsed() < self.config.first_post_patience;
+            if !retry {
+                let reason = format!("no hub reachable ({})", errors.join("; "));
+                // The model reads only "nobody can answer"; the human reading the logs needs why.
+                tracing::warn!("{reason}");
+                return Err(AskError::Unavailable(reason));
+            }
+            if !said {
+                said = true;
+                tracing::warn!(
+                    "the hub {url} did not take the ask ({t}); trying again for up to {}s",
+                    self.config.first_post_patience.as_secs()
+                );
+            }
+            errors.clear();
+            reached_any = false;
+            let pause = wait.unwrap_or(backoff);
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = cancel.cancelled() => return Err(AskError::Cancelled),
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(2));
         }
     }
 
@@ -445,6 +532,81 @@ impl HubAnswerer {
             token: self.config.token.clone(),
             answers: answers.cloned(),
         });
+    }
+}
+
+/// The hub's side of an ask's race ([`RemoteOutcome`]): where the ask is now (hub, id) and
+/// whether an ending closed it already.
+struct HubSide {
+    answerer: HubAnswerer,
+    /// (index of the hub URL, ask id) the answerer last reached it at.
+    at: Mutex<(usize, i64)>,
+    /// Whether [`RemoteOutcome::close`] withdrew it (the answerer's own cancel then does not).
+    closed: AtomicBool,
+}
+
+impl HubSide {
+    fn at(&self) -> (usize, i64) {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn moved(&self, at: usize, id: i64) {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner) = (at, id);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+impl RemoteOutcome for HubSide {
+    /// Withdraws the hub's ask; when the hub's compare-and-set had already taken the human's
+    /// answer (or dismissal) — the human was told "sent" — that is the outcome, left with the
+    /// [`Upstream`] for the host to confirm once printed.
+    fn close<'a>(&'a self, ending: &'a Settled) -> BoxFuture<'a, Option<Offer>> {
+        Box::pin(async move {
+            let (at, id) = self.at();
+            let timed_out = matches!(ending, Settled::TimedOut(_));
+            // A hub restarting as the call ends is asked again (each URL in turn) for a few
+            // seconds: an ask left open there would take an answer, and tell its human "sent",
+            // for a call that already printed its ending.
+            let n = self.answerer.config.urls.len();
+            let started = tokio::time::Instant::now();
+            let mut pause = Duration::from_millis(100);
+            let mut k = 0;
+            let view = loop {
+                match self.answerer.try_withdraw(at + k, id, timed_out).await {
+                    Ok(view) => break view?,
+                    Err(Failure::Unreachable(t) | Failure::Transient(t, _))
+                        if started.elapsed() < WITHDRAW_PATIENCE =>
+                    {
+                        tracing::debug!(error = %t, "withdrawing on the hub; trying again");
+                        k = (k + 1) % n;
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(1));
+                    }
+                    Err(_) => return None,
+                }
+            };
+            self.closed.store(true, Ordering::SeqCst);
+            match view.state {
+                AskState::Answered => {
+                    let answers = view
+                        .answers
+                        .and_then(|a| serde_json::from_value::<Answers>(a).ok())?;
+                    tracing::info!(
+                        "the hub took the human's answer as the call ended: that is the outcome"
+                    );
+                    self.answerer.leave_upstream(at, id, Some(&answers));
+                    Some(Offer::Answers(answers))
+                }
+                AskState::Dismissed => {
+                    self.answerer.leave_upstream(at, id, None);
+                    Some(Offer::Dismiss)
+                }
+                _ => None,
+            }
+        })
     }
 }
 

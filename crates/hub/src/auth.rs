@@ -141,6 +141,17 @@ pub(crate) fn error(status: StatusCode, text: &str) -> Response {
     (status, axum::Json(serde_json::json!({ "error": text }))).into_response()
 }
 
+/// The text of every request of the human's (page, inbox) the store cannot serve now (a
+/// database restarting): plain words, never the store's or the driver's error, which goes to
+/// the hub's log.
+pub(crate) const STORE_DOWN: &str = "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)";
+
+/// 503 with [`STORE_DOWN`] for a human's request; `why` goes to the hub's log only.
+pub(crate) fn store_down(why: &dyn std::fmt::Display) -> Response {
+    tracing::warn!("inbox: store unavailable: {why}");
+    error(StatusCode::SERVICE_UNAVAILABLE, STORE_DOWN)
+}
+
 /// The text of every refused agent request.
 pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
 
@@ -269,7 +280,7 @@ impl IntoResponse for HumanRefusal {
                 StatusCode::UNAUTHORIZED,
                 "signed out: open a sign-in link (ask-user hub login-link prints one)",
             ),
-            HumanRefusal::Store(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e),
+            HumanRefusal::Store(e) => store_down(&e),
         }
     }
 }

@@ -105,7 +105,10 @@ pub(crate) async fn agents(
                 return error(StatusCode::TOO_MANY_REQUESTS, QUOTA);
             }
             Ok(_) => {}
-            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            Err(e) => {
+                tracing::warn!("agent API: store unavailable: {e}");
+                return error(StatusCode::SERVICE_UNAVAILABLE, crate::api::NOT_TAKEN);
+            }
         }
     }
     let watch = hub

@@ -134,7 +134,7 @@ async fn login(
     {
         Ok(Some(_)) => {}
         Ok(None) => return (StatusCode::FORBIDDEN, LINK_REFUSED).into_response(),
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     }
     let session = new_secret("");
     let hash = hash_secret(&session);
@@ -150,7 +150,7 @@ async fn login(
         })
         .await
     {
-        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+        return crate::auth::store_down(&e);
     }
     let secure = if hub.secure_cookies { "; Secure" } else { "" };
     let cookie = format!(
@@ -170,7 +170,7 @@ async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
         .revoke_secrets(KIND_SESSION, Some(&human.session), Timestamp::now())
         .await
     {
-        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+        return crate::auth::store_down(&e);
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut().insert(
@@ -293,7 +293,7 @@ impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
         match RevokedTokens::load(&hub.store).await {
             Ok(revoked) => Ok(Shown { revoked, hub }),
-            Err(e) => Err(error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+            Err(e) => Err(crate::auth::store_down(&e)),
         }
     }
 
@@ -362,7 +362,7 @@ async fn state(
         .await
     {
         Ok(o) => o,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     };
     let more = open.len() > limit as usize;
     open.truncate(limit as usize);
@@ -381,7 +381,7 @@ async fn state(
     }
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     };
     let history = {
         match hub
@@ -393,7 +393,7 @@ async fn state(
             .await
         {
             Ok(h) => h,
-            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            Err(e) => return crate::auth::store_down(&e),
         }
     };
     axum::Json(serde_json::json!({
@@ -414,7 +414,7 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
         Err(ask_user_store::Error::NotFound(_)) => {
             return error(StatusCode::NOT_FOUND, "no such ask");
         }
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     };
     let shown = match Shown::of(&hub).await {
         Ok(s) => s,
@@ -422,7 +422,7 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
     };
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     };
     axum::Json(serde_json::json!({ "ask": shown.card(&rec), "open_total": total })).into_response()
 }
@@ -438,7 +438,7 @@ async fn events(
         .store
         .subscribe()
         .await
-        .map_err(|e| error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()))?;
+        .map_err(|e| crate::auth::store_down(&e))?;
     let stream = futures::stream::unfold((feed, true), |(mut feed, first)| async move {
         if first {
             return Some((
@@ -490,10 +490,10 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
                 )
                     .into_response()
             }
-            Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            Err(e) => crate::auth::store_down(&e),
         },
         Err(ask_user_store::Error::NotFound(_)) => error(StatusCode::NOT_FOUND, "no such ask"),
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => crate::auth::store_down(&e),
     }
 }
 
@@ -520,7 +520,7 @@ async fn answer(
         Err(ask_user_store::Error::NotFound(_)) => {
             return error(StatusCode::NOT_FOUND, "no such ask");
         }
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        Err(e) => return crate::auth::store_down(&e),
     };
     let request = match decode(rec.request.as_str(), &Limits::default()) {
         Ok(d) => d.request,

@@ -264,6 +264,10 @@ pub(crate) struct Ledger {
     pub(crate) cards: BTreeMap<usize, BTreeSet<i64>>,
     /// Agents whose process did not end within its bound.
     pub(crate) hung: BTreeSet<usize>,
+    /// Agents whose last process printed an error (a timeout, …) and ended: the model read it
+    /// and moved on. An agent here with an acknowledged answer was told "sent" on the hub while
+    /// its agent printed something else.
+    pub(crate) printed_else: BTreeSet<usize>,
     /// Processes started (first runs and retries).
     pub(crate) processes: usize,
     /// Faults injected, by kind.
@@ -320,6 +324,8 @@ pub(crate) struct Counts {
     pub(crate) misdelivered: usize,
     pub(crate) asked_twice: usize,
     pub(crate) hung: usize,
+    /// Acknowledged agents ("sent" on the hub) whose agent printed something else and moved on.
+    pub(crate) told_sent_printed_else: usize,
 }
 
 impl Ledger {
@@ -332,12 +338,16 @@ impl Ledger {
             misdelivered: 0,
             asked_twice: 0,
             hung: self.hung.len(),
+            told_sent_printed_else: 0,
         };
         for i in 0..agents {
             let acked = self.acked.get(&i).cloned().unwrap_or_default();
             let printed = self.printed.get(&i).cloned().unwrap_or_default();
             if !acked.is_empty() {
                 c.acknowledged += 1;
+                if self.printed_else.contains(&i) && !self.printed.contains_key(&i) {
+                    c.told_sent_printed_else += 1;
+                }
                 if printed
                     .iter()
                     .any(|(l, _)| acked.iter().any(|(a, _, _)| a == l))
@@ -572,16 +582,16 @@ fn agent(
                 });
                 return;
             }
+            // Interrupted: the model's command was killed or aborted; it runs it again (same
+            // arguments, same key).
             Exit::Killed | Exit::Status(Some(130)) => {}
+            // It printed an error (a timeout): the model read it and moves on. It knows
+            // nothing of what the hub told the human.
             Exit::Status(_) => {
-                let acked = ledger
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .acked
-                    .contains_key(&i);
-                if !acked {
-                    return;
-                }
+                note(ledger, |l| {
+                    l.printed_else.insert(i);
+                });
+                return;
             }
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -807,8 +817,10 @@ pub(crate) fn run(
     for w in workers {
         w.join().unwrap();
     }
-    // The promise is "a retry gets it": every agent with an acknowledged answer it never
-    // printed runs once more with its key, no fault, while the hub stays up.
+    // The promise is "a retry gets it": every agent whose last command was interrupted (killed,
+    // aborted) runs it once more, as a model would, no fault, while the hub stays up. An agent
+    // that printed an error moved on: no retry (the harness uses no knowledge of
+    // acknowledgements to pick who retries).
     if let Some(k) = killer.take() {
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
         k.join().unwrap();
@@ -819,7 +831,9 @@ pub(crate) fn run(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         (0..config.agents)
-            .filter(|i| l.acked.contains_key(i) && !l.printed.contains_key(i))
+            .filter(|i| {
+                !l.printed.contains_key(i) && !l.printed_else.contains(i) && !l.hung.contains(i)
+            })
             .collect()
     };
     for i in missing {
@@ -861,7 +875,7 @@ pub(crate) fn report(
     ledger: &Ledger,
 ) -> String {
     format!(
-        "chaos seed {}: {} agents ({} processes), faults {:?}\n  asked {} / acknowledged {} / delivered {} / lost {} / misdelivered {} / asked twice {} / hung {}\n  answer → agent: p50 {} ms, p99 {} ms ({} answers)\n{}",
+        "chaos seed {}: {} agents ({} processes), faults {:?}\n  asked {} / acknowledged {} / delivered {} / lost {} / misdelivered {} / asked twice {} / hung {} / told sent, printed else {}\n  answer → agent: p50 {} ms, p99 {} ms ({} answers)\n{}",
         config.seed,
         config.agents,
         ledger.processes,
@@ -873,6 +887,7 @@ pub(crate) fn report(
         counts.misdelivered,
         counts.asked_twice,
         counts.hung,
+        counts.told_sent_printed_else,
         percentile(latencies, 50),
         percentile(latencies, 99),
         latencies.len(),

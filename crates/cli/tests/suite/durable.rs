@@ -818,4 +818,53 @@ fn a_selected_ask_closed_elsewhere_stays_selected_and_no_key_answers_another_age
         "agent B's ask is still open: {history:#?}"
     );
     pane.keys(&["q"]);
+
+/// What a `--via inbox` agent prints when its store file at `path` was deleted or replaced
+/// while it waited (exit 8, `STORE_GONE`).
+fn store_gone_text(path: &Path) -> String {
+    format!(
+        "Error: store {}: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again",
+        path.display()
+    )
+}
+
+/// A store file deleted (`rm store.sqlite3*`), or replaced by another store (`mv`), under a
+/// `--via inbox` agent that waits: no inbox can ever see its question again, so the agent ends
+/// within seconds with its own text and exit 8 (it used to wait forever, with one line on
+/// stderr).
+#[test]
+fn a_store_file_deleted_or_replaced_under_a_waiting_inbox_agent_ends_it_with_exit_8() {
+    for replaced in [false, true] {
+        let store = Store::new();
+        let url = store.url();
+        let path = store.dir.path().join("store.sqlite3");
+        let work = tempfile::tempdir().unwrap();
+        let args = ["--via", "inbox", "--store", &url, "--key", "gone"];
+        let mut asker = spawn_headless(work.path(), "asker", &args, DB, &[]);
+        store.wait_history("the open ask", |h| states(h) == ["open"]);
+        let started = Instant::now();
+        if replaced {
+            // Another store (a real one, made by another process) moved over it.
+            let other = work.path().join("other.sqlite3");
+            let made = run_env(
+                &["history", "--store", &format!("sqlite:{}", other.display())],
+                "",
+                &[],
+            );
+            assert_eq!(made.status, 0, "{}", made.stderr);
+            std::fs::rename(&other, &path).unwrap();
+        } else {
+            for entry in std::fs::read_dir(store.dir.path()).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+        }
+        let code = wait(&mut asker);
+        eprintln!("replaced: {replaced}: ended after {:?}", started.elapsed());
+        assert_eq!(
+            (code, file(work.path(), "asker.out")),
+            (Some(8), store_gone_text(&path)),
+            "replaced: {replaced}; stderr: {}",
+            file(work.path(), "asker.err")
+        );
+    }
 }

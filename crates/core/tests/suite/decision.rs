@@ -8,7 +8,7 @@ use std::time::Duration;
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Limits, Offer, Outcome,
-    RecordError, RecordOutcome, Settled, UserInteraction, decode,
+    RecordError, RecordOutcome, RemoteOutcome, Settled, UserInteraction, decode,
 };
 use pretty_assertions::assert_eq;
 
@@ -335,4 +335,65 @@ async fn the_tool_records_a_timeout_and_a_single_step_answer() {
             }
         ]
     );
+}
+
+/// A remote side (a hub) whose human answered "No" before the ending reached it; records the
+/// endings it was closed with.
+#[derive(Default)]
+struct AnsweredRemotely {
+    closed_with: Mutex<Vec<Settled>>,
+}
+
+impl RemoteOutcome for AnsweredRemotely {
+    fn close<'a>(&'a self, ending: &'a Settled) -> BoxFuture<'a, Option<Offer>> {
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            self.closed_with.lock().unwrap().push(ending.clone());
+            Some(Offer::Answers(no()))
+        })
+    }
+}
+
+/// docs/contract.md §8 "Exactly once, made precise": an ending that loses the remote side's
+/// compare-and-set to the human's answer yields that answer (recorded, signed with the
+/// registering handle's name); a caller that went away (aborted) leaves the remote alone.
+#[tokio::test]
+async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
+    let store = Arc::new(Store::default());
+    let remote = Arc::new(AnsweredRemotely::default());
+    let decide = Decide::with_recorder(&request(), Some(store.clone()));
+    decide.named("the hub").add_remote(remote.clone());
+    let settled = decide
+        .close(Settled::TimedOut(Duration::from_secs(2)))
+        .await;
+    let taken = Settled::Answered {
+        answers: no(),
+        by: Some("the hub".to_owned()),
+    };
+    assert_eq!(settled, taken);
+    assert_eq!(*store.kept.lock().unwrap(), vec![taken]);
+    assert_eq!(
+        *remote.closed_with.lock().unwrap(),
+        vec![Settled::TimedOut(Duration::from_secs(2))]
+    );
+
+    let remote = Arc::new(AnsweredRemotely::default());
+    let decide = Decide::new(&request());
+    decide.add_remote(remote.clone());
+    assert_eq!(decide.close(Settled::Aborted).await, Settled::Aborted);
+    assert!(remote.closed_with.lock().unwrap().is_empty());
+}
+
+/// A remote answer the local store cannot keep is not printed: the ending stands (the remote
+/// keeps the answer, undelivered, for the retry).
+#[tokio::test]
+async fn a_remote_answer_that_cannot_be_recorded_leaves_the_ending() {
+    let store = Arc::new(Store {
+        fail: Mutex::new(1),
+        ..Store::default()
+    });
+    let decide = Decide::with_recorder(&request(), Some(store.clone()));
+    decide.add_remote(Arc::new(AnsweredRemotely::default()));
+    let ending = Settled::TimedOut(Duration::from_secs(2));
+    assert_eq!(decide.close(ending.clone()).await, ending);
 }

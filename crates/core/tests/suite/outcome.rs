@@ -188,6 +188,21 @@ async fn answer_failed() {
 }
 
 #[tokio::test]
+async fn a_store_that_is_gone_has_its_own_code_and_exit_status() {
+    let t = tool(Arc::new(Fixed(Err(AskError::StoreGone(
+        "store /s.sqlite3: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again".into(),
+    )))));
+    assert_eq!(
+        run(&t, ExecutionContext::default()).await,
+        (
+            "Error: store /s.sqlite3: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again".to_owned(),
+            Some("STORE_GONE"),
+            8
+        )
+    );
+}
+
+#[tokio::test]
 async fn an_answer_that_does_not_fit_is_an_error_not_an_answer() {
     let wrong = Answers {
         answers: vec![AnswerItem::selected("db", ["Oracle"])],

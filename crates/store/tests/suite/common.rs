@@ -195,6 +195,18 @@ impl Cluster {
     /// [`Cluster::restart`] with `pg_ctl restart -m MODE` (`immediate`: a crash, recovered from
     /// the WAL on start).
     #[allow(dead_code)] // used by crates/cli/tests/chaos.rs, which includes this file
+    /// Stops the server (`pg_ctl stop -m immediate`), as a crash would.
+    #[allow(dead_code)] // not every test binary stops its cluster
+    pub(crate) fn stop(&self) {
+        let out = pg_command(&pg_bin("pg_ctl"))
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl stop failed");
+    }
+
     pub(crate) fn restart_with(&self, mode: &str) {
         let out = pg_command(&pg_bin("pg_ctl"))
             .arg("-D")
