@@ -818,6 +818,7 @@ fn a_selected_ask_closed_elsewhere_stays_selected_and_no_key_answers_another_age
         "agent B's ask is still open: {history:#?}"
     );
     pane.keys(&["q"]);
+}
 
 /// What a `--via inbox` agent prints when its store file at `path` was deleted or replaced
 /// while it waited (exit 8, `STORE_GONE`).
