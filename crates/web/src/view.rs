@@ -241,19 +241,19 @@ mod tests {
         .unwrap();
         assert_eq!(
             BatchView::new(3, &request).to_json(),
-            r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0}]}"#
+            r#"{"batch":3,"questions":[{"id":"db","question":"Which <b>database</b>?","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false,"recommended":0,"shown":{"question":"Which <b>database</b>?","options":[{"label":"PostgreSQL","description":"Solid"},{"label":"SQLite"}]}}]}"#
         );
         assert!(
             BatchView::new(3, &request)
                 .with_deadline(Some(1_700_000_000_000))
                 .to_json()
-                .ends_with(r#""recommended":0}],"deadline":1700000000000}"#)
+                .ends_with(r#"{"label":"SQLite"}]}}],"deadline":1700000000000}"#)
         );
         assert!(
             BatchView::new(3, &request)
                 .with_caller_waiting(false)
                 .to_json()
-                .ends_with(r#""recommended":0}],"caller_waiting":false}"#)
+                .ends_with(r#"{"label":"SQLite"}]}}],"caller_waiting":false}"#)
         );
     }
 
