@@ -20,8 +20,8 @@
 //!    ASCII spaces beside them) is shown as `⟨1,330 blank characters⟩`; a single ASCII space
 //!    stays, and so does a run of up to [`MAX_SPACES`] ASCII spaces alone.
 //! 5. A direction mark (LRM, RLM, ALM) inside right-to-left text — the nearest strong
-//!    character before or after it on its line is Hebrew, Arabic, … — is text; elsewhere it is
-//!    shown as in 2.
+//!    character shown before it on its line, or the first letter after it past digits,
+//!    punctuation and spaces, is Hebrew, Arabic, … — is text; elsewhere it is shown as in 2.
 //! 6. [`display`] flags a word (UAX #29) that mixes scripts with a TR39 mixed-script
 //!    confusable in it (`раypal⟨mixed scripts⟩`, a Cyrillic `р` and `а`).
 //! 7. [`display`] bounds the height of padded text: lines of only spaces are blank, runs of
@@ -256,12 +256,8 @@ struct Walker {
     count_blanks: bool,
     run: usize,
     run_spaces_only: bool,
-    /// The direction of the last strong character before here on this line (`true`: right to
-    /// left).
-    before_rtl: bool,
-    /// Where the next strong character after a byte offset was found, and whether it is right
-    /// to left: (searched from, found at or line end, rtl).
-    after: Option<(usize, usize, bool)>,
+    /// Where this line's text starts in `out`.
+    line_start: usize,
 }
 
 impl Walker {
@@ -271,51 +267,38 @@ impl Walker {
             count_blanks,
             run: 0,
             run_spaces_only: true,
-            before_rtl: false,
-            after: None,
+            line_start: 0,
         }
     }
 
     fn line(&mut self, line: &str) {
-        self.before_rtl = false;
-        self.after = None;
+        self.line_start = self.out.len();
         for (at, cluster) in line.grapheme_indices(true) {
             let mut chars = cluster.chars();
             if let (Some(c), None) = (chars.next(), chars.next())
                 && is_bidi_mark(c)
-                && (self.before_rtl || self.rtl_after(line, at + c.len_utf8()))
             {
-                // A direction mark inside right-to-left text is part of how it reads.
-                self.text(cluster);
-                continue;
+                // A direction mark inside right-to-left text is part of how it reads. Decided on
+                // what is shown, never on what a later step turns into other text (a control
+                // shown as `\u{…}`, a counted blank run), so showing the shown text again keeps
+                // the same marks.
+                self.flush(false);
+                // The mixed-script flag, added after the walk, is not read as a strong
+                // character before a mark (the walk never sees it the first time).
+                let before = self.out[self.line_start..]
+                    .replace(MIXED_SCRIPTS, "")
+                    .chars()
+                    .rev()
+                    .find_map(strong_rtl);
+                let after = strong_after(&line[at + c.len_utf8()..]);
+                if before == Some(true) || after == Some(true) {
+                    self.text(cluster);
+                    continue;
+                }
             }
             self.cluster(cluster);
-            if let Some(dir) = cluster.chars().find_map(strong_rtl) {
-                self.before_rtl = dir;
-            }
         }
         self.flush(true);
-    }
-
-    /// Whether the next strong character after byte `from` of `line` is right to left.
-    fn rtl_after(&mut self, line: &str, from: usize) -> bool {
-        if let Some((searched, found, rtl)) = self.after
-            && searched <= from
-            && from <= found
-        {
-            return rtl;
-        }
-        let mut found = line.len();
-        let mut rtl = false;
-        for (i, c) in line[from..].char_indices() {
-            if let Some(dir) = strong_rtl(c) {
-                found = from + i;
-                rtl = dir;
-                break;
-            }
-        }
-        self.after = Some((from, found, rtl));
-        rtl
     }
 
     fn text(&mut self, s: &str) {
@@ -396,6 +379,29 @@ impl Walker {
             self.out.push_str(&blank_run(n));
         }
     }
+}
+
+/// The direction of the first strong character of `rest` (`true`: right to left), looking
+/// only across what is always shown as it is — ASCII digits, punctuation and a run of at most
+/// [`MAX_SPACES`] spaces — and `None` at anything else first: what follows a mark is judged as
+/// it will be shown.
+fn strong_after(rest: &str) -> Option<bool> {
+    let mut spaces = 0;
+    for c in rest.chars() {
+        if c == ' ' {
+            spaces += 1;
+            if spaces > MAX_SPACES {
+                return None;
+            }
+            continue;
+        }
+        spaces = 0;
+        if c.is_ascii_digit() || c.is_ascii_punctuation() {
+            continue;
+        }
+        return strong_rtl(c);
+    }
+    None
 }
 
 /// Whether `c` has a strong direction, and which (`true`: right to left).
