@@ -19,9 +19,8 @@
 //!    than ASCII's, the zero-width space, the Braille blank U+2800, the Hangul fillers, and
 //!    ASCII spaces beside them) is shown as `⟨1,330 blank characters⟩`; a single ASCII space
 //!    stays, and so does a run of up to [`MAX_SPACES`] ASCII spaces alone.
-//! 5. A direction mark (LRM, RLM, ALM) inside right-to-left text — the nearest strong
-//!    character shown before it on its line, or the first letter after it past digits,
-//!    punctuation and spaces, is Hebrew, Arabic, … — is text; elsewhere it is shown as in 2.
+//! 5. A direction mark (LRM, RLM, ALM) on a line that holds right-to-left letters (Hebrew,
+//!    Arabic, …) is text; elsewhere it is shown as in 2.
 //! 6. [`display`] flags a word (UAX #29) that mixes scripts with a TR39 mixed-script
 //!    confusable in it (`раypal⟨mixed scripts⟩`, a Cyrillic `р` and `а`).
 //! 7. [`display`] bounds the height of padded text: lines of only spaces are blank, runs of
@@ -256,8 +255,6 @@ struct Walker {
     count_blanks: bool,
     run: usize,
     run_spaces_only: bool,
-    /// Where this line's text starts in `out`.
-    line_start: usize,
 }
 
 impl Walker {
@@ -267,34 +264,22 @@ impl Walker {
             count_blanks,
             run: 0,
             run_spaces_only: true,
-            line_start: 0,
         }
     }
 
     fn line(&mut self, line: &str) {
-        self.line_start = self.out.len();
-        for (at, cluster) in line.grapheme_indices(true) {
+        // A direction mark on a line with right-to-left letters is part of how it reads. The
+        // letters are always shown as they are, so showing the shown text again keeps the same
+        // marks: the decision never rests on what this walk turns into other text.
+        let right_to_left = line.chars().any(is_rtl_letter);
+        for cluster in line.graphemes(true) {
             let mut chars = cluster.chars();
-            if let (Some(c), None) = (chars.next(), chars.next())
+            if right_to_left
+                && let (Some(c), None) = (chars.next(), chars.next())
                 && is_bidi_mark(c)
             {
-                // A direction mark inside right-to-left text is part of how it reads. Decided on
-                // what is shown, never on what a later step turns into other text (a control
-                // shown as `\u{…}`, a counted blank run), so showing the shown text again keeps
-                // the same marks.
-                self.flush(false);
-                // The mixed-script flag, added after the walk, is not read as a strong
-                // character before a mark (the walk never sees it the first time).
-                let before = self.out[self.line_start..]
-                    .replace(MIXED_SCRIPTS, "")
-                    .chars()
-                    .rev()
-                    .find_map(strong_rtl);
-                let after = strong_after(&line[at + c.len_utf8()..]);
-                if before == Some(true) || after == Some(true) {
-                    self.text(cluster);
-                    continue;
-                }
+                self.text(cluster);
+                continue;
             }
             self.cluster(cluster);
         }
@@ -381,36 +366,11 @@ impl Walker {
     }
 }
 
-/// The direction of the first strong character of `rest` (`true`: right to left), looking
-/// only across what is always shown as it is — ASCII digits, punctuation and a run of at most
-/// [`MAX_SPACES`] spaces — and `None` at anything else first: what follows a mark is judged as
-/// it will be shown.
-fn strong_after(rest: &str) -> Option<bool> {
-    let mut spaces = 0;
-    for c in rest.chars() {
-        if c == ' ' {
-            spaces += 1;
-            if spaces > MAX_SPACES {
-                return None;
-            }
-            continue;
-        }
-        spaces = 0;
-        if c.is_ascii_digit() || c.is_ascii_punctuation() {
-            continue;
-        }
-        return strong_rtl(c);
-    }
-    None
-}
-
-/// Whether `c` has a strong direction, and which (`true`: right to left).
-fn strong_rtl(c: char) -> Option<bool> {
-    match bidi_class(c) {
-        BidiClass::R | BidiClass::AL => Some(true),
-        BidiClass::L => Some(false),
-        _ => None,
-    }
+/// A letter of a right-to-left script (bidi class R or AL: Hebrew, Arabic, Syriac, Thaana,
+/// N'Ko, …) that is shown as it is (not a format character such as the Syriac abbreviation
+/// mark, nor a direction mark itself).
+fn is_rtl_letter(c: char) -> bool {
+    matches!(bidi_class(c), BidiClass::R | BidiClass::AL) && !is_hidden(c)
 }
 
 /// The implicit direction marks: left-to-right, right-to-left and the Arabic letter mark.

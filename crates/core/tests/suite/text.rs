@@ -206,6 +206,27 @@ fn a_joiner_after_a_lone_combining_mark_is_shown_so_a_second_pass_changes_nothin
 }
 
 #[test]
+fn a_direction_mark_is_judged_by_the_letters_of_its_line_so_a_second_pass_keeps_it() {
+    // Found by the terminal_sanitize fuzz target: a rule that looked at the nearest strong
+    // character changed its mind once an escape or a mixed-script flag sat next to the mark.
+    for input in [
+        "nas\n\u{5dd}se[s\u{61c}@\u{608}\u{61c}\u{1}p\0atas\n",
+        "3\r\u{200f}^\u{200f}evX#",
+        "\u{70f}\u{200f}x",
+    ] {
+        let once = inert(input);
+        assert_eq!(inert(&once), once, "{input:?}");
+        let shown = display(input);
+        assert_eq!(display(&shown), shown, "{input:?}");
+    }
+    // Kept on a line with a Hebrew or Arabic letter, wherever it stands on that line.
+    assert_eq!(inert("\u{5d0} x\u{200f}1"), "\u{5d0} x\u{200f}1");
+    // Shown on a line without one, even beside a right-to-left line or a Syriac format mark.
+    assert_eq!(inert("\u{5d0}\nx\u{200f}1"), "\u{5d0}\nx\\u{200f}1");
+    assert_eq!(inert("\u{70f}\u{200f}"), "\\u{70f}\\u{200f}");
+}
+
+#[test]
 fn look_alike_labels_share_a_skeleton() {
     let approve = [
         "Approve",
