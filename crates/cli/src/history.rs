@@ -101,7 +101,9 @@ pub(crate) fn time(t: Timestamp) -> String {
     ask_user_core::time::rfc3339_seconds(ask_user_core::time::from_unix_millis(t.0))
 }
 
-/// The first question of a stored request, with its header: `[Header] Question? (+N more)`.
+/// The first question of a stored request, with its header: `[Header] Question? (+N more)`,
+/// on one line by the text rule every surface shows model text with
+/// ([`ask_user_core::text::display_line`]: a newline is `␤`, nothing can move the cursor).
 pub(crate) fn summary(request: &str) -> String {
     let parsed: Value = serde_json::from_str(request).unwrap_or(Value::Null);
     let questions = parsed["questions"].as_array().cloned().unwrap_or_default();
@@ -116,18 +118,7 @@ pub(crate) fn summary(request: &str) -> String {
     if questions.len() > 1 {
         text.push_str(&format!(" (+{} more)", questions.len() - 1));
     }
-    one_line(&text)
-}
-
-/// `text` on one line with every control character (escape sequences included) and bidi
-/// control shown as a space: the inbox and history never let model text move the cursor.
-pub(crate) fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-            if c.is_control() || bidi { ' ' } else { c }
-        })
-        .collect()
+    ask_user_core::text::display_line(&text)
 }
 
 fn line(rec: &AskRecord) -> String {
@@ -229,7 +220,7 @@ mod tests {
     use ask_user_store::{AskId, Asker, CallKey, Closed, Outcome, Scope, Timestamp};
     use pretty_assertions::assert_eq;
 
-    use super::{AskRecord, jsonl};
+    use super::{AskRecord, jsonl, summary};
 
     const REQUEST: &str = r#"{"questions":[{"id":"go","question":"Go?","options":[{"label":"Yes"},{"label":"No"}],"multi_select":false}]}"#;
     const T0: i64 = 1_796_000_000_000;
@@ -295,6 +286,20 @@ mod tests {
         assert_eq!(
             jsonl(&[record(9, "not json", None)]).unwrap_err(),
             "ask 9 in the store cannot be read: expected ident at line 1 column 2"
+        );
+    }
+
+    #[test]
+    fn the_summary_shows_model_text_by_the_text_rule() {
+        // `history` and the inbox print this line to a terminal: an escape, an override, a
+        // line separator and a newline are shown, not turned into spaces or passed on.
+        let request = serde_json::json!({"questions": [{"id": "q", "header": "Run",
+            "question": "ok\u{1b}[2J \u{202e}gnp.exe\u{2028}x\nnext",
+            "options": [{"label": "Yes"}], "multi_select": false}]})
+        .to_string();
+        assert_eq!(
+            summary(&request),
+            "[Run] ok\u{241b}[2J \\u{202e}gnp.exe\\u{2028}x\u{2424}next"
         );
     }
 }

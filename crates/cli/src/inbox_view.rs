@@ -293,7 +293,7 @@ impl InboxView {
             }
             let waited = age(self.now_ms, rec.created_at.0);
             let marker = if here { "\u{203a} " } else { "  " };
-            let what = display_line(&summary(&rec.request));
+            let what = summary(&rec.request);
             let room = width.saturating_sub(marker.width() + waited.width() + 2);
             let what = crate::inbox_view::cut(&what, room);
             let pad = width.saturating_sub(marker.width() + what.width() + waited.width());

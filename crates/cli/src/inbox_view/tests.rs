@@ -163,3 +163,45 @@ fn raw_bytes_become_the_keys_the_list_knows() {
         ]
     );
 }
+
+#[test]
+fn every_case_of_the_shared_text_rule_shows_on_its_row_as_pinned() {
+    // The list row of an ask shows its question by the one text rule every surface uses
+    // (crates/core/tests/golden/text-safety.json, the one-line form). Zero-width direction
+    // marks draw no cell, so they are left out of what the screen is compared with.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../core/tests/golden/text-safety.json");
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for case in fixture["cases"].as_array().unwrap() {
+        let input = case["input"].as_str().unwrap();
+        let expected: String = case["line"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .filter(|c| !matches!(c, '\u{200e}' | '\u{200f}' | '\u{61c}'))
+            .collect();
+        if unicode_width::UnicodeWidthStr::width(expected.as_str()) > 160 {
+            continue;
+        }
+        let mut rec = ask(1, "codex", 5, "x");
+        rec.request = serde_json::json!({"questions": [{"id": "q", "question": input,
+            "options": [{"label": "Yes"}], "multi_select": false}]})
+        .to_string();
+        let mut view = InboxView::default();
+        view.update(vec![rec], 100 * MIN);
+        let shown = screen(&view, 200, 6);
+        let row = shown
+            .lines()
+            .find(|l| l.contains('\u{203a}'))
+            .unwrap_or_else(|| panic!("no selected row in {shown}"));
+        assert!(
+            row.contains(&expected),
+            "{}: the row {row:?} does not show {expected:?}",
+            case["name"]
+        );
+        checked += 1;
+    }
+    assert!(checked > 30, "only {checked} cases fit a row");
+}
