@@ -139,6 +139,9 @@ impl McpArgs {
                 let show = |web, addr| crate::fallback::web(web, addr, self.no_open);
                 let mut options = ask_user_via::Options::new(self.web_addr).with_show_web(&show);
                 options.timeout = self.host.timeout;
+                // Without `--answers` the server keeps a store (opened below), so `--via
+                // inbox` can leave the question there for `ask-user inbox`.
+                options.durable = true;
                 // MCP calls carry no call key: each ask gets a random one, enough to
                 // re-attach after a reconnect to another replica; a retried call re-attaches
                 // through the local store's shower, which keeps the hub ask (docs/decisions.md

@@ -182,7 +182,7 @@ fn web(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String
 
 /// The refusal of `--via inbox` by a host that keeps no store.
 pub const INBOX_NEEDS_STORE: &str =
-    "this host keeps no store; only `ask-user ask` can wait for `ask-user inbox`";
+    "this host keeps no store, so nothing here can wait for `ask-user inbox`";
 
 fn inbox(options: &Options<'_>) -> Result<Option<Arc<dyn UserInteraction>>, String> {
     if !options.durable {

@@ -189,7 +189,7 @@ fn inbox_needs_a_host_that_keeps_a_store() {
     let options = Options::new("127.0.0.1:0".parse().unwrap());
     assert_eq!(
         err(build(&list(&["inbox"]), &options)).to_string(),
-        "--via inbox: this host keeps no store; only `ask-user ask` can wait for `ask-user inbox`"
+        "--via inbox: this host keeps no store, so nothing here can wait for `ask-user inbox`"
     );
     let mut durable = Options::new("127.0.0.1:0".parse().unwrap());
     durable.durable = true;

@@ -38,10 +38,16 @@ impl Raw {
 
     /// [`Raw::start`] with extra environment variables (test knobs).
     fn start_with(f: &Fixture, env: &[(&str, &str)]) -> Self {
+        Self::start_full(f, &["--via", "web", "--no-open"], env)
+    }
+
+    /// The server with `args` before its `--store`, and extra environment variables.
+    fn start_full(f: &Fixture, args: &[&str], env: &[(&str, &str)]) -> Self {
         let home = f.dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         let mut child = Command::new(server_bin())
-            .args(["--via", "web", "--no-open", "--store", &f.url])
+            .args(args)
+            .args(["--store", &f.url])
             .env_clear()
             .envs(env.iter().copied())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -308,4 +314,18 @@ fn without_a_cancel_the_same_call_asks_anew() {
     assert_eq!(text(&server.result(3)), NO);
     assert!(f.delivered(id), "the first answer stays delivered");
     assert_eq!(f.asks(), 2);
+}
+
+/// `--via inbox`: the server keeps a store, so the question waits there for `ask-user inbox`
+/// and the answer recorded there is the call's result. It was refused with "this host keeps
+/// no store".
+#[test]
+fn via_inbox_waits_in_the_store_for_the_inbox_s_answer() {
+    let f = Fixture::new();
+    let mut server = Raw::start_full(&f, &["--via", "inbox", "--no-elicitation"], &[]);
+    server.call(2);
+    let id = f.open_ask(None);
+    f.answer(id);
+    assert_eq!(text(&server.result(2)), NO);
+    f.wait_delivered(id);
 }
