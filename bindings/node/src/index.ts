@@ -16,13 +16,12 @@
  *
  * Each `ask()` runs one `ask-user ask -` process with the request on stdin, so every answerer
  * (terminal, web page, hub inbox, phone channels), the store and the hub's rules apply
- * unchanged. An abort of the request's `signal` detaches the ask (it stays open for the human)
- * and the same questions asked again re-attach to it, or get the answer given meanwhile.
+ * unchanged. An abort of the request's `signal` detaches the ask (it stays open for the human);
+ * a retry with the same `key` re-attaches to it, or gets the answer given meanwhile.
  *
  * @module @ask-user/deepseek-harness
  */
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
@@ -70,11 +69,12 @@ export interface AskUserOptions {
   /** A budget such as `"5m"`; when it runs out the model reads the timed-out text. Default: none. */
   timeout?: string;
   /**
-   * The call key: the same key with the same questions re-attaches to its ask. A function gets
-   * the request; when it is absent or returns nothing, a `callId` (or `wait.callId`) carried by
-   * the request is used, else — when the request names its agent, as the harness's tool does —
-   * the agent's session id with a digest of the questions, else ask-user's own scope (session,
-   * working directory, user; on a hub, the token).
+   * The call key: the same key with the same questions re-attaches to its ask (an abort's retry
+   * gets the answer given meanwhile), also while another call of that key waits — the same key
+   * is the same call. A function gets the request; when it is absent or returns nothing, the
+   * harness's tool-call id is used when the request carries one (`callId`, `wait.callId`; the
+   * published tool passes none). With neither, each `ask()` is a call of its own: an abort
+   * detaches its ask, and the retry asks anew.
    */
   key?: string | ((request: AskUserQuestionRequest) => string | undefined);
   /** The session identity ask-user scopes asks by (`ASK_USER_SESSION`). */
@@ -158,20 +158,10 @@ function toQuestion(item: AskUserQuestionItem): Record<string, unknown> {
 }
 
 /**
- * A key from the calling agent's session and the questions, when the request names its agent
- * (the harness's tool passes the agent of the tool call): the same questions asked again in
- * the same session — the retry after an abort — find the same ask, also through a hub, with no
- * `key` given. After an answer was delivered, the same questions are asked anew (ask-user's
- * rule for a key whose answer was delivered).
+ * The harness's own tool-call id, when the request carries one (`callId`, or `wait.callId`).
+ * The published tool (`@deepseek-ai/dsh-tool-ask-user` 0.0.1-rc.1 and 0.1.0-rc.8) passes
+ * none: its requests hold the questions, the calling agent and the signal only.
  */
-function agentKeyOf(request: AskUserQuestionRequest): string | undefined {
-  const session = (request as { agent?: { id?: unknown } }).agent?.id;
-  if (typeof session !== "string" || session === "") return undefined;
-  const digest = createHash("sha256").update(JSON.stringify(toArguments(request))).digest("hex");
-  return `dsh:${session}:${digest.slice(0, 32)}`;
-}
-
-/** The request's own call id, where a harness version carries one. */
 function callIdOf(request: AskUserQuestionRequest): string | undefined {
   const loose = request as { callId?: unknown; wait?: { callId?: unknown } };
   const id = loose.callId ?? loose.wait?.callId;
@@ -197,9 +187,10 @@ export function command(
   if (options.timeout !== undefined) args.push("--timeout", options.timeout);
   if (options.session !== undefined) env.ASK_USER_SESSION = options.session;
   if (options.sessionTitle !== undefined) args.push("--session-title", options.sessionTitle);
+  // Identity is given, never read from the questions: the developer's key, else the harness's
+  // tool-call id; with neither, ask-user's own scope.
   const key = (typeof options.key === "function" ? options.key(request) : options.key)
-    ?? callIdOf(request)
-    ?? agentKeyOf(request);
+    ?? callIdOf(request);
   if (key !== undefined) env.ASK_USER_CALL_ID = key;
   args.push("-");
   return { args, env };

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -45,6 +45,13 @@ test("npm pack makes a package that installs, type-checks a consumer and runs", 
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
     const peers = ["@deepseek-ai/dsh-user-questions"].map((name) => `${name}@${pkg.devDependencies[name]}`);
     npm(["install", join(dir, tarballs[0]), ...peers], app);
+    // The rest of the harness the README's forms import, as installed here for these tests
+    // (the offline npm cache holds their tarballs, not their registry metadata): linked in.
+    for (const name of ["@deepseek-ai/cordis", "@deepseek-ai/dsh-tool-ask-user", "@deepseek-ai/dsh-tools", "@types/node"]) {
+      if (existsSync(join(app, "node_modules", name))) continue;
+      mkdirSync(dirname(join(app, "node_modules", name)), { recursive: true });
+      symlinkSync(join(here, "node_modules", name), join(app, "node_modules", name));
+    }
 
     writeFileSync(join(app, "consumer.ts"), CONSUMER);
     writeFileSync(join(app, "tsconfig.json"), JSON.stringify({
@@ -57,6 +64,25 @@ test("npm pack makes a package that installs, type-checks a consumer and runs", 
       execFileSync("node", [tsc, "-p", "tsconfig.json"], { cwd: app, encoding: "utf8" });
     } catch (e) {
       assert.fail(`tsc --noEmit of the consumer: ${e.stdout}`);
+    }
+
+    // The README's two forms, as written there, each in a module of its own; only what the
+    // README says the harness already holds is declared (its `ctx`, its `tools`).
+    const blocks = [...readFileSync(join(here, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+    assert.equal(blocks.length, 2, "the README shows two TypeScript forms");
+    const held = [
+      `declare const ctx: import("@deepseek-ai/cordis").Context;\n`,
+      `declare const tools: import("@deepseek-ai/dsh-tools").ToolRuntime;\n`,
+    ];
+    blocks.forEach((block, i) => writeFileSync(join(app, `readme-${i}.ts`), `${held[i]}${block}export {};\n`));
+    writeFileSync(join(app, "tsconfig.readme.json"), JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, lib: ["ES2022"], types: ["node"] },
+      files: blocks.map((_, i) => `readme-${i}.ts`),
+    }));
+    try {
+      execFileSync("node", [tsc, "-p", "tsconfig.readme.json"], { cwd: app, encoding: "utf8" });
+    } catch (e) {
+      assert.fail(`tsc --noEmit of the README's forms: ${e.stdout}`);
     }
 
     const script = `import { askUser } from "@ask-user/deepseek-harness";

@@ -113,8 +113,8 @@ test("the reference tool returns the human's inbox answer, byte for byte what it
 // The routes an abort and a kill -9 are tested on: an agent on the hub's machine asking through
 // the hub's store (`--via inbox`; no key: ask-user's own scope finds the detached ask), and an
 // agent asking the hub over HTTP (`--hub URL`; the ask-user binary detaches a hub ask when its
-// caller goes away). The hub re-attaches by key only, so that agent gives one, as a harness
-// would from its session id.
+// caller goes away). The hub re-attaches by key only, so that agent gives one: the published
+// tool passes no tool-call id, and identity is never read from the questions.
 const ROUTES = [
   ["the hub's store (--via inbox)", (h) => h.local],
   ["the hub's agent API (--hub)", (h) => ({ ...h.agent, key: "session-7" })],
@@ -185,8 +185,32 @@ for (const [route, optionsOf] of ROUTES) {
   });
 }
 
-test("through the hub with no key, the retry after an abort re-attaches by the agent's session and gets the one answer", async () => {
-  // What the harness's tool sends: the questions, the tool call's agent, the turn's signal.
+test("two live calls of one session asking the same questions are two asks: identity is given, never read from the questions", async () => {
+  // What the published tool sends (0.0.1-rc.1 and 0.1.0-rc.8 alike): the questions, the tool
+  // call's agent, the turn's signal; no tool-call id. No key is given either.
+  const session = { id: "session-two-live" };
+  const questions = [{ id: "go", question: "Ship the hotfix to production now? (two live calls)", options: [{ label: "Yes" }, { label: "No" }] }];
+  const provider = askUser(hub.agent);
+  const turns = [new AbortController(), new AbortController()];
+  const calls = turns.map((turn) => provider.ask({ questions, agent: session, signal: turn.signal }));
+  try {
+    const asks = await until("two asks are open", async () => {
+      const open = await openAsks(hub);
+      return open.length === 2 ? open : null;
+    });
+    assert.equal((await answer(hub, asks[0].id, [{ id: "go", selected: ["Yes"] }])).status, 200);
+    assert.equal((await answer(hub, asks[1].id, [{ id: "go", selected: ["No"] }])).status, 200);
+    const got = (await Promise.all(calls)).map((a) => a.answers[0].selected[0]);
+    assert.deepEqual(got.sort(), ["No", "Yes"], "each call got the answer given to its own ask");
+  } finally {
+    // A failure leaves no ask-user process behind.
+    for (const turn of turns) turn.abort();
+    await Promise.allSettled(calls);
+  }
+  assert.equal(command({ env: {} }, { questions, agent: session }).env.ASK_USER_CALL_ID, undefined);
+});
+
+test("with neither a key nor a call id, an abort detaches the ask; the retry is a new call", async () => {
   const session = { id: "session-abort-retry" };
   const questions = [{ id: "go", question: "Ship the hotfix to production now? (no key)", options: [{ label: "Yes" }, { label: "No" }] }];
   const provider = askUser(hub.agent);
@@ -196,13 +220,19 @@ test("through the hub with no key, the retry after an abort re-attaches by the a
   turn.abort();
   await assert.rejects(first, { name: "UserQuestionError", code: "ASK_ABORTED" });
   await theOpenAsk("the ask stays open, detached", (a) => a.id === ask.id && !a.attached);
-  // The human answers the detached ask; the retry gets that answer instead of asking again.
+  // The human answers the detached ask; that answer is kept for a retry of the same call, but
+  // nothing says the retry is the same call: it asks anew (give a `key` to re-attach).
   assert.equal((await answer(hub, ask.id, [{ id: "go", selected: ["No"] }])).status, 200);
-  const again = await provider.ask({ questions, agent: session });
-  assert.deepEqual(again, { answers: [{ id: "go", selected: ["No"] }] });
-  assert.deepEqual(await openAsks(hub), [], "one question, answered once");
-  // Another session asking the same questions is another call.
-  assert.equal(command({ env: {} }, { questions, agent: { id: "other" } }).env.ASK_USER_CALL_ID === command({ env: {} }, { questions, agent: session }).env.ASK_USER_CALL_ID, false);
+  const retry = new AbortController();
+  const again = provider.ask({ questions, agent: session, signal: retry.signal });
+  try {
+    const fresh = await theOpenAsk("the retry is a new ask", (a) => a.id !== ask.id && a.attached);
+    assert.equal((await answer(hub, fresh.id, [{ id: "go", selected: ["Yes"] }])).status, 200);
+    assert.deepEqual(await again, { answers: [{ id: "go", selected: ["Yes"] }] });
+  } finally {
+    retry.abort();
+    await Promise.allSettled([again]);
+  }
 });
 
 test("the human's dismissal and ask-user's own refusal reach the model as ask-user prints them, with the harness's codes", async () => {

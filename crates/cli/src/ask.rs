@@ -48,8 +48,10 @@ pub(crate) fn run(args: AskArgs) -> Ended {
             Some(hub) => ask_user_store::Namespace::of_hub_token(hub.token.expose()),
             None => ask_user_host::durable::local_namespace(),
         };
-        let (store, via) = (args.store.clone(), args.via.clone());
-        runtime.spawn(async move { durable::open(&store, &via, namespace).await })
+        let store = args.store.clone();
+        let via = crate::hub::via_names(hub.is_some(), &args.via);
+        let through_hub = hub.is_some();
+        runtime.spawn(async move { durable::open(&store, &via, through_hub, namespace).await })
     });
     let reading = async {
         // Lets the store's open start before a read that may complete at once.

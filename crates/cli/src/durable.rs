@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 
 use ask_user_core::CancellationToken;
-use ask_user_host::durable::{Durable, StoreArgs, local_asker};
+use ask_user_host::durable::{DefaultStore, Durable, StoreArgs, local_asker};
 use ask_user_store::Namespace;
 use ask_user_store::{Store, StoreKind};
 
@@ -19,22 +19,28 @@ pub(crate) const INBOX_NEEDS_SHARED_STORE: &str = "--via inbox: the store is mem
 /// inbox checks). The error is a usage error (exit 2), before any question is shown.
 /// `namespace` is the call's: the local user's, or — asking through a hub — the hub token's, so
 /// two tokens on one machine never share a local ask (docs/contract.md §8).
+/// `through_hub`: the hub is among the answerers (`via` as built), so with no store named the
+/// ask is kept in the through-hub default file ([`DefaultStore::of_call`]).
 pub(crate) async fn open(
     args: &StoreArgs,
     via: &[String],
+    through_hub: bool,
     namespace: Namespace,
 ) -> Result<Durable, String> {
-    open_as(args, via, namespace, local_asker(None)).await
+    open_as(args, via, through_hub, namespace, local_asker(None)).await
 }
 
 /// [`open`] with who asks given (a hook: the agent host and its session).
 pub(crate) async fn open_as(
     args: &StoreArgs,
     via: &[String],
+    through_hub: bool,
     namespace: Namespace,
     asker: ask_user_store::Asker,
 ) -> Result<Durable, String> {
-    let store = args.open().await?;
+    let store = args
+        .open_for(DefaultStore::of_call(through_hub, via))
+        .await?;
     if via.iter().any(|v| v.trim() == "inbox") {
         if store.kind() == StoreKind::Memory {
             return Err(INBOX_NEEDS_SHARED_STORE.to_owned());

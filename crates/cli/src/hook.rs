@@ -324,6 +324,7 @@ fn asking_call(
     options.timeout = args.host_args.timeout;
     // As `ask`: through a hub, the local ask is in the token's namespace, and the hub hears
     // "delivered" only after the host's reply was written (HostCall's order).
+    let through_hub = hub.is_some();
     let namespace = match &hub {
         Some(hub) => ask_user_store::Namespace::of_hub_token(hub.token.expose()),
         None => ask_user_host::durable::local_namespace(),
@@ -338,7 +339,7 @@ fn asking_call(
     if asker.session.is_none() {
         asker.session.clone_from(&ask.session);
     }
-    let opening = durable::open_as(&store, &via, namespace, asker);
+    let opening = durable::open_as(&store, &via, through_hub, namespace, asker);
     let Some(durable) = runtime.block_on(ask::until_cancelled(cancel, opening)) else {
         return Ok(None);
     };

@@ -292,11 +292,24 @@ fn questions(input: &Value) -> Option<(Value, Vec<String>, String)> {
     Some((Value::Array(originals.clone()), texts, arguments))
 }
 
+/// The question of an ExitPlanMode with no plan text: Claude Code puts the plan into the tool's
+/// input only when its plan file exists (the model's own `plan` argument is dropped), so the
+/// human is told there is none rather than asked to approve a plan over nothing.
+const NO_PLAN: &str = "Claude Code asks to leave plan mode and start working, and sent no plan to show (it shows only a plan it wrote to its plan file). Approve only if you know what it will do.";
+
 fn plan_arguments(plan: &str) -> String {
+    let question = if plan.trim().is_empty() {
+        NO_PLAN.to_owned()
+    } else {
+        format!(
+            "Claude Code asks you to approve its plan:\n\n{}",
+            shown(plan)
+        )
+    };
     json!({"questions": [{
         "id": "plan",
         "header": "Plan",
-        "question": format!("Claude Code asks you to approve its plan:\n\n{}", shown(plan)),
+        "question": question,
         "options": [
             {"label": APPROVE, "description": "Claude Code leaves plan mode and starts working."},
             {"label": KEEP_PLANNING, "description": "Claude Code keeps planning; your own answer tells it what to change."},

@@ -292,6 +292,24 @@ fn a_long_plan_is_cut_and_says_so() {
     assert!(ask.arguments.contains("… (5 more characters, not shown)"));
 }
 
+/// Claude Code puts the plan into ExitPlanMode's input only when its plan file exists (it reads
+/// the file; the model's own `plan` argument is dropped): with none, `tool_input` is `{}`. The
+/// human is told there is no plan, never shown "approve its plan:" over nothing.
+#[test]
+fn an_exit_plan_mode_without_a_plan_says_it_sent_none() {
+    for input in [json!({}), json!({"plan": ""}), json!({"plan": " \n"})] {
+        let event = json!({"hook_event_name":"PreToolUse","tool_name":"ExitPlanMode","session_id":"s","tool_use_id":"t","tool_input":input});
+        let ask = parse(HookHost::ClaudeCode, &event.to_string())
+            .unwrap()
+            .unwrap();
+        let request = decode(ask.arguments.as_str(), &Limits::default()).unwrap();
+        assert_eq!(
+            request.request.questions()[0].question,
+            "Claude Code asks to leave plan mode and start working, and sent no plan to show (it shows only a plan it wrote to its plan file). Approve only if you know what it will do."
+        );
+    }
+}
+
 #[test]
 fn an_mcp_servers_form_is_asked_field_by_field_and_answered_as_content() {
     let ask = parsed(HookHost::ClaudeCode, "form");

@@ -7,7 +7,8 @@
 
 mod hooks_host;
 
-use hooks_host::{Lab, Turn, claude, codex};
+use ask_user_hosts_e2e::Netns;
+use hooks_host::{Lab, Turn, claude, claude_in, codex, codex_in};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -159,6 +160,98 @@ fn claude_p_plan_kept_reads_the_humans_words() {
         [
             "PreToolUse:ExitPlanMode hook error: The user did not approve the plan: Backfill in batches of 10k first."
         ]
+    );
+}
+
+/// The hook command `ask-user hook HOST FLAGS` that also appends the decision it prints (the
+/// JSON the host reads) to the lab's `decisions.log`, keeping the hook's exit status.
+fn recording_hook(lab: &Lab, host: &str, flags: &str) -> String {
+    format!(
+        "out=$({}); s=$?; printf '%s\\n' \"$out\" | tee -a '{}'; exit $s",
+        lab.hook(host, flags),
+        lab.path("decisions.log").display()
+    )
+}
+
+/// `--hub URL --hub-token-file FILE` for a hook asking through `hub`.
+fn hub_flags(lab: &Lab, hub: &hooks_host::LabHub) -> String {
+    format!(
+        "--always --hub {} --hub-token-file '{}'",
+        hub.url,
+        lab.path("hub.token").display()
+    )
+}
+
+/// The decisions the hooks printed, one JSON value a line.
+fn decisions(lab: &Lab) -> Vec<Value> {
+    std::fs::read_to_string(lab.path("decisions.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// ExitPlanMode through a hub (`hook claude-code --hub URL`, hub and host in one loopback-only
+/// namespace): the question is a card on the hub's inbox under the token's name; the human
+/// types their own words there instead of approving (keep planning), over the page's own answer
+/// endpoint, and `claude -p` hands the model exactly those words; the decision the hook printed
+/// is pinned.
+#[test]
+fn claude_p_plan_kept_on_the_hub_page_reads_the_humans_words() {
+    let lab = Lab::new();
+    let ns = Netns::new();
+    let hub = lab.hub(&ns, "laptop-claude");
+    let hook = recording_hook(&lab, "claude-code", &hub_flags(&lab, &hub));
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 60);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings", settings.to_str().unwrap()];
+    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
+    flags.extend(["--permission-mode", "plan"]);
+    flags.extend(PROMPT_TOOL);
+    let running = claude_in(
+        &lab,
+        ns,
+        &Turn::call("ExitPlanMode", json!({"plan": PLAN})),
+        &flags,
+    );
+    let words = "Backfill in batches of 10k first.";
+    let (ask, reply) = hub.human_answers(
+        &lab,
+        running.ns(),
+        json!([{"id": "plan", "selected": [], "custom": words}]),
+    );
+    assert_eq!(reply, json!({"sent": true}));
+    assert_eq!(ask["agent"], "laptop-claude");
+    // Claude Code puts the plan into ExitPlanMode's input only from its plan file, which the
+    // fake model (one tool call) never wrote: the hook got `tool_input: {}`, and the card says
+    // there is no plan instead of asking to approve one over nothing.
+    assert_eq!(
+        ask["questions"][0]["question"],
+        "Claude Code asks to leave plan mode and start working, and sent no plan to show (it shows only a plan it wrote to its plan file). Approve only if you know what it will do."
+    );
+    assert_eq!(
+        ask["questions"][0]["options"],
+        json!([
+            {"label": "Approve", "description": "Claude Code leaves plan mode and starts working."},
+            {"label": "Keep planning", "description": "Claude Code keeps planning; your own answer tells it what to change."},
+        ])
+    );
+    let run = running.finish();
+    assert_eq!(
+        run.texts(),
+        [format!(
+            "PreToolUse:ExitPlanMode hook error: The user did not approve the plan: {words}"
+        )],
+        "{run:?}\n{}",
+        lab.hook_log()
+    );
+    assert_eq!(
+        decisions(&lab),
+        [json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": format!("The user did not approve the plan: {words}"),
+        }})]
     );
 }
 
@@ -343,6 +436,53 @@ fn codex_permission_denied_reads_the_humans_reason() {
         lab.hook_log()
     );
     assert!(!made.exists());
+}
+
+/// Codex's PermissionRequest through `$CODEX_HOME/hooks.json` and a hub (`hook codex --hub
+/// URL`, hub and host in one loopback-only namespace; hook trust bypassed for the run, as in
+/// the other Codex test): the escalation is a card on the hub's inbox under the token's name,
+/// the human allows it once there, the command runs, and the decision the hook printed is
+/// pinned.
+#[test]
+fn codex_permission_allowed_on_the_hub_page_runs_the_command() {
+    let lab = Lab::new();
+    let ns = Netns::new();
+    let hub = lab.hub(&ns, "laptop-codex");
+    let hook = recording_hook(&lab, "codex", &hub_flags(&lab, &hub));
+    let hooks = json!({"hooks": {"PermissionRequest": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": hook, "timeout": 60},
+    ]}]}});
+    lab.write("codex/hooks.json", &hooks.to_string());
+    let made = lab.path("work/made");
+    let running = codex_in(&lab, ns, &escalated_touch(&made));
+    let (ask, reply) = hub.human_answers(
+        &lab,
+        running.ns(),
+        json!([{"id": "permission", "selected": ["Allow once"]}]),
+    );
+    assert_eq!(reply, json!({"sent": true}));
+    assert_eq!(ask["agent"], "laptop-codex");
+    let run = running.finish();
+    assert!(made.exists(), "{run:?}\n{}", lab.hook_log());
+    assert_eq!(
+        decisions(&lab),
+        [json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }})]
+    );
+    assert_eq!(
+        ask["questions"][0]["question"],
+        format!(
+            "Allow the agent to use Bash?\n\ntouch '{}'\n\ndescription: Make a file?",
+            made.display()
+        )
+    );
+    let texts = run.texts();
+    assert!(
+        texts.len() == 1 && texts[0].contains("Process exited with code 0"),
+        "{texts:?}"
+    );
 }
 
 /// Codex's `exec_command` asking to run `touch FILE` outside the sandbox (an approval).

@@ -751,12 +751,23 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
 /// declares elicitation) against `ask-user mcp ARGS` over stdio; its JSON report.
 async fn mcp_client(server_args: &[&str], token: &str, arguments: &str) -> Value {
     let python = repo_root().join(".venv/bin/python");
+    mcp_client_with(Command::new(python), server_args, token, arguments).await
+}
+
+/// [`mcp_client`] run by `python` (a command whose environment the caller chose).
+async fn mcp_client_with(
+    mut python: Command,
+    server_args: &[&str],
+    token: &str,
+    arguments: &str,
+) -> Value {
+    let program = Path::new(python.get_program()).to_path_buf();
     assert!(
-        python.exists(),
+        program.exists(),
         "{} is missing: run scripts/setup",
-        python.display()
+        program.display()
     );
-    let child = Command::new(python)
+    let child = python
         .arg(repo_root().join("crates/mcp/tests/mcp_client.py"))
         .args(["--mode", "legacy", "--arguments", arguments])
         // The client would accept any form: with `--hub` alone none may be shown.
@@ -890,6 +901,155 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
         String::from_utf8_lossy(&out.stderr).trim_end(),
         "ask-user: --hub needs the agent's token: ASK_USER_HUB_TOKEN or --hub-token-file FILE (ask-user hub token add NAME prints one)"
     );
+}
+
+/// Waits until a card of `agent` is open in the inbox; the inbox's state then.
+async fn until_card_of(url: &str, cookie: &str, agent: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let state = inbox(url, cookie).await;
+        if state["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["agent"] == agent)
+        {
+            return state;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{agent}'s card never showed: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One machine, one card: the hub quick start on one machine — `hub serve`, `ask --hub` and
+/// `mcp --hub` all on the default store of one HOME — lists each question once in the hub's
+/// inbox, as the token's (never also the agent's own local record as an "unknown agent"), open
+/// and then in the history; the agent prints the answer given on that card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let out = ask_user_at(home)
+        .args(["hub", "token", "add", "laptop"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tok = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let mut child = ask_user_at(home)
+        .args(["hub", "serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = served_url(&mut child, DEADLINE);
+    let hub = Hub { child, url };
+    let out = ask_user_at(home)
+        .args(["hub", "login-link"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let resp = http()
+        .post(&link)
+        .header("Origin", &hub.url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let cookie = cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .trim_start_matches("ask_user_hub=")
+        .to_owned();
+
+    // The agent's local record is written before its question is posted to the hub: once the
+    // token's card is listed, a local record in the hub's store would be listed too.
+    // 1. `ask-user ask --hub` (the agent's store not named: the default one).
+    let mut agent = ask_user_at(home)
+        .args(["ask", "--hub", &hub.url])
+        .env("ASK_USER_HUB_TOKEN", &tok)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        agent
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(QUESTION.as_bytes())
+            .unwrap();
+    }
+    let agent = Agent { child: agent };
+    let state = until_card_of(&hub.url, &cookie, "laptop").await;
+    let open = state["open"].as_array().unwrap();
+    assert_eq!(
+        (open.len(), &state["open_total"]),
+        (1, &json!(1)),
+        "one question, one card: {state}"
+    );
+    let id = open[0]["id"].as_i64().unwrap();
+    let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
+    assert_eq!((status, body), (200, json!({"sent": true})));
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    let state = inbox(&hub.url, &cookie).await;
+    let history = state["history"].as_array().unwrap();
+    assert_eq!(
+        history
+            .iter()
+            .map(|c| (&c["agent"], &c["state"]))
+            .collect::<Vec<_>>(),
+        vec![(&json!("laptop"), &json!("answered"))],
+        "one card in the history too: {state}"
+    );
+
+    // 2. `ask-user mcp --hub` (what `setup claude-code --hub` installs), the same HOME.
+    let mut python = Command::new(repo_root().join(".venv/bin/python"));
+    python
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"));
+    let hub_url = hub.url.clone();
+    let client = tokio::spawn(async move {
+        mcp_client_with(python, &["mcp", "--hub", &hub_url], &tok, QUESTION).await
+    });
+    let state = until_card_of(&hub.url, &cookie, "laptop").await;
+    let open = state["open"].as_array().unwrap();
+    assert_eq!(
+        (open.len(), &state["open_total"]),
+        (1, &json!(1)),
+        "one question, one card: {state}"
+    );
+    let id = open[0]["id"].as_i64().unwrap();
+    let (status, body) = human_answer(&hub.url, &cookie, id, "No").await;
+    assert_eq!((status, body), (200, json!({"sent": true})));
+    let out = client.await.unwrap();
+    assert_eq!(
+        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
+        "{out}"
+    );
+    let state = inbox(&hub.url, &cookie).await;
+    assert_eq!(state["history"].as_array().unwrap().len(), 2, "{state}");
 }
 
 /// An agent's hub on Postgres that cannot reach Postgres for a while (docs/contract.md §9

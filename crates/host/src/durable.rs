@@ -60,9 +60,11 @@ const FOLLOW_RETRY: Duration = Duration::from_secs(1);
 pub struct StoreArgs {
     /// Where asks are kept: sqlite:PATH, postgres://…, or memory.
     ///
-    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
-    /// that cannot be opened, a warning and a memory store. A store named here that cannot be
-    /// used is fatal, before any question is shown.
+    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME), or
+    /// via-hub.sqlite3 beside it when asking through a hub without `--via inbox` (the hub holds
+    /// the question; a hub serving the default store lists it once); when that cannot be
+    /// opened, a warning and a memory store. A store named here that cannot be used is fatal,
+    /// before any question is shown.
     /// (A postgres:// URL may hold a password: `--help` never prints the environment's value.)
     #[cfg_attr(
         feature = "clap",
@@ -76,6 +78,33 @@ pub struct StoreArgs {
     /// Without it the scope is $ASK_USER_SESSION (when set), the working directory and the user.
     #[cfg_attr(feature = "clap", arg(long, value_name = "KEY", env = KEY_ENV))]
     pub key: Option<String>,
+}
+
+/// Which file holds a call's asks when no store is named (`--store`, `ASK_USER_STORE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultStore {
+    /// The default store ([`ask_user_store::default_sqlite_path`]): the one `ask-user inbox`,
+    /// `history` and a `hub serve` on this machine read.
+    Shared,
+    /// A call asked through a hub and through no local inbox keeps its own record of the ask
+    /// beside it, in [`ask_user_store::default_sqlite_path_through_hub`]: the hub holds the
+    /// question the human sees, so a hub serving the default store on the same machine lists
+    /// it once, as the token's (docs/decisions.md "One machine, one card").
+    ThroughHub,
+}
+
+impl DefaultStore {
+    /// The default of a call whose answerers are `via` (the names as built), `through_hub`
+    /// when the hub is one of them: [`DefaultStore::ThroughHub`] unless `inbox` is named too
+    /// (`ask-user inbox` reads the shared store).
+    #[must_use]
+    pub fn of_call(through_hub: bool, via: &[String]) -> DefaultStore {
+        if through_hub && !via.iter().any(|v| v.trim() == "inbox") {
+            DefaultStore::ThroughHub
+        } else {
+            DefaultStore::Shared
+        }
+    }
 }
 
 /// The warning (on stderr, once) when the default store cannot be opened; `{path}` and
@@ -103,12 +132,20 @@ impl StoreArgs {
     /// Every open also runs the store's retention ([`sweep`]): detached asks whose grace ran
     /// out are withdrawn, closed asks past the audit period are purged.
     pub async fn open(&self) -> Result<Store, String> {
-        let store = self.open_only().await?;
+        self.open_for(DefaultStore::Shared).await
+    }
+
+    /// [`StoreArgs::open`], with `default` the file used when no store is named.
+    ///
+    /// # Errors
+    /// The text of [`explicit_store_error`].
+    pub async fn open_for(&self, default: DefaultStore) -> Result<Store, String> {
+        let store = self.open_only(default).await?;
         sweep(&store).await;
         Ok(store)
     }
 
-    async fn open_only(&self) -> Result<Store, String> {
+    async fn open_only(&self, default: DefaultStore) -> Result<Store, String> {
         if let Some(url) = self
             .store
             .as_ref()
@@ -119,7 +156,11 @@ impl StoreArgs {
                 explicit_store_error(&ask_user_store::url_for_messages(url), &e.to_string())
             });
         }
-        let opened = match ask_user_store::default_sqlite_path() {
+        let path = match default {
+            DefaultStore::Shared => ask_user_store::default_sqlite_path(),
+            DefaultStore::ThroughHub => ask_user_store::default_sqlite_path_through_hub(),
+        };
+        let opened = match path {
             Ok(path) => match Store::open_sqlite(&path).await {
                 Ok(store) => Ok(store),
                 Err(e) => Err((path.display().to_string(), e.to_string())),

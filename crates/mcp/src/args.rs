@@ -75,9 +75,11 @@ pub struct McpArgs {
     /// leaves its ask open there (detached) for a retry of the same call, the web page and
     /// `ask-user inbox`.
     ///
-    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME); when
-    /// that cannot be opened, a warning and a memory store. A store named here that cannot be
-    /// used is fatal, before the server starts. Not used with --answers.
+    /// Default: the SQLite file ~/.local/state/ask-user/store.sqlite3 ($XDG_STATE_HOME), or
+    /// via-hub.sqlite3 beside it with --hub (the hub holds the question; a hub serving the
+    /// default store lists it once); when that cannot be opened, a warning and a memory store.
+    /// A store named here that cannot be used is fatal, before the server starts. Not used
+    /// with --answers.
     #[arg(
         long,
         value_name = "URL",
@@ -153,6 +155,12 @@ impl McpArgs {
         };
         let journal = self.host.open_journal()?.map(Arc::new);
         // Scripted answers (`--answers`) involve no human and keep nothing: no store.
+        // Through a hub, the local record is kept beside the default store, not in it (a hub
+        // serving that store on this machine would list the question twice).
+        let default = ask_user_host::durable::DefaultStore::of_call(
+            self.hub.given(),
+            &ask_user_via::hub_args::via_names(self.hub.given(), &self.via),
+        );
         let store = match &self.answers {
             Some(_) => None,
             None => Some(
@@ -160,7 +168,7 @@ impl McpArgs {
                     store: self.store.clone(),
                     key: None,
                 }
-                .open()
+                .open_for(default)
                 .await
                 .map_err(RunError::Store)?,
             ),

@@ -112,6 +112,15 @@ pub enum LoopError {
         #[source]
         source: reqwest::Error,
     },
+    /// The endpoint is `https://` but the HTTP client has no TLS (this crate turns on no TLS
+    /// feature of reqwest): not retried, since sending again cannot succeed.
+    #[error(
+        "the endpoint {url} is https, but this build's HTTP client has no TLS: enable reqwest's `rustls` (or `native-tls`) feature in your application, or pass a client with TLS to AgentLoop::with_http"
+    )]
+    NoTls {
+        /// The chat-completions URL.
+        url: String,
+    },
     /// The endpoint answered with an error status.
     #[error("the endpoint answered {status}: {body}")]
     Status {
@@ -386,14 +395,16 @@ impl AgentLoop {
     /// `Retry-After`, when it sent one in seconds).
     async fn complete(&self, body: &Value) -> Result<Value, (LoopError, Option<Duration>)> {
         let url = self.endpoint.url();
-        let http = |source| {
-            (
+        let http = |source: reqwest::Error| {
+            let error = if url.starts_with("https://") && lacks_tls(&source) {
+                LoopError::NoTls { url: url.clone() }
+            } else {
                 LoopError::Http {
                     url: url.clone(),
                     source,
-                },
-                None,
-            )
+                }
+            };
+            (error, None)
         };
         let response = self
             .http
@@ -429,6 +440,22 @@ impl AgentLoop {
             _ => Ok(choice.message),
         }
     }
+}
+
+/// The text hyper-util's connector gives (somewhere in the error's sources) when it is asked for
+/// an `https` URL and reqwest was built without TLS.
+const NO_TLS_TEXT: &str = "scheme is not http";
+
+/// Whether `error` says the client cannot speak TLS (see [`NO_TLS_TEXT`]).
+fn lacks_tls(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.to_string().contains(NO_TLS_TEXT) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 fn tool_calls(message: &Value) -> Result<Vec<ToolCall>, LoopError> {
@@ -503,4 +530,58 @@ async fn answer_call(
         unknown_tool_text(&call.function.name)
     };
     json!({"role": "tool", "tool_call_id": call.id, "content": content})
+}
+
+#[cfg(test)]
+mod no_tls_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// An error and its source, as reqwest wraps hyper-util's connector error.
+    #[derive(Debug)]
+    struct Wrapped(&'static str, Option<Box<Wrapped>>);
+
+    impl fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
+    /// The chain a reqwest built without TLS returns for an `https` URL (its text as
+    /// hyper-util 0.1 writes it). A stand-in: this workspace's test builds always have TLS
+    /// (its dev-dependencies turn on reqwest's `rustls`), so a client without it cannot run
+    /// here; the loop's own retry test shows a real connection error is still retried.
+    #[test]
+    fn a_client_without_tls_is_named_at_once() {
+        let chain = Wrapped(
+            "error sending request",
+            Some(Box::new(Wrapped(
+                "client error (Connect)",
+                Some(Box::new(Wrapped("invalid URL, scheme is not http", None))),
+            ))),
+        );
+        assert!(lacks_tls(&chain));
+        assert!(!lacks_tls(&Wrapped(
+            "error sending request",
+            Some(Box::new(Wrapped(
+                "tcp connect error: Connection refused",
+                None
+            )))
+        )));
+        let error = LoopError::NoTls {
+            url: "https://api.example/chat/completions".to_owned(),
+        };
+        assert!(!error.is_transient(), "sending again cannot succeed");
+        assert_eq!(
+            error.to_string(),
+            "the endpoint https://api.example/chat/completions is https, but this build's HTTP client has no TLS: enable reqwest's `rustls` (or `native-tls`) feature in your application, or pass a client with TLS to AgentLoop::with_http"
+        );
+    }
 }

@@ -157,6 +157,21 @@ pub fn default_sqlite_path() -> Result<PathBuf> {
     default_sqlite_path_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
 }
 
+/// The default store file of a call asked through a hub: `via-hub.sqlite3` beside
+/// [`default_sqlite_path`]. The call's own record of its ask (the race's recorder, what its
+/// retry re-attaches to) is kept there rather than in the file a `hub serve` on the same
+/// machine serves, whose inbox would otherwise list the question twice: once as the hub's ask
+/// and once as this local record (docs/decisions.md "One machine, one card").
+///
+/// # Errors
+/// [`Error::NoStateDir`] when neither variable gives an absolute directory.
+pub fn default_sqlite_path_through_hub() -> Result<PathBuf> {
+    default_sqlite_path().map(|path| path.with_file_name(THROUGH_HUB_FILE))
+}
+
+/// The file name of [`default_sqlite_path_through_hub`].
+pub const THROUGH_HUB_FILE: &str = "via-hub.sqlite3";
+
 /// [`default_sqlite_path`] from given variable values (testable without touching the
 /// environment).
 ///

@@ -156,6 +156,128 @@ impl Lab {
     }
 }
 
+/// `ask-user hub serve` on `store`, inside `ns` (the hosts' loopback-only namespace), as the
+/// lab's user; the hub and the URL it serves on.
+pub(crate) struct LabHub {
+    _child: Group,
+    pub(crate) url: String,
+    store: String,
+}
+
+impl Lab {
+    /// Starts a hub on the lab's `hub.sqlite3` in `ns`, with an agent token `name` written to
+    /// `hub.token` (mode 0600; hooks read it with `--hub-token-file`, never argv).
+    pub(crate) fn hub(&self, ns: &Netns, name: &str) -> LabHub {
+        let store = format!("sqlite:{}", self.path("hub.sqlite3").display());
+        let token = self.ask_user(&["hub", "token", "add", name, "--store", &store]);
+        let file = self.write("hub.token", token.trim());
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        let mut command = ns.command(BIN);
+        self.user_env(&mut command)
+            .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = Group(command.spawn().unwrap());
+        let mut reader = BufReader::new(child.0.stderr.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            assert!(
+                reader.read_line(&mut line).unwrap() > 0,
+                "the hub ended before serving"
+            );
+            if let Some(i) = line.find("serving on ") {
+                break line[i + 11..].split(' ').next().unwrap().trim().to_owned();
+            }
+        };
+        // The rest of its log is drained so the hub never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        LabHub {
+            _child: child,
+            url,
+            store,
+        }
+    }
+}
+
+impl LabHub {
+    /// The human on the hub's inbox, over the page's own endpoints (with `curl` inside `ns`,
+    /// the only place the hub can be reached): signs in with a fresh login link, waits for one
+    /// open ask, and answers it with `answers`; the ask as the inbox showed it and the reply.
+    pub(crate) fn human_answers(&self, lab: &Lab, ns: &Netns, answers: Value) -> (Value, Value) {
+        let link = lab.ask_user(&[
+            "hub",
+            "login-link",
+            "--store",
+            &self.store,
+            "--url",
+            &self.url,
+        ]);
+        let curl = |args: &[&str]| {
+            let out = ns
+                .command("curl")
+                .env("PATH", PATH)
+                .args(["-sS", "--max-time", "30"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "curl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let origin = format!("Origin: {}", self.url);
+        let signed_in = curl(&["-i", "-X", "POST", "-H", &origin, link.trim()]);
+        let cookie = signed_in
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .starts_with("set-cookie:")
+                    .then(|| l[11..].trim())
+            })
+            .and_then(|c| c.split(';').next())
+            .unwrap_or_else(|| panic!("no session cookie: {signed_in}"))
+            .to_owned();
+        let cookie = format!("Cookie: {cookie}");
+        let start = Instant::now();
+        let ask = loop {
+            let state: Value = serde_json::from_str(&curl(&[
+                "-H",
+                &cookie,
+                &format!("{}/inbox/state", self.url),
+            ]))
+            .unwrap();
+            if let Some(ask) = state["open"].as_array().and_then(|o| o.first()) {
+                break ask.clone();
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "no ask reached the hub: {state}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        };
+        let reply = curl(&[
+            "-X",
+            "POST",
+            "-H",
+            &cookie,
+            "-H",
+            &origin,
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            &json!({ "answers": answers }).to_string(),
+            &format!("{}/inbox/asks/{}/answer", self.url, ask["id"]),
+        ]);
+        (ask, serde_json::from_str(&reply).unwrap())
+    }
+}
+
 /// What the fake model does: call `tool` with `arguments`; when a result holds `still_open`,
 /// call it again, up to `retries` times.
 pub(crate) struct Turn {
@@ -218,6 +340,11 @@ impl HostRun {
 }
 
 impl Running {
+    /// The network namespace the host runs in.
+    pub(crate) fn ns(&self) -> &Netns {
+        &self._ns
+    }
+
     /// Waits until the fake model has received `n` tool results (the host is still running).
     pub(crate) fn wait_records(&self, n: usize) {
         let start = Instant::now();
@@ -292,9 +419,14 @@ fn fake_model(ns: &Netns, dir: &Path, turn: &Turn) -> (Group, u16) {
     (child, port)
 }
 
-fn start(lab: &Lab, host: Host, turn: &Turn, configure: impl FnOnce(&mut Command, u16)) -> Running {
+fn start_in(
+    lab: &Lab,
+    ns: Netns,
+    host: Host,
+    turn: &Turn,
+    configure: impl FnOnce(&mut Command, u16),
+) -> Running {
     let dir = lab.next_run();
-    let ns = Netns::new();
     let (fake, port) = fake_model(&ns, &dir, turn);
     let mut command = ns.command(host_bin(host));
     lab.user_env(&mut command)
@@ -316,7 +448,12 @@ fn start(lab: &Lab, host: Host, turn: &Turn, configure: impl FnOnce(&mut Command
 
 /// Starts `claude -p` with `flags` for `turn` (the user's settings are the lab's HOME).
 pub(crate) fn claude(lab: &Lab, turn: &Turn, flags: &[&str]) -> Running {
-    start(lab, Host::ClaudeCode, turn, |command, port| {
+    claude_in(lab, Netns::new(), turn, flags)
+}
+
+/// [`claude`] in `ns` (where a hub of the test already runs).
+pub(crate) fn claude_in(lab: &Lab, ns: Netns, turn: &Turn, flags: &[&str]) -> Running {
+    start_in(lab, ns, Host::ClaudeCode, turn, |command, port| {
         command
             .args(["-p", PROMPT, "--output-format", "text"])
             .args(flags)
@@ -366,7 +503,12 @@ env_key = "FAKE_MODEL_API_KEY"
 /// for escalation is a permission request, which the `PermissionRequest` hooks of
 /// `$CODEX_HOME/hooks.json` decide first) and hook trust bypassed for this run.
 pub(crate) fn codex(lab: &Lab, turn: &Turn) -> Running {
-    start(lab, Host::Codex, turn, |command, port| {
+    codex_in(lab, Netns::new(), turn)
+}
+
+/// [`codex`] in `ns` (where a hub of the test already runs).
+pub(crate) fn codex_in(lab: &Lab, ns: Netns, turn: &Turn) -> Running {
+    start_in(lab, ns, Host::Codex, turn, |command, port| {
         codex_config(lab, port);
         command
             .args([

@@ -41,11 +41,16 @@ pub(crate) fn bin() -> &'static str {
 /// tests' own (never the developer's, never an inherited `ASK_USER_*`), and a plain `PATH`.
 /// Each caller adds only what its process needs (a store, a token).
 pub(crate) fn ask_user() -> Command {
-    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hub-tests-home");
+    ask_user_at(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("hub-tests-home"))
+}
+
+/// [`ask_user`] with `home` as its home (and its config/state/data directories under it): a
+/// test whose processes share a default store of their own.
+pub(crate) fn ask_user_at(home: &Path) -> Command {
     let mut cmd = Command::new(bin());
     cmd.env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_DATA_HOME", home.join("data"));
