@@ -224,6 +224,10 @@ struct Card {
     /// When the agent's budget runs out (Unix ms), while open: the page counts down to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     deadline: Option<i64>,
+    /// The idempotency id of the submission that closed it, when it came with one: the page
+    /// whose own submission it was says "sent", even when it never got the response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission: Option<String>,
     #[serde(flatten)]
     view: AskView,
     /// Who asks, who answered and what, as the page shows them (the shared rule, applied
@@ -319,6 +323,10 @@ fn card(rec: &AskRecord, view: AskView) -> Card {
         closed_at: rec.closed.as_ref().map(|c| c.at.0),
         questions,
         deadline: None,
+        submission: rec.closed.as_ref().and_then(|c| match &c.outcome {
+            Outcome::Answered { by, .. } | Outcome::Dismissed { by } => by.submission.clone(),
+            _ => None,
+        }),
         view,
         shown,
     }
@@ -466,15 +474,22 @@ struct AnswerBody {
     answers: Vec<ask_user_core::AnswerItem>,
 }
 
-/// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won, 409 with the
-/// outcome that counted otherwise.
+/// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won — or when what the
+/// store holds is this very submission, taken by an earlier try of it whose response was lost
+/// (same idempotency id, same decision: [`Outcome::is_submission_of`]) — 409 with the outcome
+/// that counted otherwise.
 async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
+    let sent = || axum::Json(serde_json::json!({ "sent": true })).into_response();
     match hub
         .store
         .record_outcome(id, &outcome, Timestamp::now())
         .await
     {
-        Ok(Recorded::Won) => axum::Json(serde_json::json!({ "sent": true })).into_response(),
+        Ok(Recorded::Won) => sent(),
+        Ok(Recorded::Lost(closed)) if closed.outcome.is_submission_of(&outcome) => {
+            tracing::info!("ask {id}: a retried submission that was taken before");
+            sent()
+        }
         Ok(Recorded::Lost(_)) => match hub.store.get(id).await {
             Ok(rec) => {
                 let counted = match RevokedTokens::load(&hub.store).await {
@@ -497,11 +512,35 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
     }
 }
 
-fn responder() -> Responder {
+/// The header a submission's idempotency id comes in (one id per act of the human's, the
+/// same on each retry of it).
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The longest idempotency id taken.
+const MAX_IDEMPOTENCY_KEY: usize = 128;
+
+/// The submission's idempotency id ([`IDEMPOTENCY_KEY`]), when given; a 400 when it is not
+/// 1–128 visible ASCII characters.
+fn submission(headers: &axum::http::HeaderMap) -> Result<Option<String>, Box<Response>> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    let key = value.as_bytes();
+    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY || !key.iter().all(u8::is_ascii_graphic) {
+        return Err(Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "Idempotency-Key must be 1 to 128 visible ASCII characters",
+        )));
+    }
+    Ok(Some(String::from_utf8_lossy(key).into_owned()))
+}
+
+fn responder(submission: Option<String>) -> Responder {
     Responder {
         answerer: "hub".to_owned(),
         channel: None,
         user: None,
+        submission,
     }
 }
 
@@ -509,8 +548,13 @@ async fn answer(
     State(hub): State<Arc<Hub>>,
     _human: Human,
     Path(id): Path<i64>,
+    headers: axum::http::HeaderMap,
     body: Result<axum::Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    let submission = match submission(&headers) {
+        Ok(s) => s,
+        Err(refused) => return *refused,
+    };
     let axum::Json(body) = match body {
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
@@ -541,12 +585,28 @@ async fn answer(
         rec.id,
         Outcome::Answered {
             answer,
-            by: responder(),
+            by: responder(submission),
         },
     )
     .await
 }
 
-async fn dismiss(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) -> Response {
-    record(&hub, AskId(id), Outcome::Dismissed { by: responder() }).await
+async fn dismiss(
+    State(hub): State<Arc<Hub>>,
+    _human: Human,
+    Path(id): Path<i64>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let submission = match submission(&headers) {
+        Ok(s) => s,
+        Err(refused) => return *refused,
+    };
+    record(
+        &hub,
+        AskId(id),
+        Outcome::Dismissed {
+            by: responder(submission),
+        },
+    )
+    .await
 }

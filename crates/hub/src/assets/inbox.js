@@ -52,11 +52,21 @@
   const agentOf = (ask) => (ask.shown && ask.shown.agent) || "unknown agent";
   const questionsOf = (ask) => (Array.isArray(ask.questions) ? ask.questions : []);
 
-  async function post(path, body) {
+  /** A fresh idempotency id: one per act of the human's, sent again on each retry of it, so
+   * a retry whose first try was taken (its response lost) is told "sent". */
+  function submissionId() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+
+  async function post(path, body, key) {
+    const headers = { "Content-Type": "application/json" };
+    if (key) headers["Idempotency-Key"] = key;
     const r = await fetch(path, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json" },
+      headers,
       body: JSON.stringify(body || {}),
     });
     let data = {};
@@ -138,9 +148,15 @@
     entry.sending = true;
     entry.form.querySelector(".error").hidden = true;
     for (const b of entry.form.querySelectorAll(".actions button, .quick")) b.disabled = true;
+    // The same id on every try of this card's submission (a click again after "try again").
+    if (!entry.submission) entry.submission = submissionId();
+    entry.sentKind = sentKind;
     let r;
-    try { r = await post(path, body); } catch (_) { r = { status: 0, data: {} }; }
+    try { r = await post(path, body, entry.submission); } catch (_) { r = { status: 0, data: {} }; }
     entry.sending = false;
+    // Closed meanwhile by the live stream, which said what happened (this submission taken:
+    // "sent", see closeGone).
+    if (entry.closed) return;
     if (r.status === 200 && r.data.sent) {
       entry.here = true;
       closeEntry(entry, sentKind, null, null);
@@ -369,6 +385,13 @@
     if (item.entry && item.entry.closed) return; // closed in place already
     if (!item.shown) { asks.delete(id); return; }
     const view = history.find((h) => h.id === id);
+    // This page's own submission closed it (its response lost or not here yet): "sent".
+    if (view && view.submission && item.entry.submission === view.submission) {
+      item.entry.here = true;
+      closeEntry(item.entry, item.entry.sentKind || "answered-here", null, null);
+      document.getElementById("flash").textContent = "sent to " + agentOf(item.ask);
+      return;
+    }
     closeEntry(item.entry, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
     if (view && view.state === "revoked") {
       item.entry.form.querySelector(".closed-icon").textContent = STATE.revoked[0];
