@@ -1475,3 +1475,45 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
     let (code, _, err) = agent.finish();
     assert_ne!(code, 0, "dismissed: {err}");
 }
+
+/// Offer (c) on the hub's page (docs/contract.md §8 "No answer the human did not give to this
+/// call"): the same agent asks the same question again after the human's answer to the first
+/// was delivered. The second is a new, open question — nothing answers it by its content — and
+/// its card offers the earlier answer as one tap, "Send the same answer again (given HH:MM:
+/// Yes)". The human taps it (in Chromium): that is their answer to this ask, and the agent
+/// prints it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let tok = token(&store, "laptop-claude");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let agent = Agent::start(&hub.url, &tok, "first");
+    let first = wait_open(&hub.url, &cookie, 1).await[0];
+    let (status, _) = human_answer(&hub.url, &cookie, first, "Yes").await;
+    assert_eq!(status, 200);
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+
+    let agent = Agent::start(&hub.url, &tok, "again");
+    let second = wait_open(&hub.url, &cookie, 1).await[0];
+    assert_ne!(second, first, "asked anew");
+    let link = login_link(&store, &hub.url);
+    let seen = browser(&["again", &link]);
+    let offer = seen["offer"].as_str().unwrap();
+    let time = offer
+        .strip_prefix("Send the same answer again (given ")
+        .and_then(|rest| rest.strip_suffix(": Yes)"))
+        .unwrap_or_else(|| panic!("the offer: {seen}"));
+    assert!(
+        time.len() == 5 && time.as_bytes()[2] == b':',
+        "a time of day: {seen}"
+    );
+    assert_eq!(seen["openBefore"], json!(true), "{seen}");
+    assert_eq!(seen["note"], "sent to laptop-claude");
+    assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+}

@@ -228,6 +228,9 @@ struct Card {
     /// whose own submission it was says "sent", even when it never got the response.
     #[serde(skip_serializing_if = "Option::is_none")]
     submission: Option<String>,
+    /// While open: the answer given to the same question before, offered to send again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous: Option<Previous>,
     #[serde(flatten)]
     view: AskView,
     /// Who asks, who answered and what, as the page shows them (the shared rule, applied
@@ -252,29 +255,7 @@ struct CardShown {
 impl CardShown {
     fn of(rec: &AskRecord, view: &AskView) -> Self {
         let line = |s: &Option<String>| s.as_deref().map(display_line);
-        let answers = view
-            .answers
-            .as_ref()
-            .and_then(|a| a["answers"].as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|a| {
-                        let selected: Vec<String> = a["selected"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(serde_json::Value::as_str)
-                            .map(shown_label)
-                            .collect();
-                        let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
-                        if let Some(c) = a["custom"].as_str() {
-                            shown["custom"] = serde_json::Value::String(display_line(c));
-                        }
-                        shown
-                    })
-                    .collect::<serde_json::Value>()
-            });
+        let answers = view.answers.as_ref().and_then(shown_answers);
         CardShown {
             agent: line(&rec.asker.agent),
             project: line(&rec.asker.project),
@@ -286,25 +267,123 @@ impl CardShown {
     }
 }
 
+/// Answers (`{"answers":[…]}`) as the page shows them: `[{"id","selected":[label…],"custom"?}]`
+/// with each label as its option shows it.
+fn shown_answers(answers: &serde_json::Value) -> Option<serde_json::Value> {
+    answers["answers"].as_array().map(|items| {
+        items
+            .iter()
+            .map(|a| {
+                let selected: Vec<String> = a["selected"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(shown_label)
+                    .collect();
+                let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
+                if let Some(c) = a["custom"].as_str() {
+                    shown["custom"] = serde_json::Value::String(display_line(c));
+                }
+                shown
+            })
+            .collect::<serde_json::Value>()
+    })
+}
+
 /// What the page needs beside an ask's record to show it: the revoked tokens and the agents'
 /// deadlines.
 struct Shown<'a> {
     revoked: RevokedTokens,
     hub: &'a Hub,
+    /// The newest answer delivered for each (namespace, request hash) among the recent closed
+    /// asks: what an identical question's card offers to send again.
+    previous: std::collections::HashMap<(String, String), Previous>,
 }
+
+/// An answer the human gave to the same question before (same agent token, same request),
+/// delivered to its agent: offered on an open card as one tap, "Send the same answer again
+/// (given 10:42: Yes)" — the human's own act for this ask (docs/contract.md §8 "No answer the
+/// human did not give to this call").
+#[derive(Debug, Clone, Serialize)]
+struct Previous {
+    /// Always `answered` (the page's summary reads it).
+    state: &'static str,
+    /// When it was given (Unix ms).
+    closed_at: i64,
+    /// The answers, as the page sends them again.
+    answers: serde_json::Value,
+    /// The answers as the page shows them.
+    shown: PreviousShown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct PreviousShown {
+    answers: serde_json::Value,
+}
+
+/// How many recent closed asks are looked through for an answer given before.
+const PREVIOUS_LOOKBACK: u32 = 200;
 
 impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
-        match RevokedTokens::load(&hub.store).await {
-            Ok(revoked) => Ok(Shown { revoked, hub }),
-            Err(e) => Err(crate::auth::store_down(&e)),
+        let revoked = match RevokedTokens::load(&hub.store).await {
+            Ok(revoked) => revoked,
+            Err(e) => return Err(crate::auth::store_down(&e)),
+        };
+        let recent = match hub
+            .store
+            .history(HistoryPage {
+                after: None,
+                limit: PREVIOUS_LOOKBACK,
+            })
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Err(crate::auth::store_down(&e)),
+        };
+        let mut previous = std::collections::HashMap::new();
+        for rec in recent {
+            let Some(closed) = &rec.closed else { continue };
+            let Outcome::Answered { answer, .. } = &closed.outcome else {
+                continue;
+            };
+            if rec.delivered_at.is_none() {
+                continue;
+            }
+            let Some(shown) = shown_answers(answer) else {
+                continue;
+            };
+            let key = (
+                rec.key.namespace().as_str().to_owned(),
+                rec.key.request_hash().to_owned(),
+            );
+            // Newest first: the first seen is the latest given.
+            previous.entry(key).or_insert_with(|| Previous {
+                state: "answered",
+                closed_at: closed.at.0,
+                answers: answer.clone(),
+                shown: PreviousShown { answers: shown },
+            });
         }
+        Ok(Shown {
+            revoked,
+            hub,
+            previous,
+        })
     }
 
     fn card(&self, rec: &AskRecord) -> Card {
         let mut card = card(rec, self.revoked.view(rec));
         if rec.is_open() {
             card.deadline = self.hub.deadlines.get(rec.id);
+            card.previous = self
+                .previous
+                .get(&(
+                    rec.key.namespace().as_str().to_owned(),
+                    rec.key.request_hash().to_owned(),
+                ))
+                .cloned();
         }
         card
     }
@@ -327,6 +406,7 @@ fn card(rec: &AskRecord, view: AskView) -> Card {
             Outcome::Answered { by, .. } | Outcome::Dismissed { by } => by.submission.clone(),
             _ => None,
         }),
+        previous: None,
         view,
         shown,
     }

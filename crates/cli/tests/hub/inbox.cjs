@@ -5,6 +5,8 @@
 //       (with `cut`: the first answer's request reaches the hub, its response is cut — the
 //       connection reset — the page's reads of what changed are held meanwhile, and the human
 //       clicks Send again when the card says to try again)
+//   node inbox.cjs again <login-link>                   sign in; on the only open card, read the
+//       "Send the same answer again" button, then tap it
 //   node inbox.cjs screens <login-link> <dir> <count>   sign in, wait for <count> asks, screenshots
 //   node inbox.cjs countdown <login-link> <hub-url>     sign in, read the only card's countdown,
 //       type an own answer, then time the ask out as its agent would (DELETE
@@ -90,6 +92,22 @@ async function main() {
     // The cut request's own console line is the cut, not a page error.
     const errors = page.errors.filter((e) => !(cut && e.includes('ERR_CONNECTION_RESET')));
     console.log('RESULT ' + JSON.stringify({ agent, note, sent, history, cut, errors }));
+    await close();
+  } else if (mode === 'again') {
+    const { context, close } = await launch({ width: 390, height: 844 });
+    const page = await signIn(context, link);
+    const card = page.locator('article.card').first();
+    await card.waitFor({ timeout: 60000 });
+    const button = card.locator('button.send-again');
+    await button.waitFor({ timeout: 60000 });
+    const offer = await button.textContent();
+    // Nothing is sent by showing it: the card is still open.
+    const openBefore = !(await card.locator('form.is-closed').count());
+    await button.click();
+    const flash = page.locator('#flash', { hasText: 'sent' });
+    await flash.waitFor({ timeout: 60000 });
+    const sent = await card.locator('.sent li').allTextContents();
+    console.log('RESULT ' + JSON.stringify({ offer, openBefore, note: await flash.textContent(), sent, errors: page.errors }));
     await close();
   } else if (mode === 'screens') {
     const shots = [];
