@@ -490,6 +490,7 @@ impl Telegram {
                         answerer: crate::ANSWERER.to_owned(),
                         channel: Some(NAME.to_owned()),
                         user: user.map(|u| u.to_string()),
+                        submission: None,
                     },
                 };
                 match store.record_outcome(ask, &outcome, Timestamp::now()).await {

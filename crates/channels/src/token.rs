@@ -318,6 +318,7 @@ impl Tokens {
                 answerer: ANSWERER.to_owned(),
                 channel: Some(t.channel),
                 user: user.or(t.user),
+                submission: None,
             },
         };
         match self

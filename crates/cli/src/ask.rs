@@ -39,7 +39,7 @@ pub(crate) fn run(args: AskArgs) -> Ended {
     let hub = match &args.answers {
         Some(_) => None,
         None => match crate::hub::client_config(&args.hub, args.store.key.as_deref()) {
-            Ok(hub) => hub,
+            Ok(hub) => hub.map(with_test_patience),
             Err(message) => return Ended::Usage(message),
         },
     };
@@ -192,6 +192,22 @@ pub(crate) const SECOND_SIGNAL_LOG: &str = "a second signal now ends the process
 /// feature, see `ask_user_store::knobs`): lengthens [`EXIT_BOUND`] to this many milliseconds,
 /// so a test can tell the second signal's exit from the bound's.
 pub(crate) const EXIT_BOUND_TEST_ENV: &str = "ASK_USER_TEST_EXIT_BOUND_MS";
+
+/// **Test only** (a test knob, like [`EXIT_BOUND_TEST_ENV`]): shortens the hub's first-post
+/// patience (`HubClientConfig::first_post_patience`, 30 s) to this many milliseconds, so a test
+/// can keep a hub down past it without waiting 30 s.
+pub(crate) const HUB_PATIENCE_TEST_ENV: &str = "ASK_USER_TEST_HUB_PATIENCE_MS";
+
+/// `hub` with the [`HUB_PATIENCE_TEST_ENV`] knob applied (a test build only).
+fn with_test_patience(
+    mut hub: ask_user_hub_client::HubClientConfig,
+) -> ask_user_hub_client::HubClientConfig {
+    if let Some(ms) = ask_user_store::knobs::var(HUB_PATIENCE_TEST_ENV).and_then(|v| v.parse().ok())
+    {
+        hub.first_post_patience = std::time::Duration::from_millis(ms);
+    }
+    hub
+}
 
 /// Ends the process with `ASK_ABORTED`'s status (130), whatever it is doing: the exit bound.
 /// `why` completes stderr's line: `a second signal` or `2 s after the first signal`.

@@ -549,11 +549,17 @@ struct Rerun {
 
 impl Rerun {
     fn start(hub: &str, token: &str, extra: &[&str]) -> Rerun {
+        Rerun::start_with(hub, token, extra, &[])
+    }
+
+    /// [`Rerun::start`] with more environment variables (test knobs).
+    fn start_with(hub: &str, token: &str, extra: &[&str], env: &[(&str, &str)]) -> Rerun {
         use std::io::{BufRead, Write};
         let mut child = ask_user()
             .args(["ask", "--hub", hub])
             .args(extra)
             .env("ASK_USER_HUB_TOKEN", token)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -651,5 +657,54 @@ async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
         (code, out.trim()),
         (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
         "the re-run prints the answer (it used to exit 6: {tried:?})"
+    );
+}
+
+/// A keyed re-run whose hub stays down **past the first post's patience** (30 s; shortened
+/// here by a test knob) keeps its question: its store holds the open ask of this key, so it is
+/// not "nobody can answer" (exit 6) and its local ask is not withdrawn. It keeps trying the
+/// hub within its budget, re-attaches when the hub is back, and prints the answer given there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_rerun_whose_hub_stays_down_past_the_patience_keeps_its_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
+    let agent_token = token(&store, "agent");
+    let mut hub = Hub::start(&store, &[]);
+    let listen = hub.url.trim_start_matches("http://").to_owned();
+    let cookie = session(&store, &hub.url).await;
+    let extra = ["--key", "k-down", "--timeout", "5m", "--store", &local];
+    let first = Rerun::start(&hub.url, &agent_token, &extra);
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    let killed = Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(first.finish().0, 130, "the first run was aborted");
+    hub.kill();
+    // The re-run's first post gives up on the hub after 200 ms (instead of 30 s)…
+    let rerun = Rerun::start_with(
+        &hub.url,
+        &agent_token,
+        &extra,
+        &[("ASK_USER_TEST_HUB_PATIENCE_MS", "200")],
+    );
+    // …and says it keeps the question and tries again (it used to exit 6 here).
+    let kept = rerun.wait_for("the question stays stored for this call");
+    assert!(
+        kept.is_some(),
+        "the re-run ended instead of keeping its question"
+    );
+    let hub = Hub::start_at(&listen, &store, &[]);
+    let open = wait_open(&hub.url, &cookie, 1).await;
+    assert_eq!(open, vec![id], "one question, the first run's");
+    let (status, _) = human_answer(&hub.url, &cookie, id, "Yes").await;
+    assert_eq!(status, 200);
+    let (code, out) = rerun.finish();
+    assert_eq!(
+        (code, out.trim()),
+        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        "the re-run prints the answer given once the hub is back (said: {kept:?})"
     );
 }

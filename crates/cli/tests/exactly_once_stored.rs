@@ -5,6 +5,10 @@
 //! writes it (first outcome wins) — the inbox's own screen is tested in the durable suite.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
+#[path = "../../store/tests/suite/common.rs"]
+#[allow(dead_code)]
+mod pg;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -254,4 +258,79 @@ async fn a_stopped_caller_whose_lease_lapsed_is_never_merged_with_another() {
         .await
         .unwrap();
     assert_eq!((status, out.trim()), (0, YES), "{err}");
+}
+
+/// One time source on Postgres (docs/contract.md §8 "No clock decides across processes"): a
+/// process whose clock runs 40 days ahead (`faketime`) opens the same Postgres store — its
+/// retention runs — and withdraws and purges nothing of another's: a detached ask (grace 24 h)
+/// stays open for the human, an answer delivered yesterday stays in the audit history (30
+/// days). Its decisions take the database's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_40_days_ahead_on_postgres_withdraws_and_purges_nothing() {
+    let url = pg::fresh_pg_database().await;
+    let store = Store::open(&url).await.unwrap();
+    let new = |key: &str| {
+        ask_user_store::NewAsk::new(
+            &ask_user_store::Scope::HostKey(key.to_owned()),
+            QUESTION.to_owned(),
+            ask_user_store::Asker::default(),
+        )
+    };
+    let detached = store.open_ask(&new("a")).await.unwrap().record().id;
+    store
+        .set_attached(detached, false, Timestamp::now())
+        .await
+        .unwrap();
+    let answered = store.open_ask(&new("b")).await.unwrap().record().id;
+    let outcome = Outcome::Answered {
+        answer: serde_json::from_str(ANSWER).unwrap(),
+        by: Responder {
+            answerer: "inbox".to_owned(),
+            ..Responder::default()
+        },
+    };
+    assert_eq!(
+        store
+            .record_outcome(answered, &outcome, Timestamp::now())
+            .await
+            .unwrap(),
+        Recorded::Won
+    );
+    assert!(
+        store
+            .mark_delivered(answered, &outcome, Timestamp::now())
+            .await
+            .unwrap()
+    );
+    // The skewed process: `ask` with no terminal and nothing stored for it ends at once as
+    // "nobody can answer" (exit 6), after its store's retention ran.
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new("setsid");
+    hermetic(&mut command, dir.path())
+        .args(["faketime", "-f", "+40d"])
+        .arg(env!("CARGO_BIN_EXE_ask-user"))
+        .args(["ask", "--store", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(command.spawn().unwrap());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(QUESTION.as_bytes())
+        .unwrap();
+    let (code, _, err) = finished(child);
+    assert_eq!(code, 6, "{err}");
+    let rec = store.get(detached).await.unwrap();
+    assert_eq!(
+        (rec.closed.map(|c| c.outcome), rec.attached),
+        (None, false),
+        "the detached ask stays open for the human"
+    );
+    let rec = store.get(answered).await;
+    assert!(
+        rec.is_ok(),
+        "the delivered answer stays in the audit history: {rec:?}"
+    );
 }

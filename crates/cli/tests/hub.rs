@@ -71,8 +71,8 @@ where
 
 const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
 
-/// An agent waits on replica A; the human answers in Chromium on replica B's inbox; the agent
-/// prints the answer. Then A is killed (SIGKILL) while the agent waits: the agent reconnects to
+/// An agent waits on replica A; the human answers in Chromium on replica B's inbox (the first
+/// Send's response lost: the retry is told "sent"); the agent prints the answer. Then A is killed (SIGKILL) while the agent waits: the agent reconnects to
 /// B, re-attaches with its call key, and still gets the answer given meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_killed() {
@@ -90,7 +90,18 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     assert_eq!(state["open"][0]["agent"], "laptop-claude");
     assert_eq!(state["open"][0]["session"], "fix the build");
     let link = login_link(&store, &b.url);
-    let seen = browser(&["answer", &link, "Yes"]);
+    // The first Send reaches the hub but its response is cut: the card says to try again, the
+    // human clicks Send again, and the retry (the same idempotency id) is told "sent" — the
+    // answer was taken — never "another answer counted".
+    let seen = browser(&["answer", &link, "Yes", "cut"]);
+    let keys = seen["cut"]["keys"].as_array().unwrap();
+    assert!(keys[0].as_str().is_some_and(|k| k.len() == 32), "{seen}");
+    assert_eq!(keys.len(), 2, "{seen}");
+    assert_eq!(keys[0], keys[1], "one idempotency id, sent twice: {seen}");
+    assert_eq!(
+        seen["cut"]["error"],
+        "not sent: the hub did not answer; try again"
+    );
     assert_eq!(seen["agent"], "laptop-claude");
     assert_eq!(seen["note"], "sent to laptop-claude");
     assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
@@ -1487,4 +1498,182 @@ async fn the_inbox_says_503_in_plain_words_while_postgres_is_down() {
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.json::<Value>().await.unwrap(), plain);
     drop(agent);
+}
+
+/// The human's answer or dismissal posted to the hub's page with `Idempotency-Key: key`
+/// (`label` answers; `None` dismisses), to `via` (the hub, or a proxy in front of it) with the
+/// hub's own `Host` and `Origin`: the status and body, or `None` when no response came.
+async fn human_submit(
+    hub: &str,
+    via: &str,
+    cookie: &str,
+    id: i64,
+    label: Option<&str>,
+    key: &str,
+) -> Option<(u16, Value)> {
+    let (path, body) = match label {
+        Some(label) => (
+            "answer",
+            json!({"answers": [{"id": "go", "selected": [label]}]}),
+        ),
+        None => ("dismiss", json!({})),
+    };
+    let resp = http()
+        .post(format!("{via}/inbox/asks/{id}/{path}"))
+        .header("Host", hub.trim_start_matches("http://"))
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .header("Origin", hub)
+        .header("Content-Type", "application/json")
+        .header("Idempotency-Key", key)
+        .body(body.to_string())
+        .send()
+        .await
+        .ok()?;
+    let status = resp.status().as_u16();
+    Some((status, resp.json().await.ok()?))
+}
+
+/// A proxy in front of `hub` for one connection that forwards the request and cuts the
+/// connection as soon as the hub starts answering: the hub did the work (its answer is
+/// written before it replies), the human never hears so. Its URL.
+async fn cut_after_write(hub: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let upstream = hub.trim_start_matches("http://").to_owned();
+    tokio::spawn(async move {
+        let (client, _) = listener.accept().await.unwrap();
+        let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+        let (mut client_read, client_write) = client.into_split();
+        let (mut server_read, mut server_write) = server.into_split();
+        let forward = tokio::spawn(async move {
+            let mut buf = [0u8; 8192];
+            loop {
+                match client_read.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if server_write.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let mut first = [0u8; 1];
+        let _ = server_read.read(&mut first).await;
+        forward.abort();
+        drop(client_write);
+    });
+    url
+}
+
+/// Answers carry an idempotency id (docs/contract.md §9 "The human"): a submission
+/// retried after its response was lost (the connection cut once the hub wrote the answer) is
+/// told "sent" — it was taken — not "another answer counted"; a dismissal likewise. A retry of
+/// a submission that was never taken, after someone else's answer counted, is told which
+/// answer counted (409), and so is a retry under the same id with another answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let tok = token(&store, "laptop-claude");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+
+    // 1. Taken, the response lost: the retry (same id) is told "sent"; the agent prints it.
+    let agent = Agent::start(&hub.url, &tok, "cut");
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    let proxy = cut_after_write(&hub.url).await;
+    let first = human_submit(&hub.url, &proxy, &cookie, id, Some("Yes"), "tap-1").await;
+    assert_eq!(first, None, "the first attempt's response was cut");
+    let retry = human_submit(&hub.url, &hub.url, &cookie, id, Some("Yes"), "tap-1").await;
+    assert_eq!(
+        retry,
+        Some((200, json!({"sent": true}))),
+        "the retry of a taken answer is told it was taken"
+    );
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+
+    // 2. Another answer counted: the retry of a submission never taken hears which.
+    let agent = Agent::start(&hub.url, &tok, "other");
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    let other = human_submit(&hub.url, &hub.url, &cookie, id, Some("Yes"), "phone-1").await;
+    assert_eq!(other, Some((200, json!({"sent": true}))));
+    let (status, body) = human_submit(&hub.url, &hub.url, &cookie, id, Some("No"), "laptop-1")
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            status,
+            &body["counted"]["state"],
+            &body["counted"]["answers"]
+        ),
+        (
+            409,
+            &json!("answered"),
+            &json!({"answers": [{"id": "go", "selected": ["Yes"]}]})
+        ),
+        "{body}"
+    );
+    // The same id with another answer was not taken as that answer: its first one counted.
+    let (status, _) = human_submit(&hub.url, &hub.url, &cookie, id, Some("No"), "phone-1")
+        .await
+        .unwrap();
+    assert_eq!(status, 409);
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+
+    // 3. A dismissal taken, its response lost: the retry is told "sent".
+    let agent = Agent::start(&hub.url, &tok, "dismiss");
+    let id = wait_open(&hub.url, &cookie, 1).await[0];
+    let proxy = cut_after_write(&hub.url).await;
+    let first = human_submit(&hub.url, &proxy, &cookie, id, None, "dismiss-1").await;
+    assert_eq!(first, None, "the first attempt's response was cut");
+    let retry = human_submit(&hub.url, &hub.url, &cookie, id, None, "dismiss-1").await;
+    assert_eq!(retry, Some((200, json!({"sent": true}))));
+    let (code, _, err) = agent.finish();
+    assert_ne!(code, 0, "dismissed: {err}");
+}
+
+/// Offer (c) on the hub's page (docs/contract.md §8 "No answer the human did not give to this
+/// call"): the same agent asks the same question again after the human's answer to the first
+/// was delivered. The second is a new, open question — nothing answers it by its content — and
+/// its card offers the earlier answer as one tap, "Send the same answer again (given HH:MM:
+/// Yes)". The human taps it (in Chromium): that is their answer to this ask, and the agent
+/// prints it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+    let tok = token(&store, "laptop-claude");
+    let hub = Hub::start(&store, &[]);
+    let cookie = session(&store, &hub.url).await;
+    let agent = Agent::start(&hub.url, &tok, "first");
+    let first = wait_open(&hub.url, &cookie, 1).await[0];
+    let (status, _) = human_answer(&hub.url, &cookie, first, "Yes").await;
+    assert_eq!(status, 200);
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+
+    let agent = Agent::start(&hub.url, &tok, "again");
+    let second = wait_open(&hub.url, &cookie, 1).await[0];
+    assert_ne!(second, first, "asked anew");
+    let link = login_link(&store, &hub.url);
+    let seen = browser(&["again", &link]);
+    let offer = seen["offer"].as_str().unwrap();
+    let time = offer
+        .strip_prefix("Send the same answer again (given ")
+        .and_then(|rest| rest.strip_suffix(": Yes)"))
+        .unwrap_or_else(|| panic!("the offer: {seen}"));
+    assert!(
+        time.len() == 5 && time.as_bytes()[2] == b':',
+        "a time of day: {seen}"
+    );
+    assert_eq!(seen["openBefore"], json!(true), "{seen}");
+    assert_eq!(seen["note"], "sent to laptop-claude");
+    assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    let (code, out, err) = agent.finish();
+    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
 }

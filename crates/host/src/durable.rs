@@ -491,6 +491,46 @@ async fn adopt(closed: &Closed, decide: &Decide) -> Result<Answers, AskError> {
     }
 }
 
+/// How long a call holding its stored ask waits before asking its answerers again after
+/// none could show the question (the hub answerer's first post already waited its patience).
+const ASK_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
+/// The log line when no answerer could show a question the store holds for this call.
+pub const HELD_UNAVAILABLE_LOG: &str = "the question stays stored for this call: asking again";
+
+/// Asks `inner` for a call whose store holds its open ask from an earlier run (a re-run that
+/// re-attached): an answerer that cannot show it now (a hub restarting past its first post's
+/// patience) is asked again until the call ends (its budget, its caller, an outcome recorded
+/// elsewhere), never ending the call as "nobody can answer": that would withdraw a question
+/// the human may be answering (docs/contract.md §8 "Nobody can answer").
+async fn ask_while_held(
+    inner: &dyn UserInteraction,
+    request: &AskUserQuestionRequest,
+    cancel: CancellationToken,
+    decide: Decide,
+) -> Result<Answers, AskError> {
+    let mut said = false;
+    loop {
+        match inner
+            .ask_decided(request, cancel.clone(), decide.clone())
+            .await
+        {
+            Err(AskError::Unavailable(why)) if !cancel.is_cancelled() => {
+                if !std::mem::replace(&mut said, true) {
+                    tracing::warn!(
+                        "no answerer can show the question now ({why}); {HELD_UNAVAILABLE_LOG}"
+                    );
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(ASK_AGAIN_AFTER) => {}
+                    () = cancel.cancelled() => return Err(AskError::Cancelled),
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
 struct Wrapped {
     durable: Durable,
     inner: Arc<dyn UserInteraction>,
@@ -528,6 +568,8 @@ impl UserInteraction for Wrapped {
                     }
                     opened => opened.record().id,
                 };
+                // A re-run holding its open ask: "nobody can answer" is not its ending.
+                let held = self.durable.opened() == Some("reattached");
                 let store = self.durable.store().clone();
                 let asking = cancel.child_token();
                 let shown: BoxFuture<'_, Result<Answers, AskError>> = if serve_only {
@@ -537,6 +579,13 @@ impl UserInteraction for Wrapped {
                         asking.cancelled().await;
                         Err(AskError::Cancelled)
                     })
+                } else if held {
+                    Box::pin(ask_while_held(
+                        &*self.inner,
+                        request,
+                        asking.clone(),
+                        decide.clone(),
+                    ))
                 } else {
                     self.inner
                         .ask_decided(request, asking.clone(), decide.clone())

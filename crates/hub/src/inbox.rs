@@ -224,6 +224,13 @@ struct Card {
     /// When the agent's budget runs out (Unix ms), while open: the page counts down to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     deadline: Option<i64>,
+    /// The idempotency id of the submission that closed it, when it came with one: the page
+    /// whose own submission it was says "sent", even when it never got the response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission: Option<String>,
+    /// While open: the answer given to the same question before, offered to send again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous: Option<Previous>,
     #[serde(flatten)]
     view: AskView,
     /// Who asks, who answered and what, as the page shows them (the shared rule, applied
@@ -248,29 +255,7 @@ struct CardShown {
 impl CardShown {
     fn of(rec: &AskRecord, view: &AskView) -> Self {
         let line = |s: &Option<String>| s.as_deref().map(display_line);
-        let answers = view
-            .answers
-            .as_ref()
-            .and_then(|a| a["answers"].as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|a| {
-                        let selected: Vec<String> = a["selected"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(serde_json::Value::as_str)
-                            .map(shown_label)
-                            .collect();
-                        let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
-                        if let Some(c) = a["custom"].as_str() {
-                            shown["custom"] = serde_json::Value::String(display_line(c));
-                        }
-                        shown
-                    })
-                    .collect::<serde_json::Value>()
-            });
+        let answers = view.answers.as_ref().and_then(shown_answers);
         CardShown {
             agent: line(&rec.asker.agent),
             project: line(&rec.asker.project),
@@ -282,25 +267,123 @@ impl CardShown {
     }
 }
 
+/// Answers (`{"answers":[…]}`) as the page shows them: `[{"id","selected":[label…],"custom"?}]`
+/// with each label as its option shows it.
+fn shown_answers(answers: &serde_json::Value) -> Option<serde_json::Value> {
+    answers["answers"].as_array().map(|items| {
+        items
+            .iter()
+            .map(|a| {
+                let selected: Vec<String> = a["selected"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(shown_label)
+                    .collect();
+                let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
+                if let Some(c) = a["custom"].as_str() {
+                    shown["custom"] = serde_json::Value::String(display_line(c));
+                }
+                shown
+            })
+            .collect::<serde_json::Value>()
+    })
+}
+
 /// What the page needs beside an ask's record to show it: the revoked tokens and the agents'
 /// deadlines.
 struct Shown<'a> {
     revoked: RevokedTokens,
     hub: &'a Hub,
+    /// The newest answer delivered for each (namespace, request hash) among the recent closed
+    /// asks: what an identical question's card offers to send again.
+    previous: std::collections::HashMap<(String, String), Previous>,
 }
+
+/// An answer the human gave to the same question before (same agent token, same request),
+/// delivered to its agent: offered on an open card as one tap, "Send the same answer again
+/// (given 10:42: Yes)" — the human's own act for this ask (docs/contract.md §8 "No answer the
+/// human did not give to this call").
+#[derive(Debug, Clone, Serialize)]
+struct Previous {
+    /// Always `answered` (the page's summary reads it).
+    state: &'static str,
+    /// When it was given (Unix ms).
+    closed_at: i64,
+    /// The answers, as the page sends them again.
+    answers: serde_json::Value,
+    /// The answers as the page shows them.
+    shown: PreviousShown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct PreviousShown {
+    answers: serde_json::Value,
+}
+
+/// How many recent closed asks are looked through for an answer given before.
+const PREVIOUS_LOOKBACK: u32 = 200;
 
 impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
-        match RevokedTokens::load(&hub.store).await {
-            Ok(revoked) => Ok(Shown { revoked, hub }),
-            Err(e) => Err(crate::auth::store_down(&e)),
+        let revoked = match RevokedTokens::load(&hub.store).await {
+            Ok(revoked) => revoked,
+            Err(e) => return Err(crate::auth::store_down(&e)),
+        };
+        let recent = match hub
+            .store
+            .history(HistoryPage {
+                after: None,
+                limit: PREVIOUS_LOOKBACK,
+            })
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Err(crate::auth::store_down(&e)),
+        };
+        let mut previous = std::collections::HashMap::new();
+        for rec in recent {
+            let Some(closed) = &rec.closed else { continue };
+            let Outcome::Answered { answer, .. } = &closed.outcome else {
+                continue;
+            };
+            if rec.delivered_at.is_none() {
+                continue;
+            }
+            let Some(shown) = shown_answers(answer) else {
+                continue;
+            };
+            let key = (
+                rec.key.namespace().as_str().to_owned(),
+                rec.key.request_hash().to_owned(),
+            );
+            // Newest first: the first seen is the latest given.
+            previous.entry(key).or_insert_with(|| Previous {
+                state: "answered",
+                closed_at: closed.at.0,
+                answers: answer.clone(),
+                shown: PreviousShown { answers: shown },
+            });
         }
+        Ok(Shown {
+            revoked,
+            hub,
+            previous,
+        })
     }
 
     fn card(&self, rec: &AskRecord) -> Card {
         let mut card = card(rec, self.revoked.view(rec));
         if rec.is_open() {
             card.deadline = self.hub.deadlines.get(rec.id);
+            card.previous = self
+                .previous
+                .get(&(
+                    rec.key.namespace().as_str().to_owned(),
+                    rec.key.request_hash().to_owned(),
+                ))
+                .cloned();
         }
         card
     }
@@ -319,6 +402,11 @@ fn card(rec: &AskRecord, view: AskView) -> Card {
         closed_at: rec.closed.as_ref().map(|c| c.at.0),
         questions,
         deadline: None,
+        submission: rec.closed.as_ref().and_then(|c| match &c.outcome {
+            Outcome::Answered { by, .. } | Outcome::Dismissed { by } => by.submission.clone(),
+            _ => None,
+        }),
+        previous: None,
         view,
         shown,
     }
@@ -466,15 +554,22 @@ struct AnswerBody {
     answers: Vec<ask_user_core::AnswerItem>,
 }
 
-/// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won, 409 with the
-/// outcome that counted otherwise.
+/// Records `outcome` for ask `id`: 200 `{"sent": true}` only when it won — or when what the
+/// store holds is this very submission, taken by an earlier try of it whose response was lost
+/// (same idempotency id, same decision: [`Outcome::is_submission_of`]) — 409 with the outcome
+/// that counted otherwise.
 async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
+    let sent = || axum::Json(serde_json::json!({ "sent": true })).into_response();
     match hub
         .store
         .record_outcome(id, &outcome, Timestamp::now())
         .await
     {
-        Ok(Recorded::Won) => axum::Json(serde_json::json!({ "sent": true })).into_response(),
+        Ok(Recorded::Won) => sent(),
+        Ok(Recorded::Lost(closed)) if closed.outcome.is_submission_of(&outcome) => {
+            tracing::info!("ask {id}: a retried submission that was taken before");
+            sent()
+        }
         Ok(Recorded::Lost(_)) => match hub.store.get(id).await {
             Ok(rec) => {
                 let counted = match RevokedTokens::load(&hub.store).await {
@@ -497,11 +592,35 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
     }
 }
 
-fn responder() -> Responder {
+/// The header a submission's idempotency id comes in (one id per act of the human's, the
+/// same on each retry of it).
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The longest idempotency id taken.
+const MAX_IDEMPOTENCY_KEY: usize = 128;
+
+/// The submission's idempotency id ([`IDEMPOTENCY_KEY`]), when given; a 400 when it is not
+/// 1–128 visible ASCII characters.
+fn submission(headers: &axum::http::HeaderMap) -> Result<Option<String>, Box<Response>> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    let key = value.as_bytes();
+    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY || !key.iter().all(u8::is_ascii_graphic) {
+        return Err(Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "Idempotency-Key must be 1 to 128 visible ASCII characters",
+        )));
+    }
+    Ok(Some(String::from_utf8_lossy(key).into_owned()))
+}
+
+fn responder(submission: Option<String>) -> Responder {
     Responder {
         answerer: "hub".to_owned(),
         channel: None,
         user: None,
+        submission,
     }
 }
 
@@ -509,8 +628,13 @@ async fn answer(
     State(hub): State<Arc<Hub>>,
     _human: Human,
     Path(id): Path<i64>,
+    headers: axum::http::HeaderMap,
     body: Result<axum::Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    let submission = match submission(&headers) {
+        Ok(s) => s,
+        Err(refused) => return *refused,
+    };
     let axum::Json(body) = match body {
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
@@ -541,12 +665,28 @@ async fn answer(
         rec.id,
         Outcome::Answered {
             answer,
-            by: responder(),
+            by: responder(submission),
         },
     )
     .await
 }
 
-async fn dismiss(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) -> Response {
-    record(&hub, AskId(id), Outcome::Dismissed { by: responder() }).await
+async fn dismiss(
+    State(hub): State<Arc<Hub>>,
+    _human: Human,
+    Path(id): Path<i64>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let submission = match submission(&headers) {
+        Ok(s) => s,
+        Err(refused) => return *refused,
+    };
+    record(
+        &hub,
+        AskId(id),
+        Outcome::Dismissed {
+            by: responder(submission),
+        },
+    )
+    .await
 }

@@ -133,6 +133,7 @@ async fn revoking_a_token_closes_its_asks_as_revoked_by_id_never_by_name() {
                     answerer: "hub".to_owned(),
                     channel: None,
                     user: None,
+                    submission: None,
                 },
             },
             Timestamp::now(),
@@ -172,6 +173,7 @@ async fn the_view_names_each_outcome_as_the_wire_does() {
         answerer: "hub".to_owned(),
         channel: Some("slack".to_owned()),
         user: None,
+        submission: None,
     };
     let answer = serde_json::json!({"answers":[{"id":"go","selected":["No"]}]});
     let cases = [
@@ -215,6 +217,7 @@ fn delivered_is_a_compare_on_the_exact_outcome() {
             answerer: "hub".to_owned(),
             channel: None,
             user: None,
+            submission: None,
         },
     };
     let said = |state, answers: Option<&serde_json::Value>| Delivered {

@@ -28,6 +28,7 @@ impl Store {
         now: Timestamp,
         ttl: Duration,
     ) -> Result<bool> {
+        let now = self.at(now);
         let until = now.plus(ttl);
         dispatch!(self, s => s.acquire_lease(name, holder, now, until))
     }
@@ -45,6 +46,7 @@ impl Store {
         now: Timestamp,
         ttl: Duration,
     ) -> Result<bool> {
+        let now = self.at(now);
         let until = now.plus(ttl);
         dispatch!(self, s => s.renew_lease(name, holder, now, until))
     }

@@ -316,6 +316,7 @@ impl Store {
     /// The backend's write errors; nothing is stored then.
     pub async fn open_ask(&self, ask: &NewAsk) -> Result<Opened> {
         let liveness = self.liveness.clone();
+        let ask = &*self.ask_at(ask);
         dispatch!(self, s => s.open_ask(ask, liveness))
     }
 
@@ -329,6 +330,7 @@ impl Store {
     /// The backend's read errors.
     pub async fn find_ask(&self, ask: &NewAsk) -> Result<Option<AskRecord>> {
         let liveness = self.liveness.clone();
+        let ask = &*self.ask_at(ask);
         dispatch!(self, s => s.find_ask(ask, liveness))
     }
 
@@ -354,6 +356,7 @@ impl Store {
         outcome: &Outcome,
         at: Timestamp,
     ) -> Result<Recorded> {
+        let at = self.at(at);
         dispatch!(self, s => s.record_outcome(id, outcome, at))
     }
 
@@ -366,6 +369,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn set_attached(&self, id: AskId, attached: bool, at: Timestamp) -> Result<()> {
+        let at = self.at(at);
         dispatch!(self, s => s.set_attached(id, attached, at))
     }
 
@@ -383,6 +387,7 @@ impl Store {
         outcome: &Outcome,
         at: Timestamp,
     ) -> Result<bool> {
+        let at = self.at(at);
         dispatch!(self, s => s.mark_delivered(id, outcome, at))
     }
 
@@ -395,7 +400,33 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn unmark_delivered(&self, id: AskId, at: Timestamp) -> Result<()> {
+        let at = self.at(at);
         dispatch!(self, s => s.unmark_delivered(id, at))
+    }
+
+    /// `t`, a time of this process's clock, on the store's one clock (docs/contract.md §8 "No
+    /// clock decides across processes"): on Postgres moved by how far this process's clock is
+    /// off the database's (measured when the store opened, ignored within 2 s), so a process
+    /// whose clock is wrong by minutes or weeks stamps, sweeps and leases on the database's
+    /// time; elsewhere `t` itself (SQLite has no shared clock to ask). Every method taking a
+    /// time applies it, so a caller passes its own `Timestamp::now()`.
+    #[must_use]
+    pub fn at(&self, t: Timestamp) -> Timestamp {
+        match &self.backend {
+            Backend::Postgres(s) if s.skew_ms() != 0 => Timestamp(t.0.saturating_add(s.skew_ms())),
+            _ => t,
+        }
+    }
+
+    /// `ask` with its time on the store's clock ([`Store::at`]).
+    fn ask_at<'a>(&self, ask: &'a NewAsk) -> std::borrow::Cow<'a, NewAsk> {
+        let at = self.at(ask.created_at);
+        if at == ask.created_at {
+            return std::borrow::Cow::Borrowed(ask);
+        }
+        let mut moved = ask.clone();
+        moved.created_at = at;
+        std::borrow::Cow::Owned(moved)
     }
 
     /// The ask as stored now.
@@ -458,11 +489,13 @@ impl Store {
     /// Then withdraws each detached ask whose grace ran out (its `detached_at + grace <= now`)
     /// and purges closed asks closed at or before `now - retention.keep_closed`, except a
     /// human's answer or dismissal never delivered: `now` is this process's clock, which may be
-    /// weeks ahead of everyone else's.
+    /// weeks ahead of everyone else's (on Postgres it is moved onto the database's clock first:
+    /// [`Store::at`]).
     ///
     /// # Errors
     /// The backend's errors.
     pub async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
+        let now = self.at(now);
         dispatch!(self, s => s.sweep(now, retention))
     }
 
@@ -497,6 +530,7 @@ impl Store {
         channel: &str,
         at: Timestamp,
     ) -> Result<Spend> {
+        let at = self.at(at);
         dispatch!(self, s => s.spend_channel_token(hash, ask, channel, at))
     }
 
@@ -532,6 +566,7 @@ impl Store {
         ask: AskId,
         at: Timestamp,
     ) -> Result<Vec<(String, String)>> {
+        let at = self.at(at);
         dispatch_sql!(self, claim_channel_closes(ask, at))
     }
 
@@ -612,6 +647,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; the backend's errors.
     pub async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
+        let at = self.at(at);
         dispatch!(self, s => s.renew(id, at))
     }
 

@@ -314,6 +314,20 @@ pub struct Responder {
     /// The human, when known (a channel's user, the hub's signed-in user).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The submission's idempotency id, when the surface gave one: one id per act of the
+    /// human's, the same on each retry of it (the hub page's `Idempotency-Key`). A retry whose
+    /// first attempt was recorded finds its own id here and is told "taken", not "another
+    /// answer counted" (docs/contract.md §9 "The human").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submission: Option<String>,
+}
+
+impl Responder {
+    /// Whether the outcome this responder gave was submitted under idempotency id `id`.
+    #[must_use]
+    pub fn submitted_as(&self, id: &str) -> bool {
+        self.submission.as_deref() == Some(id)
+    }
 }
 
 /// How an ask closed (docs/contract.md §8 "States").
@@ -349,6 +363,27 @@ impl Outcome {
             Outcome::TimedOut => "timed_out",
             Outcome::Withdrawn => "withdrawn",
         }
+    }
+
+    /// Whether this stored outcome is `attempt` itself, recorded by an earlier try of the same
+    /// submission: the same decision (the same answer, or a dismissal) under the same
+    /// idempotency id ([`Responder::submission`]). A retry after a lost response is then told
+    /// its answer was taken; anything else lost to another outcome.
+    #[must_use]
+    pub fn is_submission_of(&self, attempt: &Outcome) -> bool {
+        let (stored, tried) = match (self, attempt) {
+            (Outcome::Answered { answer: a, by: x }, Outcome::Answered { answer: b, by: y })
+                if a == b =>
+            {
+                (x, y)
+            }
+            (Outcome::Dismissed { by: x }, Outcome::Dismissed { by: y }) => (x, y),
+            _ => return false,
+        };
+        tried
+            .submission
+            .as_deref()
+            .is_some_and(|id| stored.submitted_as(id))
     }
 
     /// Whether a retry of the same call is handed this outcome when it was never delivered:

@@ -139,6 +139,42 @@ struct Inner {
     shutdown: Arc<Notify>,
     /// Where new asks and outcomes queue for their group commit.
     intakes: group::Intakes,
+    /// The database's clock minus this process's, in ms (0 within [`CLOCK_TOLERANCE_MS`]):
+    /// see [`PgStore::skew_ms`].
+    skew_ms: i64,
+}
+
+/// A clock this close to the database's is taken as it is (a round trip, NTP's drift).
+const CLOCK_TOLERANCE_MS: i64 = 2_000;
+
+/// The database's clock minus this process's (ms; 0 within [`CLOCK_TOLERANCE_MS`]), read
+/// once: the midpoint of one round trip.
+async fn measure_skew(client: &Client, shown: &str) -> Result<i64> {
+    let before = Timestamp::now();
+    let row = client
+        .query_one(
+            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            &[],
+        )
+        .await
+        .map_err(|e| Error::Backend {
+            location: shown.to_owned(),
+            detail: detail(&e),
+        })?;
+    let after = Timestamp::now();
+    let db: i64 = row.try_get(0).map_err(|e| Error::Backend {
+        location: shown.to_owned(),
+        detail: detail(&e),
+    })?;
+    let skew = db - (before.0 + (after.0 - before.0) / 2);
+    if skew.abs() < CLOCK_TOLERANCE_MS {
+        return Ok(0);
+    }
+    tracing::warn!(
+        "this machine's clock is {} s off the clock of the database {shown}: the store's decisions take the database's",
+        -skew / 1000
+    );
+    Ok(skew)
 }
 
 impl std::fmt::Debug for Inner {
@@ -315,6 +351,7 @@ impl PgStore {
         let (mut client, conn) = connect(url, &shown).await?;
         tokio::spawn(conn);
         migrate(&mut client, &shown).await?;
+        let skew_ms = measure_skew(&client, &shown).await?;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let (intakes, start_intakes) = group::Intakes::start();
         let store = PgStore {
@@ -331,6 +368,7 @@ impl PgStore {
                 listener_init: Mutex::new(()),
                 shutdown: Arc::new(Notify::new()),
                 intakes,
+                skew_ms,
             }),
         };
         start_intakes(Arc::downgrade(&store.inner));
@@ -339,6 +377,13 @@ impl PgStore {
 
     pub(crate) fn location(&self) -> &str {
         &self.inner.shown
+    }
+
+    /// The database's clock minus this process's, in ms, measured when the store opened; 0
+    /// when they agree within 2 s. Every time a caller hands this store is moved by it
+    /// (`Store::at`), so every process on one database decides on one clock.
+    pub(crate) fn skew_ms(&self) -> i64 {
+        self.inner.skew_ms
     }
 
     fn no_connection(&self) -> Error {

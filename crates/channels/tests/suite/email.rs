@@ -206,7 +206,8 @@ async fn a_mail_link_confirms_then_answers_once_and_a_follow_up_says_so() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("email".into()),
-                user: Some("me@example.org".into())
+                user: Some("me@example.org".into()),
+                submission: None,
             },
         }
     );

@@ -114,7 +114,8 @@ async fn answer_by_button_records_who_and_updates_the_message() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("ntfy".into()),
-                user: None
+                user: None,
+                submission: None,
             },
         }
     );

@@ -131,7 +131,8 @@ async fn a_signed_click_answers_and_the_message_is_updated() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("slack".into()),
-                user: Some(USER.into())
+                user: Some(USER.into()),
+                submission: None,
             },
         }
     );
@@ -406,7 +407,8 @@ async fn checkboxes_and_done_answer_the_ticked_set_once() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("slack".into()),
-                user: Some(USER.into())
+                user: Some(USER.into()),
+                submission: None,
             },
         }
     );
@@ -488,7 +490,8 @@ async fn an_own_answer_typed_in_the_input_answers_once() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("slack".into()),
-                user: Some(USER.into())
+                user: Some(USER.into()),
+                submission: None,
             },
         }
     );

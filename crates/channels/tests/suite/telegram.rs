@@ -108,7 +108,8 @@ async fn a_tap_answers_a_stranger_cannot_and_the_message_is_edited_on_close() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("telegram".into()),
-                user: Some(USER.to_string())
+                user: Some(USER.to_string()),
+                submission: None,
             },
         }
     );
@@ -258,7 +259,8 @@ async fn a_reply_is_the_own_answer_for_one_question() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("telegram".into()),
-                user: Some(USER.to_string())
+                user: Some(USER.to_string()),
+                submission: None,
             },
         }
     );
@@ -416,7 +418,8 @@ async fn multi_select_toggles_spend_nothing_and_done_answers_the_chosen_set_once
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("telegram".into()),
-                user: Some(USER.to_string())
+                user: Some(USER.to_string()),
+                submission: None,
             },
         }
     );
@@ -466,7 +469,8 @@ async fn a_reply_is_the_own_answer_to_a_multi_select() {
             by: Responder {
                 answerer: "channel".into(),
                 channel: Some("telegram".into()),
-                user: Some(USER.to_string())
+                user: Some(USER.to_string()),
+                submission: None,
             },
         }
     );

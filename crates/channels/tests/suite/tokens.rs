@@ -86,6 +86,7 @@ async fn the_user_given_at_redeem_wins_over_the_one_given_at_issue() {
         answerer: "channel".into(),
         channel: Some("email".into()),
         user: Some(user.into()),
+        submission: None,
     };
     assert_eq!(by(a).await, expect("me@example.org"));
     assert_eq!(by(b).await, expect("U123"));

@@ -1,7 +1,12 @@
 // Drives real headless Chromium (Debian's /usr/bin/chromium) with playwright-core against the
 // hub's inbox page. Spawned by crates/cli/tests/hub.rs:
 //
-//   node inbox.cjs answer <login-link> <option-label>   sign in, answer the only open ask
+//   node inbox.cjs answer <login-link> <option-label> [cut]   sign in, answer the only open ask
+//       (with `cut`: the first answer's request reaches the hub, its response is cut — the
+//       connection reset — the page's reads of what changed are held meanwhile, and the human
+//       clicks Send again when the card says to try again)
+//   node inbox.cjs again <login-link>                   sign in; on the only open card, read the
+//       "Send the same answer again" button, then tap it
 //   node inbox.cjs screens <login-link> <dir> <count>   sign in, wait for <count> asks, screenshots
 //   node inbox.cjs countdown <login-link> <hub-url>     sign in, read the only card's countdown,
 //       type an own answer, then time the ask out as its agent would (DELETE
@@ -48,7 +53,35 @@ async function main() {
     await card.waitFor({ timeout: 60000 });
     const agent = await page.locator('h2.agent strong').first().textContent();
     await card.locator('label.option', { hasText: arg }).click();
-    await card.locator('button.submit').click();
+    let cut = null;
+    if (count === 'cut') {
+      const sent = [];
+      // The page's reads of what changed are held until the retry was answered, so the
+      // human sees "try again" (not the live stream's account) and clicks Send again.
+      let release;
+      const released = new Promise((r) => { release = r; });
+      let hold = false;
+      await page.route(/\/inbox\/(state|asks\/\d+$)/, async (route) => {
+        if (hold) await released;
+        return route.continue();
+      });
+      await page.route('**/inbox/asks/*/answer', async (route) => {
+        sent.push(route.request().headers()['idempotency-key'] || null);
+        if (sent.length > 1) return route.continue();
+        hold = true;
+        await route.fetch(); // the hub took it; the human never hears
+        return route.abort('connectionreset');
+      });
+      await card.locator('button.submit').click();
+      const error = card.locator('.error');
+      await error.waitFor({ state: 'visible', timeout: 60000 });
+      cut = { error: await error.textContent(), keys: sent };
+      await card.locator('button.submit').click();
+      await page.locator('#flash', { hasText: 'sent' }).waitFor({ timeout: 60000 });
+      release();
+    } else {
+      await card.locator('button.submit').click();
+    }
     const flash = page.locator('#flash', { hasText: 'sent' });
     await flash.waitFor({ timeout: 60000 });
     const note = await flash.textContent();
@@ -56,7 +89,25 @@ async function main() {
     const sent = await card.locator('.sent li').allTextContents();
     await page.locator('#history li').first().waitFor({ state: 'attached', timeout: 60000 });
     const history = await page.locator('#history li').first().textContent();
-    console.log('RESULT ' + JSON.stringify({ agent, note, sent, history, errors: page.errors }));
+    // The cut request's own console line is the cut, not a page error.
+    const errors = page.errors.filter((e) => !(cut && e.includes('ERR_CONNECTION_RESET')));
+    console.log('RESULT ' + JSON.stringify({ agent, note, sent, history, cut, errors }));
+    await close();
+  } else if (mode === 'again') {
+    const { context, close } = await launch({ width: 390, height: 844 });
+    const page = await signIn(context, link);
+    const card = page.locator('article.card').first();
+    await card.waitFor({ timeout: 60000 });
+    const button = card.locator('button.send-again');
+    await button.waitFor({ timeout: 60000 });
+    const offer = await button.textContent();
+    // Nothing is sent by showing it: the card is still open.
+    const openBefore = !(await card.locator('form.is-closed').count());
+    await button.click();
+    const flash = page.locator('#flash', { hasText: 'sent' });
+    await flash.waitFor({ timeout: 60000 });
+    const sent = await card.locator('.sent li').allTextContents();
+    console.log('RESULT ' + JSON.stringify({ offer, openBefore, note: await flash.textContent(), sent, errors: page.errors }));
     await close();
   } else if (mode === 'screens') {
     const shots = [];

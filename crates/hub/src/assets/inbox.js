@@ -52,11 +52,21 @@
   const agentOf = (ask) => (ask.shown && ask.shown.agent) || "unknown agent";
   const questionsOf = (ask) => (Array.isArray(ask.questions) ? ask.questions : []);
 
-  async function post(path, body) {
+  /** A fresh idempotency id: one per act of the human's, sent again on each retry of it, so
+   * a retry whose first try was taken (its response lost) is told "sent". */
+  function submissionId() {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+
+  async function post(path, body, key) {
+    const headers = { "Content-Type": "application/json" };
+    if (key) headers["Idempotency-Key"] = key;
     const r = await fetch(path, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json" },
+      headers,
       body: JSON.stringify(body || {}),
     });
     let data = {};
@@ -137,13 +147,25 @@
     if (entry.closed || entry.sending) return;
     entry.sending = true;
     entry.form.querySelector(".error").hidden = true;
-    for (const b of entry.form.querySelectorAll(".actions button, .quick")) b.disabled = true;
+    for (const b of entry.form.querySelectorAll(".actions button, .quick, .send-again")) b.disabled = true;
+    // The same id on every try of this card's submission (a click again after "try again").
+    if (!entry.submission) entry.submission = submissionId();
+    entry.sentKind = sentKind;
     let r;
-    try { r = await post(path, body); } catch (_) { r = { status: 0, data: {} }; }
+    try { r = await post(path, body, entry.submission); } catch (_) { r = { status: 0, data: {} }; }
     entry.sending = false;
+    // Closed meanwhile by the live stream, which said what happened (this submission taken:
+    // "sent", see closeGone).
+    if (entry.closed) return;
     if (r.status === 200 && r.data.sent) {
       entry.here = true;
       closeEntry(entry, sentKind, null, null);
+      if (entry.sentAgain) {
+        // Sent again: the list says what was sent, not what the card's choices held.
+        const list = entry.form.querySelector(".sent");
+        list.querySelector("ol").replaceChildren(...entry.sentAgain.map((t) => el("li", null, t)));
+        list.hidden = false;
+      }
       document.getElementById("flash").textContent = "sent to " + agentOf(item.ask);
       refresh();
       return;
@@ -157,7 +179,7 @@
       return;
     }
     cards.showError(entry, (r.data && r.data.error) || "not sent: the hub did not answer; try again");
-    for (const b of entry.form.querySelectorAll(".actions button, .quick")) b.disabled = false;
+    for (const b of entry.form.querySelectorAll(".actions button, .quick, .send-again")) b.disabled = false;
   }
 
   /** One-tap answers: on a card with one single-select question, each option has a Send
@@ -180,6 +202,35 @@
     }
   }
 
+  /** The same question answered before (same agent, same request; the answer delivered):
+   * one tap sends that answer again to this ask — the human's own act, never done for them. */
+  function addSendAgain(item, entry) {
+    const previous = item.ask.previous;
+    if (!previous || !previous.answers || !Array.isArray(previous.answers.answers)) return;
+    const view = Object.assign({ questions: item.ask.questions }, previous);
+    const what = summary(view);
+    if (!what) return;
+    const given = new Date(previous.closed_at);
+    let at = given.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    if (given.toDateString() !== new Date().toDateString()) at = given.toLocaleDateString() + " " + at;
+    const p = el("p", "again");
+    const b = el("button", "send-again", "Send the same answer again (given " + at + ": " + what + ")");
+    b.type = "button";
+    p.append(b);
+    entry.form.querySelector(".actions").before(p);
+    b.addEventListener("click", () => {
+      if (entry.closed || entry.sending) return;
+      const questions = questionsOf(item.ask);
+      entry.sentAgain = previous.shown.answers.map((a) => {
+        const q = questions.find((x) => x.id === a.id);
+        const parts = a.selected.slice();
+        if (a.custom) parts.push("“" + a.custom + "”");
+        return (q ? cards.shortName(q) : "?") + ": " + (parts.length ? parts.join(", ") : "skipped");
+      });
+      settle(item, "/inbox/asks/" + item.ask.id + "/answer", { answers: previous.answers.answers }, "answered-here");
+    });
+  }
+
   function buildCard(item) {
     const ask = item.ask;
     const card = el("article", "card");
@@ -200,6 +251,7 @@
     const form = cards.buildCard({ batch: ask.id, questions });
     const entry = { form, data: { batch: ask.id, questions, deadline: ask.deadline }, closed: false, sending: false };
     startCountdown(entry);
+    addSendAgain(item, entry);
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       if (entry.closed || entry.sending) return;
@@ -369,6 +421,13 @@
     if (item.entry && item.entry.closed) return; // closed in place already
     if (!item.shown) { asks.delete(id); return; }
     const view = history.find((h) => h.id === id);
+    // This page's own submission closed it (its response lost or not here yet): "sent".
+    if (view && view.submission && item.entry.submission === view.submission) {
+      item.entry.here = true;
+      closeEntry(item.entry, item.entry.sentKind || "answered-here", null, null);
+      document.getElementById("flash").textContent = "sent to " + agentOf(item.ask);
+      return;
+    }
     closeEntry(item.entry, view ? closedKind(view) : "gone", view ? answerer(view) : null, null);
     if (view && view.state === "revoked") {
       item.entry.form.querySelector(".closed-icon").textContent = STATE.revoked[0];

@@ -48,6 +48,7 @@ fn answered(v: serde_json::Value) -> Outcome {
             answerer: "terminal".into(),
             channel: Some("slack".into()),
             user: Some("ana".into()),
+            submission: None,
         },
     }
 }
