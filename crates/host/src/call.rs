@@ -11,7 +11,8 @@
 //!    or handed back when the same call comes again;
 //!
 //! and the tool's race records the outcome in the store before it is accepted
-//! ([`Durable::recorder`]). [`HostCall::call`] runs one tool call through all of this (the
+//! ([`Durable::recorder`], seen through the builder's [`HostCallBuilder::record_through`]
+//! layer when one is set). [`HostCall::call`] runs one tool call through all of this (the
 //! journal's `outcome` line is on disk before it returns) and gives an [`Asked`]: the outcome,
 //! which the host hands to [`Asked::deliver`]. Delivery is one fixed order:
 //!
@@ -28,7 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
-    Arguments, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits, Outcome, UserInteraction,
+    Arguments, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits, Outcome, RecordOutcome,
+    UserInteraction,
 };
 
 use crate::durable::Durable;
@@ -40,6 +42,10 @@ use crate::notify::Notify;
 ///
 /// Any `FnMut(&Outcome) -> bool + Send` closure is a `Delivery` that writes synchronously and
 /// marks with the default.
+///
+/// A step that never completes stops the delivery there, as a process killed at that point
+/// would (the simulation's `kill -9` between writing the model's bytes and marking the ask
+/// delivered): nothing after it runs, so the outcome stays undelivered for the retry.
 pub trait Delivery: Send {
     /// Writes the outcome where the model reads it; `true` when it was written (the model can
     /// have read it), `false` when it was not (the outcome then stays undelivered).
@@ -68,10 +74,14 @@ pub trait Acknowledge: Send + Sync {
     fn acknowledge<'a>(&'a self, outcome: &'a Outcome) -> BoxFuture<'a, ()>;
 }
 
+/// A layer around the store's recorder (see `HostCallBuilder::record_through`).
+type RecordLayer = Box<dyn FnOnce(Arc<dyn RecordOutcome>) -> Arc<dyn RecordOutcome> + Send>;
+
 /// How a [`HostCall`] is put together (see [`HostCall::builder`]).
 #[must_use]
 pub struct HostCallBuilder {
     answerer: Arc<dyn UserInteraction>,
+    record_layer: Option<RecordLayer>,
     journal: Option<Arc<Journal>>,
     notify: Option<String>,
     durable: Option<Durable>,
@@ -87,6 +97,7 @@ impl std::fmt::Debug for HostCallBuilder {
             .field("notify", &self.notify.is_some())
             .field("durable", &self.durable)
             .field("timeout", &self.timeout)
+            .field("record_layer", &self.record_layer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -130,6 +141,22 @@ impl HostCallBuilder {
         }
     }
 
+    /// Sees the store's writes inside the race through `layer`: it gets the store's recorder
+    /// (the outcome written before it is accepted, docs/contract.md §8) and returns the one the
+    /// race uses, which must end by calling the recorder it was given. A layer observes or
+    /// delays the write (the simulation's busy disk, `crates/sim`); it cannot change the order
+    /// the call is assembled in. Without a store ([`Self::durable`] `None`) nothing is recorded
+    /// and the layer is not used.
+    pub fn record_through(
+        self,
+        layer: impl FnOnce(Arc<dyn RecordOutcome>) -> Arc<dyn RecordOutcome> + Send + 'static,
+    ) -> Self {
+        Self {
+            record_layer: Some(Box::new(layer)),
+            ..self
+        }
+    }
+
     /// The call, assembled in the order of the module doc.
     pub fn build(self) -> HostCall {
         let mut answerer = self.answerer;
@@ -145,7 +172,11 @@ impl HostCallBuilder {
             .with_timeout(self.timeout)
             .with_limits(self.limits);
         if let Some(durable) = &self.durable {
-            tool = tool.with_recorder(durable.recorder());
+            let recorder = durable.recorder();
+            tool = tool.with_recorder(match self.record_layer {
+                Some(layer) => layer(recorder),
+                None => recorder,
+            });
         }
         HostCall {
             tool,
@@ -179,6 +210,7 @@ impl HostCall {
     pub fn builder(answerer: Arc<dyn UserInteraction>) -> HostCallBuilder {
         HostCallBuilder {
             answerer,
+            record_layer: None,
             journal: None,
             notify: None,
             durable: None,

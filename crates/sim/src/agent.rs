@@ -1,18 +1,21 @@
-//! One asking process as `ask-user ask` runs it (`crates/cli/src/ask.rs`): the real core tool
-//! and race, the real store link ([`Durable`]) on the shared store, then stdout, then
-//! "delivered" — with the plan's faults: a slow store write inside the race, a SIGTERM, a
-//! `kill -9` while waiting or between the steps after the call, and a terminal answerer of its
-//! own. The other answerer, the inbox, is the human writing to the store ([`inbox`]).
+//! One asking process as `ask-user ask` runs it (`crates/cli/src/ask.rs`): the real call
+//! assembly ([`HostCall`]: the core tool and race, the store link [`Durable`] on the shared
+//! store) and its delivery in the real order (stdout, then "delivered") — with the plan's
+//! faults injected through the seams `HostCall` offers: a slow store write inside the race
+//! ([`ask_user_host::HostCallBuilder::record_through`]), a `kill -9` between the steps of
+//! delivery (a [`Delivery`] whose step never completes), a SIGTERM and a `kill -9` while
+//! waiting, and a terminal answerer of its own. The other answerer, the inbox, is the human
+//! writing to the store ([`inbox`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, Decide, Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled,
-    UserInteraction,
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled, UserInteraction,
 };
 use ask_user_host::durable::Durable;
+use ask_user_host::{Delivery, HostCall};
 use ask_user_store::{Asker, Recorded, Responder, Scope, Store, Timestamp};
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -198,7 +201,44 @@ fn printed(outcome: &Outcome) -> Printed {
     }
 }
 
-/// Runs one process of `call` to its end and writes it in the ledger.
+/// The process's stdout and its "delivered", as `ask-user ask` hands them to
+/// [`ask_user_host::Asked::deliver`] — with the plan's `kill -9` between the steps: a step the
+/// process is killed at never completes (the kill ends the process there), and says so on
+/// `killed`.
+struct Stdout<'a> {
+    kill: Kill,
+    killed: Arc<tokio::sync::Notify>,
+    shown: &'a mut Option<Printed>,
+}
+
+impl Stdout<'_> {
+    fn killed_here<'a, T: Send + 'a>(&self) -> BoxFuture<'a, T> {
+        self.killed.notify_one();
+        Box::pin(std::future::pending())
+    }
+}
+
+impl Delivery for Stdout<'_> {
+    fn write<'a>(&'a mut self, outcome: &'a Outcome) -> BoxFuture<'a, bool> {
+        if self.kill == Kill::BeforeStdout {
+            return self.killed_here();
+        }
+        *self.shown = Some(printed(outcome));
+        Box::pin(std::future::ready(true))
+    }
+
+    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+        if self.kill == Kill::BeforeDelivered {
+            return self.killed_here();
+        }
+        Box::pin(durable.mark_delivered())
+    }
+}
+
+/// Runs one process of `call` to its end and writes it in the ledger: the real
+/// [`HostCall`] — its answerer the process's terminal, its store the shared one, its
+/// `--timeout` the plan's budget, its store writes slowed by the plan — delivered to
+/// [`Stdout`].
 pub async fn process(world: World, call: Call, retry: bool) {
     sleep_until(world.at(call.start)).await;
     let identity = format!(
@@ -223,26 +263,23 @@ pub async fn process(world: World, call: Call, retry: bool) {
         durable: durable.clone(),
         ledger: world.ledger.clone(),
     };
-    let tool = AskUserQuestionTool::new(durable.wrap(Arc::new(terminal)))
-        .with_timeout(Some(Duration::from_millis(call.budget)))
-        .with_recorder(Arc::new(Slow {
-            inner: durable.recorder(),
-            delay: call.record_delay,
-        }));
+    let delay = call.record_delay;
+    let host = HostCall::builder(Arc::new(terminal))
+        .durable(Some(durable.clone()))
+        .timeout(Some(Duration::from_millis(call.budget)))
+        .record_through(move |inner| Arc::new(Slow { inner, delay }))
+        .build();
     let cancel = CancellationToken::new();
+    let killed = Arc::new(tokio::sync::Notify::new());
     let mut shown: Option<Printed> = None;
+    let mut stdout = Stdout {
+        kill: call.kill,
+        killed: killed.clone(),
+        shown: &mut shown,
+    };
     let work = async {
-        let outcome = tool.call(ARGS, ExecutionContext::new(cancel.clone())).await;
-        // As `HostCall::call` does: an aborted call delivers ASK_ABORTED.
-        let outcome = durable.outcome_to_deliver(outcome);
-        if call.kill == Kill::BeforeStdout {
-            return;
-        }
-        shown = Some(printed(&outcome));
-        if call.kill == Kill::BeforeDelivered {
-            return;
-        }
-        durable.mark_delivered().await;
+        let asked = host.call(ARGS, ExecutionContext::new(cancel.clone())).await;
+        let _ = asked.deliver(&mut stdout).await;
     };
     let signal = async {
         if let Some(t) = call.signal {
@@ -251,17 +288,18 @@ pub async fn process(world: World, call: Call, retry: bool) {
         }
         std::future::pending::<()>().await;
     };
-    let killed = async {
+    let kill = async {
         match call.kill {
             Kill::Waiting(t) => sleep_until(world.at(t)).await,
-            _ => std::future::pending().await,
+            Kill::BeforeStdout | Kill::BeforeDelivered => killed.notified().await,
+            Kill::Never => std::future::pending().await,
         }
     };
     let ends_by = call.start + call.budget.min(call.signal.unwrap_or(u64::MAX));
     let bound = world.at(ends_by) + BOUND_SLACK;
     let ended = tokio::select! {
         () = work => Ended::Exited,
-        () = killed => Ended::Killed,
+        () = kill => Ended::Killed,
         () = sleep_until(bound) => Ended::Hung,
         () = signal => Ended::Hung,
     };

@@ -35,9 +35,9 @@ pub enum Printed {
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// It returned (printed, or was killed at a planned step after the call returned).
+    /// It returned (its outcome delivered, or not written).
     Exited,
-    /// `kill -9` while it waited.
+    /// `kill -9`: while it waited, or between the steps of delivery.
     Killed,
     /// It did not end within its bound (budget or signal, plus the withdraw grace and the
     /// store delays): a hang.
