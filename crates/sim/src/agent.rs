@@ -30,16 +30,19 @@ pub const ARGS: &str =
 /// core's withdraw grace (2 s), the store delays, and slack.
 const BOUND_SLACK: Duration = Duration::from_millis(4000);
 
-/// The request [`ARGS`] decodes to.
+/// The request [`ARGS`] decodes to (decoded once).
 ///
 /// # Panics
 /// Never: [`ARGS`] is valid.
 #[must_use]
-pub fn request() -> AskUserQuestionRequest {
-    match ask_user_core::decode(ARGS, &ask_user_core::Limits::default()) {
-        Ok(decoded) => decoded.request,
-        Err(e) => unreachable!("the simulation's question is valid: {e}"),
-    }
+pub fn request() -> &'static AskUserQuestionRequest {
+    static REQUEST: std::sync::OnceLock<AskUserQuestionRequest> = std::sync::OnceLock::new();
+    REQUEST.get_or_init(
+        || match ask_user_core::decode(ARGS, &ask_user_core::Limits::default()) {
+            Ok(decoded) => decoded.request,
+            Err(e) => unreachable!("the simulation's question is valid: {e}"),
+        },
+    )
 }
 
 /// The human's answer choosing `label`.
@@ -338,7 +341,7 @@ pub async fn inbox(world: World, at: u64, label: &'static str, via: &'static str
     let Some(card) = open.iter().find(|r| r.asker.pid == Some(1)) else {
         return;
     };
-    let Ok(normalised) = ask_user_core::normalise(&request(), answers(label)) else {
+    let Ok(normalised) = ask_user_core::normalise(request(), answers(label)) else {
         return;
     };
     let outcome = ask_user_store::Outcome::Answered {

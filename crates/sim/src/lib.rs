@@ -49,10 +49,13 @@ pub struct Report {
     pub acks: Vec<ledger::Ack>,
 }
 
-/// The command that replays `seed` (with only `faults`) with its plan and ledger printed.
+/// The command that replays `seed` (with only `faults`, on `backend`) with its plan and ledger printed.
 #[must_use]
-pub fn replay_command(seed: u64, faults: plan::Faults) -> String {
+pub fn replay_command(seed: u64, faults: plan::Faults, backend: Backend) -> String {
     let mut command = format!("scripts/sim --seed {seed}");
+    if backend == Backend::Sqlite {
+        command.push_str(" --store sqlite");
+    }
     if !faults.slow_writes {
         command.push_str(" --without slow-writes");
     }
@@ -78,20 +81,57 @@ pub fn run_seed(seed: u64) -> Report {
 #[must_use]
 #[allow(clippy::expect_used)]
 pub fn run_seed_with(seed: u64, faults: plan::Faults) -> Report {
+    run_seed_on(seed, faults, Backend::Memory)
+}
+
+/// The store a run keeps its asks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The memory store.
+    Memory,
+    /// A SQLite file in a fresh temporary directory (removed after the run).
+    Sqlite,
+}
+
+/// [`run_seed_with`] on `backend`.
+///
+/// # Panics
+/// When the runtime cannot be built, or the SQLite store cannot be opened in a temporary
+/// directory.
+#[must_use]
+#[allow(clippy::expect_used)]
+pub fn run_seed_on(seed: u64, faults: plan::Faults, backend: Backend) -> Report {
     let plan = Plan::draw_with(seed, faults);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    runtime.block_on(run_plan(plan))
+    let dir = std::env::temp_dir().join(format!("ask-user-sim-{}-{seed}", std::process::id()));
+    let report = runtime.block_on(async {
+        let store = match backend {
+            Backend::Memory => Store::memory(),
+            Backend::Sqlite => {
+                std::fs::create_dir_all(&dir).expect("a temporary directory");
+                Store::open_sqlite(&dir.join("store.sqlite3"))
+                    .await
+                    .expect("a SQLite store")
+            }
+        };
+        run_plan(plan, store).await
+    });
+    drop(runtime);
+    if backend == Backend::Sqlite {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    report
 }
 
-async fn run_plan(plan: Plan) -> Report {
+async fn run_plan(plan: Plan, store: Store) -> Report {
     let processes = agent::Processes::default();
     let world = World {
         start: tokio::time::Instant::now(),
-        store: Store::memory().with_liveness(std::sync::Arc::new(processes.clone())),
+        store: store.with_liveness(std::sync::Arc::new(processes.clone())),
         ledger: Ledger::default(),
         keyed: plan.keyed,
         processes,
