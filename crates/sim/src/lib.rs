@@ -89,14 +89,15 @@ pub fn run_seed_with(seed: u64, faults: plan::Faults) -> Report {
 pub enum Backend {
     /// The memory store.
     Memory,
-    /// A SQLite file in a fresh temporary directory (removed after the run).
+    /// A SQLite file in a fresh temporary directory, on a tmpfs when the machine has one
+    /// (removed after the run).
     Sqlite,
 }
 
 /// [`run_seed_with`] on `backend`.
 ///
 /// # Panics
-/// When the runtime cannot be built, or the SQLite store cannot be opened in a temporary
+/// When the runtime cannot be built, or the SQLite store cannot be opened in a fresh
 /// directory.
 #[must_use]
 #[allow(clippy::expect_used)]
@@ -107,12 +108,14 @@ pub fn run_seed_on(seed: u64, faults: plan::Faults, backend: Backend) -> Report 
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    let dir = std::env::temp_dir().join(format!("ask-user-sim-{}-{seed}", std::process::id()));
+    let dir = match backend {
+        Backend::Memory => None,
+        Backend::Sqlite => Some(sqlite_dir(seed)),
+    };
     let report = runtime.block_on(async {
-        let store = match backend {
-            Backend::Memory => Store::memory(),
-            Backend::Sqlite => {
-                std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let store = match &dir {
+            None => Store::memory(),
+            Some(dir) => {
                 Store::open_sqlite(&dir.join("store.sqlite3"))
                     .await
                     .expect("a SQLite store")
@@ -121,10 +124,33 @@ pub fn run_seed_on(seed: u64, faults: plan::Faults, backend: Backend) -> Report 
         run_plan(plan, store).await
     });
     drop(runtime);
-    if backend == Backend::Sqlite {
-        let _ = std::fs::remove_dir_all(&dir);
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
     }
     report
+}
+
+/// A fresh directory of its own for one SQLite run: on the machine's tmpfs (`/dev/shm`) when it has one,
+/// else in the temporary directory. On a tmpfs a commit's `fsync` returns at once (it was most
+/// of a seed's wall time on a disk: 20 s instead of 5 s for 400 seeds); the store runs the same
+/// code either way (WAL, full sync, group commit, the writer thread, the file follower). A
+/// power loss is not simulated.
+///
+/// # Panics
+/// When neither can hold a directory.
+#[allow(clippy::expect_used)]
+fn sqlite_dir(seed: u64) -> std::path::PathBuf {
+    // Unique per run: two runs of one seed may run at once (tests run in parallel).
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("ask-user-sim-{}-{run}-seed-{seed}", std::process::id());
+    let shm = std::path::Path::new("/dev/shm").join(&name);
+    if std::fs::create_dir_all(&shm).is_ok() {
+        return shm;
+    }
+    let dir = std::env::temp_dir().join(name);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }
 
 async fn run_plan(plan: Plan, store: Store) -> Report {
