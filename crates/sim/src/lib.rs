@@ -115,11 +115,9 @@ pub fn run_seed_on(seed: u64, faults: plan::Faults, backend: Backend) -> Report 
     let report = runtime.block_on(async {
         let store = match &dir {
             None => Store::memory(),
-            Some(dir) => {
-                Store::open_sqlite(&dir.join("store.sqlite3"))
-                    .await
-                    .expect("a SQLite store")
-            }
+            Some(dir) => Store::open_sqlite(&dir.join("store.sqlite3"))
+                .await
+                .expect("a SQLite store"),
         };
         run_plan(plan, store).await
     });
