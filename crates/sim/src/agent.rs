@@ -241,7 +241,7 @@ impl Delivery for Stdout<'_> {
 /// Runs one process of `call` to its end and writes it in the ledger: the real
 /// [`HostCall`] — its answerer the process's terminal, its store the shared one, its
 /// `--timeout` the plan's budget, its store writes slowed by the plan — delivered to
-/// [`Stdout`].
+/// the process's stdout (a [`Delivery`] that stops where the plan kills it).
 pub async fn process(world: World, call: Call, retry: bool) {
     sleep_until(world.at(call.start)).await;
     let identity = format!(

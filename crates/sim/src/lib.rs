@@ -1,11 +1,12 @@
 //! A seeded, deterministic simulation of the ask lifecycle (docs/contract.md §8 "Exactly once,
-//! made precise"): the real core race ([`ask_user_core::Decide`] inside
-//! [`ask_user_core::AskUserQuestionTool`]), the real store link ([`ask_user_host::durable`]) on
-//! the real memory store, the steps `ask-user ask` takes after the call (stdout, then
-//! "delivered"), and the human answering in an inbox or a terminal — on tokio's paused clock,
-//! with the faults a [`Plan`] draws from a seed: budgets expiring at every point of an answer's
-//! path, signals, `kill -9` while waiting and between the steps, slow store writes, two
-//! answerers at once, and two live callers asking the same question.
+//! made precise"): each simulated agent runs the real call assembly
+//! ([`ask_user_host::HostCall`]: the core race inside [`ask_user_core::AskUserQuestionTool`],
+//! the store link [`ask_user_host::durable`], the delivery order stdout → "delivered") on the
+//! memory store or a SQLite file ([`Backend`]), and the human answers in an inbox or a terminal —
+//! on tokio's paused clock, with the faults a [`Plan`] draws from a seed: budgets expiring at
+//! every point of an answer's path, signals, `kill -9` while waiting and between the steps of
+//! delivery, slow store writes, two answerers at once, and two live callers asking the same
+//! question. The faults enter through `HostCall`'s own seams (see [`agent`]).
 //!
 //! [`run_seed`] runs one seed and checks every invariant ([`ledger::check`]):
 //! the outcome printed is the outcome stored; the human is told "sent" only for that outcome;
