@@ -203,10 +203,16 @@ struct Shared {
     opened: Mutex<Option<&'static str>>,
 }
 
+/// A process's clock: what it writes as the time of what it does in the store (the ask's
+/// creation, its outcome, its detach, its delivery). [`Durable::new`] uses the machine's
+/// ([`Timestamp::now`]); the simulation gives each process its own, skewed.
+pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
 /// One call's link to the store (see the module doc). Cheap to clone.
 #[derive(Clone)]
 pub struct Durable {
     shared: Arc<Shared>,
+    clock: Clock,
 }
 
 impl std::fmt::Debug for Durable {
@@ -232,7 +238,19 @@ impl Durable {
                 aborted: std::sync::atomic::AtomicBool::new(false),
                 opened: Mutex::new(None),
             }),
+            clock: Arc::new(Timestamp::now),
         }
+    }
+
+    /// The same link, telling time by `clock` (a process whose clock is wrong: docs/contract.md
+    /// §8 "No clock decides across processes"). Set it before the link is used.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
+    }
+
+    fn now(&self) -> Timestamp {
+        (self.clock)()
     }
 
     /// The store.
@@ -321,7 +339,7 @@ impl Durable {
         match self
             .shared
             .store
-            .mark_delivered(id, &outcome, Timestamp::now())
+            .mark_delivered(id, &outcome, self.now())
             .await
         {
             Ok(true) => {}
@@ -335,11 +353,7 @@ impl Durable {
     /// Marks the ask detached (the caller went away); errors are logged.
     pub async fn detach(&self) {
         if let Some(id) = self.ask_id()
-            && let Err(e) = self
-                .shared
-                .store
-                .set_attached(id, false, Timestamp::now())
-                .await
+            && let Err(e) = self.shared.store.set_attached(id, false, self.now()).await
         {
             tracing::warn!("cannot mark ask {id} detached: {e}");
         }
@@ -348,12 +362,13 @@ impl Durable {
     /// Whether the store holds an ask this call would re-attach to or be handed (read only).
     async fn has_stored(&self, request: &AskUserQuestionRequest) -> bool {
         let shared = &self.shared;
-        let ask = NewAsk::new(
+        let mut ask = NewAsk::new(
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
         )
         .in_namespace(&shared.namespace);
+        ask.created_at = self.now();
         match shared.store.find_ask(&ask).await {
             Ok(found) => found.is_some(),
             Err(e) => {
@@ -365,12 +380,13 @@ impl Durable {
 
     async fn open(&self, request: &AskUserQuestionRequest) -> Result<Opened, AskError> {
         let shared = &self.shared;
-        let ask = NewAsk::new(
+        let mut ask = NewAsk::new(
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
         )
         .in_namespace(&shared.namespace);
+        ask.created_at = self.now();
         let opened = shared.store.open_ask(&ask).await.map_err(|e| {
             AskError::Failed(format!(
                 "the question could not be stored in {} ({e}), so it was not shown",
@@ -403,7 +419,7 @@ impl RecordOutcome for Durable {
                 // Closed before it was stored (e.g. aborted at once): nothing to keep.
                 return Ok(());
             };
-            let (result, kept) = record_kept(&self.shared.store, id, settled).await;
+            let (result, kept) = record_kept(&self.shared.store, id, settled, self.now()).await;
             if kept.is_some() {
                 *self
                     .shared
@@ -527,7 +543,7 @@ impl UserInteraction for Wrapped {
                 let elsewhere = async {
                     tokio::select! {
                         closed = followed => closed,
-                        () = store.keep_lease(id) => std::future::pending().await,
+                        () = store.keep_lease_by(id, || self.durable.now()) => std::future::pending().await,
                     }
                 };
                 tokio::select! {

@@ -14,9 +14,9 @@ use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
     Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled, UserInteraction,
 };
-use ask_user_host::durable::Durable;
+use ask_user_host::durable::{Clock, Durable};
 use ask_user_host::{Delivery, HostCall};
-use ask_user_store::{Asker, Recorded, Responder, Scope, Store, Timestamp};
+use ask_user_store::{AskId, Asker, Recorded, Responder, Retention, Scope, Store, Timestamp};
 use tokio::time::{Instant, sleep, sleep_until};
 
 use crate::ledger::{Ended, Ledger, Printed, Run};
@@ -98,9 +98,24 @@ impl ask_user_store::Liveness for Processes {
     }
 }
 
+/// The simulated wall clock at instant 0 (a right clock reads this plus the simulated time).
+const EPOCH: i64 = 2_000_000_000_000;
+
+/// The most asks one run makes (callers, retries): what [`sweep`] looks at.
+const MOST_ASKS: i64 = 16;
+
 impl World {
     fn at(&self, ms: u64) -> Instant {
         self.start + Duration::from_millis(ms)
+    }
+
+    /// A process's clock, `off` milliseconds off the simulated time.
+    fn clock(&self, off: i64) -> Clock {
+        let start = self.start;
+        Arc::new(move || {
+            let elapsed = i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX);
+            Timestamp(EPOCH.saturating_add(elapsed).saturating_add(off))
+        })
     }
 
     fn scope(&self) -> Scope {
@@ -260,7 +275,8 @@ pub async fn process(world: World, call: Call, retry: bool) {
             process: Some(identity.clone()),
             ..Asker::default()
         },
-    );
+    )
+    .with_clock(world.clock(call.clock));
     let terminal = Terminal {
         at: call.terminal.map(|t| world.at(t)),
         durable: durable.clone(),
@@ -284,6 +300,10 @@ pub async fn process(world: World, call: Call, retry: bool) {
         let asked = host.call(ARGS, ExecutionContext::new(cancel.clone())).await;
         let _ = asked.deliver(&mut stdout).await;
     };
+    let stopped = call
+        .stopped
+        .map(|(from, until)| (world.at(from), world.at(until)));
+    let work = Stoppable::new(work, stopped);
     let signal = async {
         if let Some(t) = call.signal {
             sleep_until(world.at(t)).await;
@@ -299,7 +319,8 @@ pub async fn process(world: World, call: Call, retry: bool) {
         }
     };
     let ends_by = call.start + call.budget.min(call.signal.unwrap_or(u64::MAX));
-    let bound = world.at(ends_by) + BOUND_SLACK;
+    let stop = call.stopped.map_or(0, |(from, until)| until - from);
+    let bound = world.at(ends_by + stop) + BOUND_SLACK;
     let ended = tokio::select! {
         () = work => Ended::Exited,
         () = kill => Ended::Killed,
@@ -351,11 +372,64 @@ pub async fn inbox(world: World, at: u64, label: &'static str, via: &'static str
             ..Responder::default()
         },
     };
-    if let Ok(Recorded::Won) = world
-        .store
-        .record_outcome(card.id, &outcome, Timestamp::now())
-        .await
-    {
+    let now = (world.clock(0))();
+    if let Ok(Recorded::Won) = world.store.record_outcome(card.id, &outcome, now).await {
         world.ledger.ack(card.id, label, via);
+    }
+}
+
+/// Another process opening the store at `at` (as every `ask-user` run and the inbox do): it
+/// runs the store's retention by its own clock, `off` milliseconds off. What the store held just
+/// before is kept in the ledger, so an ask it purged can still be checked.
+pub async fn sweep(world: World, at: u64, off: i64) {
+    sleep_until(world.at(at)).await;
+    let mut held = Vec::new();
+    for id in 1..=MOST_ASKS {
+        if let Ok(rec) = world.store.get(AskId(id)).await {
+            held.push(rec);
+        }
+    }
+    world.ledger.before_sweep(held);
+    let now = (world.clock(off))();
+    let _ = world.store.sweep(now, Retention::default()).await;
+}
+
+/// A process's work that SIGSTOP halts from the first instant to the second: it is not polled
+/// in between (its timers fire late, what it waits for waits), and it is still alive.
+struct Stoppable<F> {
+    work: std::pin::Pin<Box<F>>,
+    stopped: Option<(Instant, Instant)>,
+    resume: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<F: Future<Output = ()>> Stoppable<F> {
+    fn new(work: F, stopped: Option<(Instant, Instant)>) -> Self {
+        let until = stopped.map_or_else(Instant::now, |(_, until)| until);
+        Self {
+            work: Box::pin(work),
+            stopped,
+            resume: Box::pin(sleep_until(until)),
+        }
+    }
+}
+
+impl<F: Future<Output = ()>> Future for Stoppable<F> {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if let Some((from, until)) = self.stopped {
+            let now = Instant::now();
+            if now >= from && now < until {
+                // Woken again at SIGCONT.
+                return match self.resume.as_mut().poll(cx) {
+                    std::task::Poll::Ready(()) => self.work.as_mut().poll(cx),
+                    std::task::Poll::Pending => std::task::Poll::Pending,
+                };
+            }
+        }
+        self.work.as_mut().poll(cx)
     }
 }

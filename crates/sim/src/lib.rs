@@ -63,6 +63,12 @@ pub fn replay_command(seed: u64, faults: plan::Faults, backend: Backend) -> Stri
     if !faults.second_caller {
         command.push_str(" --without second-caller");
     }
+    if !faults.stops {
+        command.push_str(" --without stops");
+    }
+    if !faults.clocks {
+        command.push_str(" --without clocks");
+    }
     command
 }
 
@@ -183,6 +189,9 @@ async fn run_plan(plan: Plan, store: Store) -> Report {
             "another inbox",
         )));
     }
+    if let Some((at, off)) = plan.sweep {
+        first.push(Box::pin(agent::sweep(world.clone(), at, off)));
+    }
     join_all(first).await;
     // The retry: a caller whose acknowledged answer it did not print runs the same call again,
     // with nobody answering; it must get the answer from the store.
@@ -197,6 +206,8 @@ async fn run_plan(plan: Plan, store: Store) -> Report {
                 kill: plan::Kill::Never,
                 terminal: None,
                 record_delay: (0, 0),
+                stopped: None,
+                clock: call.clock,
             };
             agent::process(world.clone(), retry, true).await;
         }

@@ -3,7 +3,7 @@
 //! ```text
 //! ask-user-sim [--seeds N] [--from SEED]   run N seeds (default 2000) from SEED (default 0)
 //! ask-user-sim --seed SEED                 replay one seed: its plan, its ledger, its verdict
-//! ... --without slow-writes|second-caller   leave a fault out (repeatable)
+//! ... --without slow-writes|second-caller|stops|clocks   leave a fault out (repeatable)
 //! ... --store sqlite                        keep the asks in a SQLite file (default: memory)
 //! ```
 //! Exits 1 when any seed broke an invariant, printing each failing seed and its replay command.
@@ -27,11 +27,13 @@ fn main() -> ExitCode {
             ("--seed", Some(v), _) => one = Some(v),
             ("--without", _, Some("slow-writes")) => faults.slow_writes = false,
             ("--without", _, Some("second-caller")) => faults.second_caller = false,
+            ("--without", _, Some("stops")) => faults.stops = false,
+            ("--without", _, Some("clocks")) => faults.clocks = false,
             ("--store", _, Some("sqlite")) => backend = ask_user_sim::Backend::Sqlite,
             ("--store", _, Some("memory")) => backend = ask_user_sim::Backend::Memory,
             _ => {
                 eprintln!(
-                    "usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED; [--without slow-writes|second-caller] [--store memory|sqlite]"
+                    "usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED; [--without slow-writes|second-caller|stops|clocks] [--store memory|sqlite]"
                 );
                 return ExitCode::from(2);
             }
@@ -111,5 +113,6 @@ fn kind(v: &ask_user_sim::Violation) -> &'static str {
         Misdelivered { .. } => "misdelivered",
         AskedTwice { .. } => "asked twice",
         Hung { .. } => "hung",
+        Purged { .. } => "purged undelivered",
     }
 }

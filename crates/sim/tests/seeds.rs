@@ -58,9 +58,11 @@ fn seeds_on_a_sqlite_file_hold_every_invariant() {
     assert_holds_on(0..SQLITE_SEEDS, FAULTS, Backend::Sqlite);
 }
 
-/// What a run did, for comparing two runs of one seed.
+/// What a run did, for comparing two runs of one seed: each process's run (in the order of
+/// their callers: on SQLite two processes ending at one simulated instant may be recorded in
+/// either order, as the store's threads finish), what the human was told, what broke.
 fn sketch(r: &ask_user_sim::Report) -> impl PartialEq + std::fmt::Debug + use<> {
-    let runs: Vec<_> = r
+    let mut runs: Vec<_> = r
         .runs
         .iter()
         .map(|run| {
@@ -74,12 +76,13 @@ fn sketch(r: &ask_user_sim::Report) -> impl PartialEq + std::fmt::Debug + use<> 
             )
         })
         .collect();
+    runs.sort_by_key(|run| (run.0, run.1));
     (runs, r.acks.clone(), r.violations.clone())
 }
 
 #[test]
 fn a_seed_replays_the_same_run() {
-    for seed in 0..200 {
+    for seed in 0..std::env::var("SIM_REPLAY").map_or(200, |v| v.parse().unwrap_or(200)) {
         let (a, b) = (
             run_seed_with(seed, Faults::ALL),
             run_seed_with(seed, Faults::ALL),
@@ -89,7 +92,8 @@ fn a_seed_replays_the_same_run() {
 }
 
 /// On SQLite too: a commit takes no simulated time (the store awaits its writer from the
-/// blocking pool, which holds a paused clock), so the seed alone decides the run.
+/// blocking pool, which holds a paused clock), so the seed alone decides what every process
+/// does.
 #[test]
 fn a_seed_replays_the_same_run_on_sqlite() {
     for seed in 0..40 {
