@@ -5,13 +5,13 @@
 //! Built by [`HostCall::builder`], a call's answerers are wrapped, innermost first, in:
 //!
 //! 1. the attention command ([`Notify`], `--notify`), run when the question opens;
-//! 2. the journal's `ask` line ([`Journal::shown`]), written once the store gave the ask its id
+//! 2. the journal's `ask` line (`Journal::shown`), written once the store gave the ask its id
 //!    and before any answerer shows it (so both lines carry `store:<id>`);
-//! 3. the durable link ([`Durable::wrap`]): the ask is stored before it is shown, re-attached
+//! 3. the durable link (`Durable::wrap`): the ask is stored before it is shown, re-attached
 //!    or handed back when the same call comes again;
 //!
 //! and the tool's race records the outcome in the store before it is accepted
-//! ([`Durable::recorder`], seen through the builder's [`HostCallBuilder::record_through`]
+//! (`Durable::recorder`, seen through the builder's [`HostCallBuilder::record_through`]
 //! layer when one is set). [`HostCall::call`] runs one tool call through all of this (the
 //! journal's `outcome` line is on disk before it returns) and gives an [`Asked`]: the outcome,
 //! which the host hands to [`Asked::deliver`]. Delivery is one fixed order:
@@ -21,9 +21,12 @@
 //!    result, the hook's JSON); when it fails, nothing below runs and the outcome stays
 //!    undelivered, so the same call asked again gets it;
 //! 3. **upstream told** — [`Acknowledge`], when the host set one (a hub that holds the ask);
-//! 4. **marked delivered** — [`Delivery::mark`], by default [`Durable::mark_delivered`].
+//! 4. **marked delivered** — [`Delivery::mark`], by default [`StoredAsk::mark_delivered`].
 //!
-//! No host can write before recording, or mark before writing.
+//! No host can write before recording, or mark before writing: the parts this assembles
+//! (`Durable::wrap`, `Durable::recorder`, `Durable::mark_delivered`, `Journal::shown`, the
+//! journal's call) are private to this crate, and the only handle that marks an ask delivered,
+//! [`StoredAsk`], is made by [`Asked::deliver`] after the write.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,10 +55,38 @@ pub trait Delivery: Send {
     fn write<'a>(&'a mut self, outcome: &'a Outcome) -> BoxFuture<'a, bool>;
 
     /// Marks the stored ask delivered, after [`Delivery::write`] succeeded. The default is
-    /// [`Durable::mark_delivered`]; a host whose write can still be taken back (an MCP result
-    /// the client cancels) marks through its own bookkeeping.
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
-        Box::pin(durable.mark_delivered())
+    /// [`StoredAsk::mark_delivered`]; a host whose write can still be taken back (an MCP result
+    /// the client cancels) marks through its own bookkeeping ([`StoredAsk::delivery`]).
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(ask.mark_delivered())
+    }
+}
+
+/// The stored ask of a call whose outcome was written, handed to [`Delivery::mark`] by
+/// [`Asked::deliver`] (and made nowhere else): what a delivery marks.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredAsk<'a> {
+    durable: &'a Durable,
+}
+
+impl StoredAsk<'_> {
+    /// Marks the ask delivered: a compare-and-set on the exact outcome this call's race stored
+    /// or was handed, never on whatever the store holds now; nothing for a call that was
+    /// aborted (its caller is going away: the outcome stays for the retry) or whose race never
+    /// reached the store. Errors are logged.
+    pub async fn mark_delivered(self) {
+        self.durable.mark_delivered().await;
+    }
+
+    /// The ask and the exact outcome a mark compare-and-sets on; `None` for a call that was
+    /// aborted or whose race never reached the store (then nothing is to be marked).
+    pub fn delivery(&self) -> Option<(ask_user_store::AskId, ask_user_store::Outcome)> {
+        self.durable.delivery()
+    }
+
+    /// The store the ask is in.
+    pub fn store(&self) -> &ask_user_store::Store {
+        self.durable.store()
     }
 }
 
@@ -239,7 +270,9 @@ impl HostCall {
                     .call_stored(&self.tool, arguments, context, durable)
                     .await
             }
-            (journal, _) => crate::call(journal.as_deref(), &self.tool, arguments, context).await,
+            (journal, _) => {
+                crate::args::call(journal.as_deref(), &self.tool, arguments, context).await
+            }
         };
         let outcome = match &self.durable {
             Some(durable) => durable.outcome_to_deliver(outcome),
@@ -276,7 +309,7 @@ impl Asked<'_> {
                 upstream.acknowledge(&self.outcome).await;
             }
             if let Some(durable) = &self.call.durable {
-                delivery.mark(durable).await;
+                delivery.mark(StoredAsk { durable }).await;
             }
         }
         (self.outcome, written)

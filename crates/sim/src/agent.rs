@@ -15,7 +15,7 @@ use ask_user_core::{
     Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled, UserInteraction,
 };
 use ask_user_host::durable::{Clock, Durable};
-use ask_user_host::{Delivery, HostCall};
+use ask_user_host::{Delivery, HostCall, StoredAsk};
 use ask_user_store::{AskId, Asker, Recorded, Responder, Retention, Scope, Store, Timestamp};
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -245,11 +245,11 @@ impl Delivery for Stdout<'_> {
         Box::pin(std::future::ready(true))
     }
 
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
         if self.kill == Kill::BeforeDelivered {
             return self.killed_here();
         }
-        Box::pin(durable.mark_delivered())
+        Box::pin(ask.mark_delivered())
     }
 }
 

@@ -8,7 +8,9 @@ use ask_user_core::{
     AnswerItem, Answers, AskUserQuestionRequest, BoxFuture, ExecutionContext, OneStep, Outcome,
 };
 use ask_user_host::durable::Durable;
-use ask_user_host::{Acknowledge, Delivery, Entry, HostCall, Journal, read, store_call_id};
+use ask_user_host::{
+    Acknowledge, Delivery, Entry, HostCall, Journal, StoredAsk, read, store_call_id,
+};
 use ask_user_store::{AskId, Asker, Scope, Store};
 use pretty_assertions::assert_eq;
 
@@ -51,9 +53,9 @@ impl Delivery for Noting {
         })
     }
 
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
         self.steps.lock().unwrap().push("mark".into());
-        Box::pin(durable.mark_delivered())
+        Box::pin(ask.mark_delivered())
     }
 }
 
