@@ -11,8 +11,8 @@
 //!    or handed back when the same call comes again;
 //!
 //! and the tool's race records the outcome in the store before it is accepted
-//! (`Durable::recorder`, seen through the builder's [`HostCallBuilder::record_through`]
-//! layer when one is set). [`HostCall::call`] runs one tool call through all of this (the
+//! (`Durable::recorder`, with the builder's [`AroundRecord`] hooks before and after each write
+//! when one is set). [`HostCall::call`] runs one tool call through all of this (the
 //! journal's `outcome` line is on disk before it returns) and gives an [`Asked`]: the outcome,
 //! which the host hands to [`Asked::deliver`]. Delivery is one fixed order:
 //!
@@ -32,8 +32,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
-    Arguments, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits, Outcome, RecordOutcome,
-    UserInteraction,
+    Arguments, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits,
+    Outcome, RecordError, RecordOutcome, Settled, UserInteraction,
 };
 
 use crate::durable::Durable;
@@ -105,14 +105,52 @@ pub trait Acknowledge: Send + Sync {
     fn acknowledge<'a>(&'a self, outcome: &'a Outcome) -> BoxFuture<'a, ()>;
 }
 
-/// A layer around the store's recorder (see `HostCallBuilder::record_through`).
-type RecordLayer = Box<dyn FnOnce(Arc<dyn RecordOutcome>) -> Arc<dyn RecordOutcome> + Send>;
+/// Hooks around the store's write inside the race (see [`HostCallBuilder::around_record`]):
+/// they run before and after each write and can delay it (the simulation's busy disk,
+/// `crates/sim`), never skip or change it.
+pub trait AroundRecord: Send + Sync {
+    /// Runs before `settled` is written.
+    fn before<'a>(&'a self, _settled: &'a Settled) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Runs after `settled` was written (or failed to be: `recorded`), before the race hears
+    /// the result.
+    fn after<'a>(
+        &'a self,
+        _settled: &'a Settled,
+        _recorded: &'a Result<(), RecordError>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// The store's recorder with [`AroundRecord`] hooks.
+struct Around {
+    recorder: Arc<dyn RecordOutcome>,
+    around: Arc<dyn AroundRecord>,
+}
+
+impl RecordOutcome for Around {
+    fn record<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
+        Box::pin(async move {
+            self.around.before(settled).await;
+            let recorded = self.recorder.record(request, settled).await;
+            self.around.after(settled, &recorded).await;
+            recorded
+        })
+    }
+}
 
 /// How a [`HostCall`] is put together (see [`HostCall::builder`]).
 #[must_use]
 pub struct HostCallBuilder {
     answerer: Arc<dyn UserInteraction>,
-    record_layer: Option<RecordLayer>,
+    around_record: Option<Arc<dyn AroundRecord>>,
     journal: Option<Arc<Journal>>,
     notify: Option<String>,
     durable: Option<Durable>,
@@ -128,7 +166,7 @@ impl std::fmt::Debug for HostCallBuilder {
             .field("notify", &self.notify.is_some())
             .field("durable", &self.durable)
             .field("timeout", &self.timeout)
-            .field("record_layer", &self.record_layer.is_some())
+            .field("around_record", &self.around_record.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -172,18 +210,14 @@ impl HostCallBuilder {
         }
     }
 
-    /// Sees the store's writes inside the race through `layer`: it gets the store's recorder
-    /// (the outcome written before it is accepted, docs/contract.md §8) and returns the one the
-    /// race uses, which must end by calling the recorder it was given. A layer observes or
-    /// delays the write (the simulation's busy disk, `crates/sim`); it cannot change the order
-    /// the call is assembled in. Without a store ([`Self::durable`] `None`) nothing is recorded
-    /// and the layer is not used.
-    pub fn record_through(
-        self,
-        layer: impl FnOnce(Arc<dyn RecordOutcome>) -> Arc<dyn RecordOutcome> + Send + 'static,
-    ) -> Self {
+    /// Runs `around` before and after each of the store's writes inside the race (the outcome
+    /// written before it is accepted, docs/contract.md §8): it can observe or delay the write
+    /// (the simulation's busy disk, `crates/sim`), never skip or change it, nor the order the
+    /// call is assembled in. Without a store ([`Self::durable`] `None`) nothing is written and
+    /// `around` never runs.
+    pub fn around_record(self, around: Arc<dyn AroundRecord>) -> Self {
         Self {
-            record_layer: Some(Box::new(layer)),
+            around_record: Some(around),
             ..self
         }
     }
@@ -204,8 +238,8 @@ impl HostCallBuilder {
             .with_limits(self.limits);
         if let Some(durable) = &self.durable {
             let recorder = durable.recorder();
-            tool = tool.with_recorder(match self.record_layer {
-                Some(layer) => layer(recorder),
+            tool = tool.with_recorder(match self.around_record {
+                Some(around) => Arc::new(Around { recorder, around }),
                 None => recorder,
             });
         }
@@ -241,7 +275,7 @@ impl HostCall {
     pub fn builder(answerer: Arc<dyn UserInteraction>) -> HostCallBuilder {
         HostCallBuilder {
             answerer,
-            record_layer: None,
+            around_record: None,
             journal: None,
             notify: None,
             durable: None,

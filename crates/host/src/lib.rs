@@ -69,7 +69,7 @@ mod journal;
 mod notify;
 
 pub use args::{HostArgs, ZERO_TIMEOUT, decode_logged, parse_timeout};
-pub use call::{Acknowledge, Asked, Delivery, HostCall, HostCallBuilder, StoredAsk};
+pub use call::{Acknowledge, AroundRecord, Asked, Delivery, HostCall, HostCallBuilder, StoredAsk};
 pub use journal::{
     ANSWERED, Entry, Journal, JournalError, MAX_OPEN_PER_REQUEST, NOT_RECORDED_TEXT, ask_line,
     outcome_line, read, store_call_id,

@@ -2,7 +2,7 @@
 //! assembly ([`HostCall`]: the core tool and race, the store link [`Durable`] on the shared
 //! store) and its delivery in the real order (stdout, then "delivered") — with the plan's
 //! faults injected through the seams `HostCall` offers: a slow store write inside the race
-//! ([`ask_user_host::HostCallBuilder::record_through`]), a `kill -9` between the steps of
+//! ([`ask_user_host::HostCallBuilder::around_record`]), a `kill -9` between the steps of
 //! delivery (a [`Delivery`] whose step never completes), a SIGTERM and a `kill -9` while
 //! waiting, and a terminal answerer of its own. The other answerer, the inbox, is the human
 //! writing to the store ([`inbox`]).
@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
-    Decision, ExecutionContext, Offer, Outcome, RecordOutcome, Settled, UserInteraction,
+    Decision, ExecutionContext, Offer, Outcome, Settled, UserInteraction,
 };
 use ask_user_host::durable::{Clock, Durable};
-use ask_user_host::{Delivery, HostCall, StoredAsk};
+use ask_user_host::{AroundRecord, Delivery, HostCall, StoredAsk};
 use ask_user_store::{AskId, Asker, Recorded, Responder, Retention, Scope, Store, Timestamp};
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -127,28 +127,30 @@ impl World {
     }
 }
 
-/// A store write that waits before and after (a busy disk): wraps the real recorder.
+/// A store write that waits before and after (a busy disk), around the real one.
 struct Slow {
-    inner: Arc<dyn RecordOutcome>,
     delay: (u64, u64),
 }
 
-impl RecordOutcome for Slow {
-    fn record<'a>(
+/// Waits `ms` simulated milliseconds (at once for 0).
+fn wait(ms: u64) -> BoxFuture<'static, ()> {
+    if ms == 0 {
+        return Box::pin(std::future::ready(()));
+    }
+    Box::pin(sleep(Duration::from_millis(ms)))
+}
+
+impl AroundRecord for Slow {
+    fn before<'a>(&'a self, _: &'a Settled) -> BoxFuture<'a, ()> {
+        wait(self.delay.0)
+    }
+
+    fn after<'a>(
         &'a self,
-        request: &'a AskUserQuestionRequest,
-        settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), ask_user_core::RecordError>> {
-        Box::pin(async move {
-            if self.delay.0 > 0 {
-                sleep(Duration::from_millis(self.delay.0)).await;
-            }
-            let result = self.inner.record(request, settled).await;
-            if self.delay.1 > 0 {
-                sleep(Duration::from_millis(self.delay.1)).await;
-            }
-            result
-        })
+        _: &'a Settled,
+        _: &'a Result<(), ask_user_core::RecordError>,
+    ) -> BoxFuture<'a, ()> {
+        wait(self.delay.1)
     }
 }
 
@@ -286,7 +288,7 @@ pub async fn process(world: World, call: Call, retry: bool) {
     let host = HostCall::builder(Arc::new(terminal))
         .durable(Some(durable.clone()))
         .timeout(Some(Duration::from_millis(call.budget)))
-        .record_through(move |inner| Arc::new(Slow { inner, delay }))
+        .around_record(Arc::new(Slow { delay }))
         .build();
     let cancel = CancellationToken::new();
     let killed = Arc::new(tokio::sync::Notify::new());
