@@ -2,16 +2,14 @@
 //! `ask-user ask` and `ask-user mcp` so they read and behave the same.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
     Arguments, AskUserQuestionTool, Decoded, ExecutionContext, InvalidArguments, Limits, Outcome,
-    UserInteraction, decode,
+    decode,
 };
 
 use crate::journal::{Journal, JournalError};
-use crate::notify::Notify;
 
 /// `--timeout DURATION`, `--journal FILE` and `--notify CMD`: plain settings, and with the
 /// `clap` feature clap arguments (flatten them into a command).
@@ -63,20 +61,12 @@ impl HostArgs {
     pub fn open_journal(&self) -> Result<Option<Journal>, JournalError> {
         self.journal.as_ref().map(Journal::open).transpose()
     }
-
-    /// `answerer` wrapped in [`Notify`] when `--notify` was given, else unchanged.
-    pub fn with_notify(&self, answerer: Arc<dyn UserInteraction>) -> Arc<dyn UserInteraction> {
-        match &self.notify {
-            Some(command) => Arc::new(Notify::new(answerer, command.clone())),
-            None => answerer,
-        }
-    }
 }
 
-/// Runs one tool call through `journal` when there is one ([`Journal::call`]), else like
+/// Runs one tool call through `journal` when there is one (`Journal::call`), else like
 /// [`AskUserQuestionTool::call`]; either way the arguments are decoded once and each
-/// leniency applied is logged ([`decode_logged`]).
-pub async fn call(
+/// leniency applied is logged ([`decode_logged`]). For [`crate::HostCall`] only.
+pub(crate) async fn call(
     journal: Option<&Journal>,
     tool: &AskUserQuestionTool,
     arguments: impl Into<Arguments>,

@@ -5,13 +5,14 @@
 //! Built by [`HostCall::builder`], a call's answerers are wrapped, innermost first, in:
 //!
 //! 1. the attention command ([`Notify`], `--notify`), run when the question opens;
-//! 2. the journal's `ask` line ([`Journal::shown`]), written once the store gave the ask its id
+//! 2. the journal's `ask` line (`Journal::shown`), written once the store gave the ask its id
 //!    and before any answerer shows it (so both lines carry `store:<id>`);
-//! 3. the durable link ([`Durable::wrap`]): the ask is stored before it is shown, re-attached
+//! 3. the durable link (`Durable::wrap`): the ask is stored before it is shown, re-attached
 //!    or handed back when the same call comes again;
 //!
 //! and the tool's race records the outcome in the store before it is accepted
-//! ([`Durable::recorder`]). [`HostCall::call`] runs one tool call through all of this (the
+//! (`Durable::recorder`, with the builder's [`AroundRecord`] hooks before and after each write
+//! when one is set). [`HostCall::call`] runs one tool call through all of this (the
 //! journal's `outcome` line is on disk before it returns) and gives an [`Asked`]: the outcome,
 //! which the host hands to [`Asked::deliver`]. Delivery is one fixed order:
 //!
@@ -20,15 +21,19 @@
 //!    result, the hook's JSON); when it fails, nothing below runs and the outcome stays
 //!    undelivered, so the same call asked again gets it;
 //! 3. **upstream told** — [`Acknowledge`], when the host set one (a hub that holds the ask);
-//! 4. **marked delivered** — [`Delivery::mark`], by default [`Durable::mark_delivered`].
+//! 4. **marked delivered** — [`Delivery::mark`], by default [`StoredAsk::mark_delivered`].
 //!
-//! No host can write before recording, or mark before writing.
+//! No host can write before recording, or mark before writing: the parts this assembles
+//! (`Durable::wrap`, `Durable::recorder`, `Durable::mark_delivered`, `Journal::shown`, the
+//! journal's call) are private to this crate, and the only handle that marks an ask delivered,
+//! [`StoredAsk`], is made by [`Asked::deliver`] after the write.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
-    Arguments, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits, Outcome, UserInteraction,
+    Arguments, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture, ExecutionContext, Limits,
+    Outcome, RecordError, RecordOutcome, Settled, UserInteraction,
 };
 
 use crate::durable::Durable;
@@ -40,16 +45,48 @@ use crate::notify::Notify;
 ///
 /// Any `FnMut(&Outcome) -> bool + Send` closure is a `Delivery` that writes synchronously and
 /// marks with the default.
+///
+/// A step that never completes stops the delivery there, as a process killed at that point
+/// would (the simulation's `kill -9` between writing the model's bytes and marking the ask
+/// delivered): nothing after it runs, so the outcome stays undelivered for the retry.
 pub trait Delivery: Send {
     /// Writes the outcome where the model reads it; `true` when it was written (the model can
     /// have read it), `false` when it was not (the outcome then stays undelivered).
     fn write<'a>(&'a mut self, outcome: &'a Outcome) -> BoxFuture<'a, bool>;
 
     /// Marks the stored ask delivered, after [`Delivery::write`] succeeded. The default is
-    /// [`Durable::mark_delivered`]; a host whose write can still be taken back (an MCP result
-    /// the client cancels) marks through its own bookkeeping.
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
-        Box::pin(durable.mark_delivered())
+    /// [`StoredAsk::mark_delivered`]; a host whose write can still be taken back (an MCP result
+    /// the client cancels) marks through its own bookkeeping ([`StoredAsk::delivery`]).
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(ask.mark_delivered())
+    }
+}
+
+/// The stored ask of a call whose outcome was written, handed to [`Delivery::mark`] by
+/// [`Asked::deliver`] (and made nowhere else): what a delivery marks.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredAsk<'a> {
+    durable: &'a Durable,
+}
+
+impl StoredAsk<'_> {
+    /// Marks the ask delivered: a compare-and-set on the exact outcome this call's race stored
+    /// or was handed, never on whatever the store holds now; nothing for a call that was
+    /// aborted (its caller is going away: the outcome stays for the retry) or whose race never
+    /// reached the store. Errors are logged.
+    pub async fn mark_delivered(self) {
+        self.durable.mark_delivered().await;
+    }
+
+    /// The ask and the exact outcome a mark compare-and-sets on; `None` for a call that was
+    /// aborted or whose race never reached the store (then nothing is to be marked).
+    pub fn delivery(&self) -> Option<(ask_user_store::AskId, ask_user_store::Outcome)> {
+        self.durable.delivery()
+    }
+
+    /// The store the ask is in.
+    pub fn store(&self) -> &ask_user_store::Store {
+        self.durable.store()
     }
 }
 
@@ -68,10 +105,52 @@ pub trait Acknowledge: Send + Sync {
     fn acknowledge<'a>(&'a self, outcome: &'a Outcome) -> BoxFuture<'a, ()>;
 }
 
+/// Hooks around the store's write inside the race (see [`HostCallBuilder::around_record`]):
+/// they run before and after each write and can delay it (the simulation's busy disk,
+/// `crates/sim`), never skip or change it.
+pub trait AroundRecord: Send + Sync {
+    /// Runs before `settled` is written.
+    fn before<'a>(&'a self, _settled: &'a Settled) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Runs after `settled` was written (or failed to be: `recorded`), before the race hears
+    /// the result.
+    fn after<'a>(
+        &'a self,
+        _settled: &'a Settled,
+        _recorded: &'a Result<(), RecordError>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// The store's recorder with [`AroundRecord`] hooks.
+struct Around {
+    recorder: Arc<dyn RecordOutcome>,
+    around: Arc<dyn AroundRecord>,
+}
+
+impl RecordOutcome for Around {
+    fn record<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
+        Box::pin(async move {
+            self.around.before(settled).await;
+            let recorded = self.recorder.record(request, settled).await;
+            self.around.after(settled, &recorded).await;
+            recorded
+        })
+    }
+}
+
 /// How a [`HostCall`] is put together (see [`HostCall::builder`]).
 #[must_use]
 pub struct HostCallBuilder {
     answerer: Arc<dyn UserInteraction>,
+    around_record: Option<Arc<dyn AroundRecord>>,
     journal: Option<Arc<Journal>>,
     notify: Option<String>,
     durable: Option<Durable>,
@@ -87,6 +166,7 @@ impl std::fmt::Debug for HostCallBuilder {
             .field("notify", &self.notify.is_some())
             .field("durable", &self.durable)
             .field("timeout", &self.timeout)
+            .field("around_record", &self.around_record.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -130,6 +210,18 @@ impl HostCallBuilder {
         }
     }
 
+    /// Runs `around` before and after each of the store's writes inside the race (the outcome
+    /// written before it is accepted, docs/contract.md §8): it can observe or delay the write
+    /// (the simulation's busy disk, `crates/sim`), never skip or change it, nor the order the
+    /// call is assembled in. Without a store ([`Self::durable`] `None`) nothing is written and
+    /// `around` never runs.
+    pub fn around_record(self, around: Arc<dyn AroundRecord>) -> Self {
+        Self {
+            around_record: Some(around),
+            ..self
+        }
+    }
+
     /// The call, assembled in the order of the module doc.
     pub fn build(self) -> HostCall {
         let mut answerer = self.answerer;
@@ -145,7 +237,11 @@ impl HostCallBuilder {
             .with_timeout(self.timeout)
             .with_limits(self.limits);
         if let Some(durable) = &self.durable {
-            tool = tool.with_recorder(durable.recorder());
+            let recorder = durable.recorder();
+            tool = tool.with_recorder(match self.around_record {
+                Some(around) => Arc::new(Around { recorder, around }),
+                None => recorder,
+            });
         }
         HostCall {
             tool,
@@ -179,6 +275,7 @@ impl HostCall {
     pub fn builder(answerer: Arc<dyn UserInteraction>) -> HostCallBuilder {
         HostCallBuilder {
             answerer,
+            around_record: None,
             journal: None,
             notify: None,
             durable: None,
@@ -207,7 +304,9 @@ impl HostCall {
                     .call_stored(&self.tool, arguments, context, durable)
                     .await
             }
-            (journal, _) => crate::call(journal.as_deref(), &self.tool, arguments, context).await,
+            (journal, _) => {
+                crate::args::call(journal.as_deref(), &self.tool, arguments, context).await
+            }
         };
         let outcome = match &self.durable {
             Some(durable) => durable.outcome_to_deliver(outcome),
@@ -244,7 +343,7 @@ impl Asked<'_> {
                 upstream.acknowledge(&self.outcome).await;
             }
             if let Some(durable) = &self.call.durable {
-                delivery.mark(durable).await;
+                delivery.mark(StoredAsk { durable }).await;
             }
         }
         (self.outcome, written)

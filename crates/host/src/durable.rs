@@ -3,14 +3,15 @@
 //! - [`StoreArgs`]: `--store URL` (env `ASK_USER_STORE`) and `--key KEY` (env
 //!   `ASK_USER_CALL_ID`); [`StoreArgs::open`] opens the named store (fatal when it cannot be
 //!   used) or the default SQLite file (a memory store with one warning when it cannot).
-//! - [`Durable`]: one call's link to the store. [`Durable::wrap`] decorates the answerers: the
+//! - [`Durable`]: one call's link to the store, given to [`crate::HostCall`], which alone
+//!   assembles it into a call. `Durable::wrap` decorates the answerers: the
 //!   ask is written to the store ([`Store::open_ask`]) before any answerer shows it; an open ask
 //!   with the same key is re-attached; an answered-but-undelivered one is handed back at once and
 //!   nothing is shown; an outcome another process records (the inbox) settles the call.
-//!   [`Durable::recorder`] is the core's [`RecordOutcome`] hook: the outcome is stored inside the
+//!   `Durable::recorder` is the core's [`RecordOutcome`] hook: the outcome is stored inside the
 //!   decision, before the human is told "taken" and before the model reads it; an aborted call
 //!   (signal, host cancel) only **detaches** the ask, which stays open for the human.
-//!   [`Durable::mark_delivered`] once the model can have read the outcome: a compare-and-set
+//!   `Durable::mark_delivered` once the model can have read the outcome: a compare-and-set
 //!   on the exact outcome this call stored or was handed, skipped when the call was aborted
 //!   (the process is going away: the outcome stays for the retry).
 //! - **Namespaces** (docs/contract.md §8 "Exactly once, made precise"): every ask is opened in
@@ -244,10 +245,16 @@ struct Shared {
     opened: Mutex<Option<&'static str>>,
 }
 
+/// A process's clock: what it writes as the time of what it does in the store (the ask's
+/// creation, its outcome, its detach, its delivery). [`Durable::new`] uses the machine's
+/// ([`Timestamp::now`]); the simulation gives each process its own, skewed.
+pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
 /// One call's link to the store (see the module doc). Cheap to clone.
 #[derive(Clone)]
 pub struct Durable {
     shared: Arc<Shared>,
+    clock: Clock,
 }
 
 impl std::fmt::Debug for Durable {
@@ -273,7 +280,19 @@ impl Durable {
                 aborted: std::sync::atomic::AtomicBool::new(false),
                 opened: Mutex::new(None),
             }),
+            clock: Arc::new(Timestamp::now),
         }
+    }
+
+    /// The same link, telling time by `clock` (a process whose clock is wrong: docs/contract.md
+    /// §8 "No clock decides across processes"). Set it before the link is used.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
+    }
+
+    fn now(&self) -> Timestamp {
+        (self.clock)()
     }
 
     /// The store.
@@ -295,13 +314,22 @@ impl Durable {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The core's hook: stores the outcome inside the decision (see [`record`]).
-    pub fn recorder(&self) -> Arc<dyn RecordOutcome> {
+    /// The core's hook: stores the outcome inside the decision (see [`record`]). Plugged into
+    /// the call's race by [`crate::HostCall`] only.
+    pub(crate) fn recorder(&self) -> Arc<dyn RecordOutcome> {
         Arc::new(self.clone())
     }
 
-    /// `inner` behind the store (see the module doc).
-    pub fn wrap(&self, inner: Arc<dyn UserInteraction>) -> Arc<dyn UserInteraction> {
+    /// A race of its own for `request` that records in this call's ask (first outcome wins in
+    /// the store): for a question shown once for several calls of the same ask (the MCP
+    /// server's page, which outlives a call that re-attaches to it). The call itself still
+    /// runs through [`crate::HostCall`].
+    pub fn decide(&self, request: &AskUserQuestionRequest) -> Decide {
+        Decide::with_recorder(request, Some(self.recorder()))
+    }
+
+    /// `inner` behind the store (see the module doc). Assembled by [`crate::HostCall`] only.
+    pub(crate) fn wrap(&self, inner: Arc<dyn UserInteraction>) -> Arc<dyn UserInteraction> {
         Arc::new(Wrapped {
             durable: self.clone(),
             inner,
@@ -311,7 +339,7 @@ impl Durable {
     /// What a delivery of this call marks: the ask and the exact outcome its race stored or
     /// was handed; `None` while the race is open or never reached the store, and for a call
     /// that was aborted (its caller is going away: the outcome stays for the retry).
-    pub fn delivery(&self) -> Option<(AskId, Outcome)> {
+    pub(crate) fn delivery(&self) -> Option<(AskId, Outcome)> {
         if self
             .shared
             .aborted
@@ -342,7 +370,10 @@ impl Durable {
     /// call's retry from that moment (an unkeyed retry, or a new process of the same key, may
     /// re-attach at once), so the process that is going away never prints its answer: it stays
     /// undelivered for the retry, and no answer is printed twice.
-    pub fn outcome_to_deliver(&self, outcome: ask_user_core::Outcome) -> ask_user_core::Outcome {
+    pub(crate) fn outcome_to_deliver(
+        &self,
+        outcome: ask_user_core::Outcome,
+    ) -> ask_user_core::Outcome {
         if self.is_aborted() && !matches!(outcome, ask_user_core::Outcome::Aborted) {
             tracing::info!("aborted while an outcome arrived: it stays in the store for the retry");
             return ask_user_core::Outcome::Aborted;
@@ -354,7 +385,9 @@ impl Durable {
     /// exact outcome this call's race stored or was handed, never on whatever the store holds
     /// now. Nothing is marked for a call that was aborted (its caller is going away; the
     /// outcome stays for the retry) or whose race never reached the store. Errors are logged.
-    pub async fn mark_delivered(&self) {
+    /// Run by [`crate::Asked::deliver`] only, after the model's bytes were written
+    /// ([`crate::StoredAsk::mark_delivered`]).
+    pub(crate) async fn mark_delivered(&self) {
         let Some((id, outcome)) = self.delivery() else {
             tracing::debug!("nothing to mark delivered (aborted, or never stored)");
             return;
@@ -362,7 +395,7 @@ impl Durable {
         match self
             .shared
             .store
-            .mark_delivered(id, &outcome, Timestamp::now())
+            .mark_delivered(id, &outcome, self.now())
             .await
         {
             Ok(true) => {}
@@ -374,13 +407,9 @@ impl Durable {
     }
 
     /// Marks the ask detached (the caller went away); errors are logged.
-    pub async fn detach(&self) {
+    pub(crate) async fn detach(&self) {
         if let Some(id) = self.ask_id()
-            && let Err(e) = self
-                .shared
-                .store
-                .set_attached(id, false, Timestamp::now())
-                .await
+            && let Err(e) = self.shared.store.set_attached(id, false, self.now()).await
         {
             tracing::warn!("cannot mark ask {id} detached: {e}");
         }
@@ -389,12 +418,13 @@ impl Durable {
     /// Whether the store holds an ask this call would re-attach to or be handed (read only).
     async fn has_stored(&self, request: &AskUserQuestionRequest) -> bool {
         let shared = &self.shared;
-        let ask = NewAsk::new(
+        let mut ask = NewAsk::new(
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
         )
         .in_namespace(&shared.namespace);
+        ask.created_at = self.now();
         match shared.store.find_ask(&ask).await {
             Ok(found) => found.is_some(),
             Err(e) => {
@@ -406,12 +436,13 @@ impl Durable {
 
     async fn open(&self, request: &AskUserQuestionRequest) -> Result<Opened, AskError> {
         let shared = &self.shared;
-        let ask = NewAsk::new(
+        let mut ask = NewAsk::new(
             &shared.scope,
             request.to_canonical_json(),
             shared.asker.clone(),
         )
         .in_namespace(&shared.namespace);
+        ask.created_at = self.now();
         let opened = shared.store.open_ask(&ask).await.map_err(|e| {
             AskError::Failed(format!(
                 "the question could not be stored in {} ({e}), so it was not shown",
@@ -444,7 +475,7 @@ impl RecordOutcome for Durable {
                 // Closed before it was stored (e.g. aborted at once): nothing to keep.
                 return Ok(());
             };
-            let (result, kept) = record_kept(&self.shared.store, id, settled).await;
+            let (result, kept) = record_kept(&self.shared.store, id, settled, self.now()).await;
             if kept.is_some() {
                 *self
                     .shared
@@ -617,7 +648,7 @@ impl UserInteraction for Wrapped {
                 let elsewhere = async {
                     tokio::select! {
                         closed = followed => closed,
-                        () = store.keep_lease(id) => std::future::pending().await,
+                        () = store.keep_lease_by(id, || self.durable.now()) => std::future::pending().await,
                     }
                 };
                 tokio::select! {

@@ -22,8 +22,9 @@
 //!
 //! When a store holds the asks, the file is an export of the store's events plus the refusals
 //! the store never holds: an ask the store holds has `call` = `store:<ask id>`
-//! ([`store_call_id`]); its `ask` line is written by [`Journal::shown`] once the store gave the
-//! ask its id, before any answerer shows it, and [`Journal::call_stored`] writes the outcome.
+//! ([`store_call_id`]); its `ask` line is written by `Journal::shown` once the store gave the
+//! ask its id, before any answerer shows it, and `Journal::call_stored` writes the outcome
+//! (both assembled by [`crate::HostCall`]).
 //! `ask-user history --jsonl` prints the same lines (apart from `time`) from the store, with
 //! the same serializer ([`ask_line`], [`outcome_line`]). A call the store never holds (refused
 //! before any ask existed, an `--answers` run, a store that could not take the ask) keeps a
@@ -149,7 +150,7 @@ struct OutcomeLine<'a> {
 /// concurrent calls never interleave).
 ///
 /// Writing a line (write, flush, `fdatasync`) blocks, so it never runs on an async thread:
-/// the async [`Journal::call`] and [`Journal::ask`] hand it to tokio's blocking pool, and the
+/// the async lines of a call (written by [`crate::HostCall`]) go to tokio's blocking pool, and the
 /// synchronous `record_*` methods, called inside a multi-threaded tokio runtime, hand the
 /// thread's other tasks to the runtime first (`block_in_place`).
 #[derive(Debug)]
@@ -218,7 +219,7 @@ impl Journal {
     ///   `Error: ` + [`NOT_RECORDED_TEXT`] (`ANSWER_FAILED`); the error is logged;
     /// - when the `outcome` line cannot be written, the error is logged and the outcome is
     ///   returned anyway (the human has answered; dropping the answer would not help).
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         tool: &AskUserQuestionTool,
         arguments: impl Into<Arguments>,
@@ -241,25 +242,13 @@ impl Journal {
         }
     }
 
-    /// Asks an already-decoded request like [`AskUserQuestionTool::ask`], journaling it as
-    /// [`Self::call`] does.
-    pub async fn ask(
-        &self,
-        tool: &AskUserQuestionTool,
-        request: &AskUserQuestionRequest,
-        context: ExecutionContext,
-    ) -> Outcome {
-        let call = self.next_call_id();
-        self.ask_as(&call, tool, request, context).await
-    }
-
     /// Runs one tool call like [`Self::call`] when a store holds the ask (`durable` links the
-    /// call to it; `tool` asks through [`Self::shown`] inside [`Durable::wrap`]): the `ask`
+    /// call to it; `tool` asks through [`Self::shown`] inside `Durable::wrap`): the `ask`
     /// line is written by [`Self::shown`] once the store gave the ask its id and before any
     /// answerer shows it, and both lines carry `call` = [`store_call_id`]. A call the store
     /// never holds (refused before any ask existed, or the store could not take it) keeps a
     /// call id of this journal and its raw `arguments`, as in [`Self::call`].
-    pub async fn call_stored(
+    pub(crate) async fn call_stored(
         &self,
         tool: &AskUserQuestionTool,
         arguments: impl Into<Arguments>,
@@ -293,10 +282,10 @@ impl Journal {
     }
 
     /// `inner` behind this journal for a call linked to the store by `durable` (put it inside
-    /// [`Durable::wrap`], which opens the ask before asking `inner`): writes the `ask` line
+    /// `Durable::wrap`, which opens the ask before asking `inner`): writes the `ask` line
     /// under [`store_call_id`] before `inner` shows the question. When the line cannot be
     /// written, nobody is asked: the answerer fails with [`NOT_RECORDED_TEXT`].
-    pub fn shown(
+    pub(crate) fn shown(
         self: &Arc<Self>,
         durable: &Durable,
         inner: Arc<dyn UserInteraction>,

@@ -130,7 +130,7 @@ impl Showing {
         let (tx, rx) = watch::channel(None);
         // The shower's own race: an answer on the page is stored (first outcome wins)
         // before the page says "taken".
-        let decide = Decide::with_recorder(request, Some(durable.recorder()));
+        let decide = durable.decide(request);
         let (attached_tx, mut calls) = watch::channel(1);
         running.insert(
             id,

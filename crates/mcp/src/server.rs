@@ -7,7 +7,7 @@ use ask_user_core::definition::NAME;
 use ask_user_core::{BoxFuture, ExecutionContext, FirstAnswer, Limits, Outcome, UserInteraction};
 use ask_user_elicit::{ElicitAnswerer, FormStyle, HUMAN_REACTION, client_can_elicit};
 use ask_user_host::durable::{Durable, local_asker};
-use ask_user_host::{Delivery, HostCall, Journal};
+use ask_user_host::{Delivery, HostCall, Journal, StoredAsk};
 use ask_user_store::Store;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
@@ -387,15 +387,14 @@ impl Delivery for ToRequest<'_> {
         Box::pin(std::future::ready(deliverable))
     }
 
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            match (self.link, durable.delivery()) {
+            match (self.link, ask.delivery()) {
                 // Marked by the session's transport once the result is written.
                 (Some(link), Some(delivery)) => {
-                    link.deliveries()
-                        .pending(self.id, durable.store(), delivery);
+                    link.deliveries().pending(self.id, ask.store(), delivery);
                 }
-                _ => durable.mark_delivered().await,
+                _ => ask.mark_delivered().await,
             }
         })
     }

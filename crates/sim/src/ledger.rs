@@ -35,9 +35,9 @@ pub enum Printed {
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// It returned (printed, or was killed at a planned step after the call returned).
+    /// It returned (its outcome delivered, or not written).
     Exited,
-    /// `kill -9` while it waited.
+    /// `kill -9`: while it waited, or between the steps of delivery.
     Killed,
     /// It did not end within its bound (budget or signal, plus the withdraw grace and the
     /// store delays): a hang.
@@ -96,6 +96,7 @@ pub struct Ledger {
 struct Book {
     acks: Vec<Ack>,
     runs: Vec<Run>,
+    before_sweep: Vec<AskRecord>,
 }
 
 impl Ledger {
@@ -110,6 +111,12 @@ impl Ledger {
             label: label.to_owned(),
             via,
         });
+    }
+
+    /// What the store held just before a process swept it (see [`check`]: an ask it purged is
+    /// checked as it was).
+    pub fn before_sweep(&self, held: Vec<AskRecord>) {
+        self.book().before_sweep = held;
     }
 
     /// A process ended.
@@ -169,6 +176,14 @@ pub enum Violation {
         /// The caller.
         caller: u32,
     },
+    /// The store's retention removed an answer (or a dismissal) the human gave and its caller
+    /// never received.
+    Purged {
+        /// The ask.
+        ask: AskId,
+        /// What it held.
+        held: String,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -198,6 +213,12 @@ impl fmt::Display for Violation {
                 "asked twice: caller {caller}'s retry showed the question again although its answer was waiting"
             ),
             Self::Hung { caller } => write!(f, "caller {caller} hung past its bound"),
+            Self::Purged { ask, held } => {
+                write!(
+                    f,
+                    "purged: ask {ask} ({held}) was removed before its caller got it"
+                )
+            }
         }
     }
 }
@@ -238,9 +259,30 @@ fn ack_text(ack: &Ack) -> String {
 }
 
 /// Checks every invariant over the ledger and the store's final state (`asks`: every ask the
-/// run touched, by id). `card_of` maps an ask to the caller whose question it is.
+/// run touched, by id). `card_of` maps an ask to the caller whose question it is. An ask the
+/// store no longer holds because a sweep purged it is checked as it was before the sweep; its
+/// purge is a violation when it held a human's decision never delivered.
 pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violation> {
     let mut found = Vec::new();
+    let mut asks = asks.clone();
+    for rec in ledger.book().before_sweep.clone() {
+        if asks.contains_key(&rec.id) {
+            continue;
+        }
+        let undelivered = rec.delivered_at.is_none()
+            && rec
+                .closed
+                .as_ref()
+                .is_some_and(|c| c.outcome.is_human_decision());
+        if undelivered {
+            found.push(Violation::Purged {
+                ask: rec.id,
+                held: describe(Some(&rec)),
+            });
+        }
+        asks.insert(rec.id, rec);
+    }
+    let asks = &asks;
     let acks = ledger.acks();
     let runs = ledger.runs();
     let card_of = |ask: AskId| asks.get(&ask).and_then(|r| r.asker.pid);
@@ -276,6 +318,9 @@ pub fn check(ledger: &Ledger, asks: &BTreeMap<AskId, AskRecord>) -> Vec<Violatio
             // An aborted call detaches: the ask stays open, or an answer stays undelivered
             // for the retry.
             (Printed::Aborted, None) => true,
+            // (or its grace ran out by the clock of a process sweeping the store, which may be
+            // weeks ahead: withdrawn, and the retry asks anew; nothing the human gave is lost).
+            (Printed::Aborted, Some(Outcome::Withdrawn)) => true,
             // (or the process that took the detached ask over has printed it meanwhile).
             (Printed::Aborted, Some(Outcome::Answered { .. } | Outcome::Dismissed { .. })) => {
                 rec.is_some_and(|r| r.delivered_at.is_none())

@@ -3,7 +3,8 @@
 //! ```text
 //! ask-user-sim [--seeds N] [--from SEED]   run N seeds (default 2000) from SEED (default 0)
 //! ask-user-sim --seed SEED                 replay one seed: its plan, its ledger, its verdict
-//! ... --without slow-writes|second-caller   leave a fault out (repeatable)
+//! ... --without slow-writes|second-caller|stops|clocks   leave a fault out (repeatable)
+//! ... --store sqlite                        keep the asks in a SQLite file (default: memory)
 //! ```
 //! Exits 1 when any seed broke an invariant, printing each failing seed and its replay command.
 
@@ -15,6 +16,7 @@ fn main() -> ExitCode {
     let mut from: u64 = 0;
     let mut one: Option<u64> = None;
     let mut faults = ask_user_sim::plan::Faults::ALL;
+    let mut backend = ask_user_sim::Backend::Memory;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let value = args.next();
@@ -25,16 +27,20 @@ fn main() -> ExitCode {
             ("--seed", Some(v), _) => one = Some(v),
             ("--without", _, Some("slow-writes")) => faults.slow_writes = false,
             ("--without", _, Some("second-caller")) => faults.second_caller = false,
+            ("--without", _, Some("stops")) => faults.stops = false,
+            ("--without", _, Some("clocks")) => faults.clocks = false,
+            ("--store", _, Some("sqlite")) => backend = ask_user_sim::Backend::Sqlite,
+            ("--store", _, Some("memory")) => backend = ask_user_sim::Backend::Memory,
             _ => {
                 eprintln!(
-                    "usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED; [--without slow-writes|second-caller]"
+                    "usage: ask-user-sim [--seeds N] [--from SEED] | --seed SEED; [--without slow-writes|second-caller|stops|clocks] [--store memory|sqlite]"
                 );
                 return ExitCode::from(2);
             }
         }
     }
     if let Some(seed) = one {
-        let report = ask_user_sim::run_seed_with(seed, faults);
+        let report = ask_user_sim::run_seed_on(seed, faults, backend);
         println!("{}", report.plan);
         for ack in &report.acks {
             println!("  sent: {:?} for ask {} in {}", ack.label, ack.ask, ack.via);
@@ -63,7 +69,7 @@ fn main() -> ExitCode {
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut processes, mut acks, mut failed) = (0usize, 0usize, 0u64);
     for seed in from..from.saturating_add(seeds) {
-        let report = ask_user_sim::run_seed_with(seed, faults);
+        let report = ask_user_sim::run_seed_on(seed, faults, backend);
         processes += report.processes;
         acks += report.acknowledged;
         if report.violations.is_empty() {
@@ -78,7 +84,10 @@ fn main() -> ExitCode {
             for v in &report.violations {
                 println!("  {v}");
             }
-            println!("  replay: {}", ask_user_sim::replay_command(seed, faults));
+            println!(
+                "  replay: {}",
+                ask_user_sim::replay_command(seed, faults, backend)
+            );
         }
     }
     println!(
@@ -104,5 +113,6 @@ fn kind(v: &ask_user_sim::Violation) -> &'static str {
         Misdelivered { .. } => "misdelivered",
         AskedTwice { .. } => "asked twice",
         Hung { .. } => "hung",
+        Purged { .. } => "purged undelivered",
     }
 }

@@ -13,6 +13,25 @@ use crate::rng::Rng;
 /// The grid step: every drawn instant is `GRID * k + lane`, every delay `GRID * k + GRID / 2`.
 const GRID: u64 = 16;
 
+/// A minute, in milliseconds.
+const MINUTE: i64 = 60_000;
+/// A day, in milliseconds.
+const DAY: i64 = 24 * 60 * MINUTE;
+
+/// A caller's clock: right more often than not, else minutes or a month behind, or minutes
+/// ahead. (Not further ahead: a retry whose own clock runs more than the unkeyed redelivery
+/// window ahead of the answer's asks anew, knowingly — docs/decisions.md "No clock decides
+/// across processes" — and the ledger would count that as lost.)
+fn skew(rng: &mut Rng) -> i64 {
+    match rng.below(10) {
+        0 => -MINUTE * 10,
+        1 => -DAY * 31,
+        2 => MINUTE * 2,
+        3 => MINUTE * 5,
+        _ => 0,
+    }
+}
+
 /// Where a caller's process is killed (`kill -9`: nothing after that point runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kill {
@@ -44,6 +63,12 @@ pub struct Call {
     /// A slow store write: every outcome this process records waits this long before the write
     /// and this long after it (a busy disk, a lock held elsewhere).
     pub record_delay: (u64, u64),
+    /// The process is stopped (SIGSTOP) at the first instant and continued (SIGCONT) at the
+    /// second: nothing of it runs in between, and it is still alive.
+    pub stopped: Option<(u64, u64)>,
+    /// How far its clock is off, in milliseconds (ahead when positive): every time it writes
+    /// in the store is its own clock's. Its retry runs on the same machine, with the same clock.
+    pub clock: i64,
 }
 
 /// One seed's run.
@@ -62,6 +87,9 @@ pub struct Plan {
     /// The human answers caller 1's ask a second time, in another inbox, at this instant (two
     /// answerers racing).
     pub second_inbox: Option<u64>,
+    /// Another process opens the store at this instant (an `ask-user` run, the inbox), which
+    /// runs the store's retention by its own clock, this many milliseconds off.
+    pub sweep: Option<(u64, i64)>,
 }
 
 /// Which faults a run may draw (all by default). The same seed with fewer faults draws the
@@ -73,6 +101,10 @@ pub struct Faults {
     pub slow_writes: bool,
     /// A second live caller asking the same question in the same scope.
     pub second_caller: bool,
+    /// A caller stopped (SIGSTOP) for a while, then continued.
+    pub stops: bool,
+    /// Processes whose clocks are wrong (callers, and a process sweeping the store).
+    pub clocks: bool,
 }
 
 impl Faults {
@@ -80,6 +112,8 @@ impl Faults {
     pub const ALL: Faults = Faults {
         slow_writes: true,
         second_caller: true,
+        stops: true,
+        clocks: true,
     };
 }
 
@@ -107,6 +141,17 @@ impl Plan {
         }
         if !faults.second_caller {
             plan.calls.truncate(1);
+        }
+        if !faults.stops {
+            for c in &mut plan.calls {
+                c.stopped = None;
+            }
+        }
+        if !faults.clocks {
+            for c in &mut plan.calls {
+                c.clock = 0;
+            }
+            plan.sweep = None;
         }
         plan
     }
@@ -152,6 +197,8 @@ impl Plan {
             kill,
             terminal,
             record_delay: (delay(&mut rng), delay(&mut rng)),
+            stopped: None,
+            clock: 0,
         };
         let mut calls = vec![first];
         // Two live callers merged into one ask is only wrong when nothing tells them apart:
@@ -165,14 +212,79 @@ impl Plan {
                 kill: Kill::Never,
                 terminal: None,
                 record_delay: (delay(&mut rng), 0),
+                stopped: None,
+                clock: 0,
             });
         }
+        // Drawn after everything above, so a seed's other values stay what they were before
+        // stops and clocks existed.
+        if rng.chance(15) {
+            // SIGSTOP around the budget, for up to 90 s (an agent stopped in a debugger, a
+            // laptop lid): the human's answer, the budget and a second caller may all fall
+            // inside it.
+            let from = near(&mut rng, budget, 6);
+            let length = GRID * (128 + rng.below(90_000 / GRID - 128));
+            calls[0].stopped = Some((from, from + length));
+            // The second caller asks just before the first is continued (past its lease of
+            // 60 s when the stop was long: it is still alive, so the two must not be merged).
+            if let Some(second) = calls.get_mut(1)
+                && rng.chance(50)
+            {
+                second.start = from + length - GRID * (1 + rng.below(64)) + 1;
+            }
+            // Of the process's own events (its budget, its terminal's answer, the signal it is
+            // sent) only the first to fall inside the stop is kept: two of them would both be
+            // due at SIGCONT, and which one the process sees first would be the scheduler's
+            // choice, not the seed's.
+            let first = &mut calls[0];
+            let inside = |t: u64| (from..from + length).contains(&t);
+            let budget_end = first.start + first.budget;
+            let mut due: Vec<u64> = [Some(budget_end), first.terminal, first.signal]
+                .into_iter()
+                .flatten()
+                .filter(|t| inside(*t))
+                .collect();
+            due.sort_unstable();
+            if let Some(&kept) = due.first() {
+                if first.terminal.is_some_and(|t| inside(t) && t != kept) {
+                    first.terminal = None;
+                }
+                if first.signal.is_some_and(|t| inside(t) && t != kept) {
+                    first.signal = None;
+                }
+                if inside(budget_end) && budget_end != kept {
+                    // The budget cannot be left out: the earlier event is.
+                    first.terminal = first.terminal.filter(|t| !inside(*t));
+                    first.signal = first.signal.filter(|t| !inside(*t));
+                }
+            }
+        }
+        for c in &mut calls {
+            c.clock = skew(&mut rng);
+        }
+        let sweep = rng.chance(30).then(|| {
+            let at = near(&mut rng, budget, 7) + GRID * 2;
+            let off = match rng.below(4) {
+                0 => MINUTE * 2,
+                1 => MINUTE * 10,
+                2 => DAY * 31,
+                _ => -DAY * 31,
+            };
+            // Not while caller 1 is stopped: a withdrawal and its budget would both be due at
+            // SIGCONT (see above).
+            let at = match calls[0].stopped {
+                Some((from, until)) if (from..until).contains(&at) => until + 2 * GRID + 1,
+                _ => at,
+            };
+            (at, off)
+        });
         Plan {
             seed,
             keyed,
             calls,
             inbox,
             second_inbox,
+            sweep,
         }
     }
 }
@@ -191,6 +303,13 @@ impl fmt::Display for Plan {
         if let Some(t) = self.second_inbox {
             write!(f, ", a second inbox answers at {t} ms")?;
         }
+        if let Some((t, off)) = self.sweep {
+            write!(
+                f,
+                ", a process with its clock {:+} s off sweeps the store at {t} ms",
+                off / 1000
+            )?;
+        }
         for c in &self.calls {
             write!(
                 f,
@@ -208,6 +327,12 @@ impl fmt::Display for Plan {
                 Kill::Waiting(t) => write!(f, ", kill -9 at {t} ms")?,
                 Kill::BeforeStdout => write!(f, ", kill -9 before stdout")?,
                 Kill::BeforeDelivered => write!(f, ", kill -9 before /delivered")?,
+            }
+            if let Some((from, to)) = c.stopped {
+                write!(f, ", SIGSTOP at {from} ms, SIGCONT at {to} ms")?;
+            }
+            if c.clock != 0 {
+                write!(f, ", its clock {:+} s off", c.clock / 1000)?;
             }
             if c.record_delay != (0, 0) {
                 write!(

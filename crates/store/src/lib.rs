@@ -657,10 +657,16 @@ impl Store {
     /// wait ends. A failed renewal is logged and retried at the next tick (the lease outlives
     /// two missed renewals).
     pub async fn keep_lease(&self, id: AskId) {
+        self.keep_lease_by(id, Timestamp::now).await;
+    }
+
+    /// [`Store::keep_lease`] telling time by `now` (the caller's clock, e.g. a simulated
+    /// process's).
+    pub async fn keep_lease_by(&self, id: AskId, now: impl Fn() -> Timestamp) {
         let every = lease() / 3;
         loop {
             tokio::time::sleep(every).await;
-            match self.renew(id, Timestamp::now()).await {
+            match self.renew(id, now()).await {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) => tracing::warn!("cannot renew the lease of ask {id}: {e}"),

@@ -75,15 +75,16 @@ pub fn settled_of(closed: &Closed) -> Result<Settled, String> {
 /// # Errors
 /// Another outcome counted, or the store failed.
 pub async fn record(store: &Store, id: AskId, settled: &Settled) -> Result<(), RecordError> {
-    record_kept(store, id, settled).await.0
+    record_kept(store, id, settled, Timestamp::now()).await.0
 }
 
-/// [`record`], and the exact outcome the store holds for the call afterwards (what a delivery
-/// compare-and-sets on), when it holds one.
+/// [`record`] at `now` (the recording process's clock), and the exact outcome the store holds
+/// for the call afterwards (what a delivery compare-and-sets on), when it holds one.
 pub(super) async fn record_kept(
     store: &Store,
     id: AskId,
     settled: &Settled,
+    now: Timestamp,
 ) -> (Result<(), RecordError>, Option<Outcome>) {
     let lost = |closed: Closed| {
         let counted = settled_of(&closed).map_err(RecordError::Failed);
@@ -94,7 +95,7 @@ pub(super) async fn record_kept(
         (Err(error), Some(closed.outcome))
     };
     let Some(outcome) = outcome_of(settled) else {
-        if let Err(e) = store.set_attached(id, false, Timestamp::now()).await {
+        if let Err(e) = store.set_attached(id, false, now).await {
             return (Err(RecordError::Failed(e.to_string())), None);
         }
         return match store.get(id).await {
@@ -105,7 +106,7 @@ pub(super) async fn record_kept(
             Err(e) => (Err(RecordError::Failed(e.to_string())), None),
         };
     };
-    match store.record_outcome(id, &outcome, Timestamp::now()).await {
+    match store.record_outcome(id, &outcome, now).await {
         Ok(Recorded::Won) => (Ok(()), Some(outcome)),
         Ok(Recorded::Lost(closed)) if same_decision(&closed.outcome, &outcome) => {
             (Ok(()), Some(closed.outcome))

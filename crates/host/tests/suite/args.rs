@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use ask_user_core::{AskUserQuestionTool, ExecutionContext};
-use ask_user_host::{Entry, HostArgs, call, read};
+use ask_user_core::ExecutionContext;
+use ask_user_host::{Entry, HostArgs, HostCall, read};
 use ask_user_scripted::PickRecommended;
 use clap::Parser;
 use pretty_assertions::assert_eq;
@@ -34,8 +34,15 @@ async fn journal_and_notify_flags_wire_a_call() {
     .unwrap()
     .host;
     let opened = args.open_journal().unwrap();
-    let tool = AskUserQuestionTool::new(args.with_notify(Arc::new(PickRecommended)));
-    let outcome = call(opened.as_ref(), &tool, ARGS, ExecutionContext::default()).await;
+    let call = HostCall::builder(Arc::new(PickRecommended))
+        .journal(opened.map(Arc::new))
+        .notify(args.notify.clone())
+        .timeout(args.timeout)
+        .build();
+    let outcome = call
+        .call(ARGS, ExecutionContext::default())
+        .await
+        .into_outcome();
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"go","selected":["Yes (Recommended)"]}]}"#
@@ -53,8 +60,13 @@ async fn journal_and_notify_flags_wire_a_call() {
 async fn without_flags_nothing_is_journaled_or_run() {
     let args = Command::try_parse_from(["host"]).unwrap().host;
     assert!(args.open_journal().unwrap().is_none());
-    let tool = AskUserQuestionTool::new(args.with_notify(Arc::new(PickRecommended)));
-    let outcome = call(None, &tool, ARGS, ExecutionContext::default()).await;
+    let call = HostCall::builder(Arc::new(PickRecommended))
+        .notify(args.notify.clone())
+        .build();
+    let outcome = call
+        .call(ARGS, ExecutionContext::default())
+        .await
+        .into_outcome();
     assert_eq!(outcome.code(), None);
 }
 

@@ -8,7 +8,9 @@ use ask_user_core::{
     AnswerItem, Answers, AskUserQuestionRequest, BoxFuture, ExecutionContext, OneStep, Outcome,
 };
 use ask_user_host::durable::Durable;
-use ask_user_host::{Acknowledge, Delivery, Entry, HostCall, Journal, read, store_call_id};
+use ask_user_host::{
+    Acknowledge, AroundRecord, Delivery, Entry, HostCall, Journal, StoredAsk, read, store_call_id,
+};
 use ask_user_store::{AskId, Asker, Scope, Store};
 use pretty_assertions::assert_eq;
 
@@ -51,9 +53,9 @@ impl Delivery for Noting {
         })
     }
 
-    fn mark<'a>(&'a mut self, durable: &'a Durable) -> BoxFuture<'a, ()> {
+    fn mark<'a>(&'a mut self, ask: StoredAsk<'a>) -> BoxFuture<'a, ()> {
         self.steps.lock().unwrap().push("mark".into());
-        Box::pin(durable.mark_delivered())
+        Box::pin(ask.mark_delivered())
     }
 }
 
@@ -162,4 +164,67 @@ async fn an_outcome_not_written_is_neither_acknowledged_nor_marked_and_comes_bac
         "not asked again"
     );
     assert!(store.get(AskId(1)).await.unwrap().delivered_at.is_some());
+}
+
+/// Notes each hook and what the store held for the ask when it ran.
+struct Around {
+    steps: Steps,
+    store: Store,
+}
+
+impl Around {
+    fn note<'a>(&'a self, hook: &'static str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let stored = self.store.get(AskId(1)).await.unwrap();
+            let closed = stored.closed.map(|c| c.outcome.state_name().to_owned());
+            self.steps
+                .lock()
+                .unwrap()
+                .push(format!("{hook} (stored: {closed:?})"));
+        })
+    }
+}
+
+impl AroundRecord for Around {
+    fn before<'a>(&'a self, _: &'a ask_user_core::Settled) -> BoxFuture<'a, ()> {
+        self.note("before")
+    }
+
+    fn after<'a>(
+        &'a self,
+        _: &'a ask_user_core::Settled,
+        recorded: &'a Result<(), ask_user_core::RecordError>,
+    ) -> BoxFuture<'a, ()> {
+        assert_eq!(recorded, &Ok(()));
+        self.note("after")
+    }
+}
+
+#[tokio::test]
+async fn the_hooks_around_the_store_write_run_before_and_after_it_and_cannot_skip_it() {
+    let store = Store::memory();
+    let steps = Steps::default();
+    let durable = Durable::new(
+        store.clone(),
+        ask_user_store::Namespace::local_user(1000),
+        Scope::HostKey("k".into()),
+        Asker::default(),
+    );
+    let call = HostCall::builder(yes_sayer(steps.clone()))
+        .durable(Some(durable))
+        .around_record(Arc::new(Around {
+            steps: steps.clone(),
+            store: store.clone(),
+        }))
+        .build();
+    let asked = call.call(ARGS, ExecutionContext::default()).await;
+    assert_eq!(asked.outcome().text(), YES);
+    assert_eq!(
+        *steps.lock().unwrap(),
+        [
+            "asked",
+            "before (stored: None)",
+            "after (stored: Some(\"answered\"))"
+        ]
+    );
 }

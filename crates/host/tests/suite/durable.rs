@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, ExecutionContext, UserInteraction,
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
+    ExecutionContext, UserInteraction,
 };
+use ask_user_host::HostCall;
 use ask_user_host::durable::{Durable, record};
 use ask_user_store::{Asker, Namespace, Outcome, Responder, Scope, Store, Timestamp};
 use pretty_assertions::assert_eq;
@@ -53,14 +54,34 @@ fn link(store: &Store) -> Durable {
     )
 }
 
+/// One call through [`HostCall`] with the store; its outcome is not delivered.
 async fn call(
     store: &Store,
     answerer: Arc<Counting>,
     cancel: CancellationToken,
 ) -> (String, Durable) {
+    run(store, answerer, cancel, false).await
+}
+
+/// One call through [`HostCall`] with the store, delivered (written, then marked) when
+/// `deliver`.
+async fn run(
+    store: &Store,
+    answerer: Arc<Counting>,
+    cancel: CancellationToken,
+    deliver: bool,
+) -> (String, Durable) {
     let durable = link(store);
-    let tool = AskUserQuestionTool::new(durable.wrap(answerer)).with_recorder(durable.recorder());
-    let outcome = tool.call(ARGS, ExecutionContext::new(cancel)).await;
+    let host = HostCall::builder(answerer)
+        .durable(Some(durable.clone()))
+        .build();
+    let asked = host.call(ARGS, ExecutionContext::new(cancel)).await;
+    let outcome = if deliver {
+        let mut written = |_: &ask_user_core::Outcome| true;
+        asked.deliver(&mut written).await.0
+    } else {
+        asked.into_outcome()
+    };
     (outcome.text(), durable)
 }
 
@@ -81,14 +102,15 @@ async fn stored_before_read_then_delivered_then_asked_anew() {
         "not delivered before the host says so"
     );
 
-    // Not delivered: the same call gets the stored answer at once and shows nothing.
-    let (again, durable2) = call(&store, shown.clone(), CancellationToken::new()).await;
+    // Not delivered: the same call gets the stored answer at once and shows nothing; this
+    // time it is delivered.
+    let (again, durable2) = run(&store, shown.clone(), CancellationToken::new(), true).await;
     assert_eq!(again, text);
     assert_eq!(durable2.ask_id(), Some(id));
     assert_eq!(durable2.opened(), Some("undelivered"));
     assert_eq!(shown.asks.load(Ordering::SeqCst), 1, "shown once");
+    assert!(store.get(id).await.unwrap().delivered_at.is_some());
 
-    durable2.mark_delivered().await;
     let (_, durable3) = call(&store, shown.clone(), CancellationToken::new()).await;
     assert_eq!(durable3.opened(), Some("created"), "delivered: asked anew");
     assert_eq!(shown.asks.load(Ordering::SeqCst), 2);
@@ -146,15 +168,11 @@ async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry
 #[tokio::test]
 async fn a_later_answer_is_told_which_answer_counted() {
     let store = Store::memory();
-    let durable = link(&store);
-    let (_, first) = {
-        let tool = AskUserQuestionTool::new(durable.wrap(Arc::new(Counting {
-            asks: AtomicUsize::new(0),
-            answer: true,
-        })))
-        .with_recorder(durable.recorder());
-        (tool.call(ARGS, ExecutionContext::default()).await, durable)
-    };
+    let answerer = Arc::new(Counting {
+        asks: AtomicUsize::new(0),
+        answer: true,
+    });
+    let (_, first) = call(&store, answerer, CancellationToken::new()).await;
     let id = first.ask_id().unwrap();
     let late = ask_user_core::Settled::Dismissed {
         by: Some("the inbox".into()),

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, ExecutionContext, FirstAnswer, Outcome, UserInteraction,
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
+    ExecutionContext, FirstAnswer, Outcome, UserInteraction,
 };
-use ask_user_host::{Entry, Journal, read};
+use ask_user_host::{Entry, HostCall, Journal, read};
 use ask_user_scripted::PickRecommended;
 use pretty_assertions::assert_eq;
 
@@ -52,12 +52,16 @@ impl UserInteraction for HalfAnswering {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_while_a_batch_is_half_answered_is_timed_out_not_a_partial_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = Journal::open(dir.path().join("j.jsonl")).unwrap();
+    let journal = Arc::new(Journal::open(dir.path().join("j.jsonl")).unwrap());
     let human = Arc::new(HalfAnswering::default());
-    let tool = AskUserQuestionTool::new(human.clone()).with_timeout(Some(Duration::from_secs(90)));
-    let outcome = journal
-        .call(&tool, BATCH, ExecutionContext::default())
-        .await;
+    let call = HostCall::builder(human.clone())
+        .journal(Some(journal))
+        .timeout(Some(Duration::from_secs(90)))
+        .build();
+    let outcome = call
+        .call(BATCH, ExecutionContext::default())
+        .await
+        .into_outcome();
     assert!(
         human.answered_first.load(Ordering::SeqCst),
         "the first answer came in"
@@ -106,25 +110,31 @@ impl UserInteraction for Panicking {
 #[tokio::test]
 async fn an_answerer_that_panics_is_answer_failed_and_the_host_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = Journal::open(dir.path().join("j.jsonl")).unwrap();
+    let journal = Arc::new(Journal::open(dir.path().join("j.jsonl")).unwrap());
     let panicking = Arc::new(Panicking::default());
-    let tool = AskUserQuestionTool::new(panicking.clone());
-    let outcome = journal
-        .call(&tool, BATCH, ExecutionContext::default())
-        .await;
+    let call = HostCall::builder(panicking.clone())
+        .journal(Some(journal.clone()))
+        .build();
+    let outcome = call
+        .call(BATCH, ExecutionContext::default())
+        .await
+        .into_outcome();
     assert_eq!(outcome.code().unwrap().as_str(), "ANSWER_FAILED");
     assert_eq!(
         outcome.text(),
         "Error: the answerer crashed (index out of bounds: the len is 0 but the index is 0); ask your question in plain text in your reply instead"
     );
     // The same host asks again; beside a working answerer the panicking one loses nothing.
-    let tool = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
+    let call = HostCall::builder(Arc::new(FirstAnswer::new(vec![
         panicking.clone(),
         Arc::new(PickRecommended),
-    ])));
-    let outcome = journal
-        .call(&tool, BATCH, ExecutionContext::default())
-        .await;
+    ])))
+    .journal(Some(journal))
+    .build();
+    let outcome = call
+        .call(BATCH, ExecutionContext::default())
+        .await
+        .into_outcome();
     assert_eq!(outcome.code(), None, "{}", outcome.text());
     assert_eq!(panicking.asked.load(Ordering::SeqCst), 2);
     let codes: Vec<String> = read(dir.path().join("j.jsonl"))

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionTool, Caller, CancellationToken,
-    ExecutionContext, Outcome, UserInteraction, decode,
+    AnswerItem, Answers, Arguments, AskError, Caller, CancellationToken, ExecutionContext, Limits,
+    Outcome, UserInteraction, decode,
 };
-use ask_user_host::{ANSWERED, Entry, Journal, JournalError, NOT_RECORDED_TEXT, read};
+use ask_user_host::{ANSWERED, Entry, HostCall, Journal, JournalError, NOT_RECORDED_TEXT, read};
 use ask_user_scripted::Scripted;
 use pretty_assertions::assert_eq;
 
@@ -19,13 +19,48 @@ use super::support::{capture_logs, log_lines};
 const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which database?","header":"DB","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},"SQLite"]},{"question":"Service name?"}]}"#;
 const QUESTIONS: &str = r#"[{"id":"db","question":"Which database?","header":"DB","options":[{"label":"PostgreSQL (Recommended)","description":"Solid"},{"label":"SQLite"}],"multi_select":false},{"id":"q2","question":"Service name?","multi_select":false}]"#;
 
-fn journal_in(dir: &tempfile::TempDir) -> (Journal, PathBuf) {
+fn journal_in(dir: &tempfile::TempDir) -> (Arc<Journal>, PathBuf) {
     let path = dir.path().join("journal.jsonl");
-    (Journal::open(&path).unwrap(), path)
+    (Arc::new(Journal::open(&path).unwrap()), path)
 }
 
-fn tool(answerer: impl UserInteraction + 'static) -> AskUserQuestionTool {
-    AskUserQuestionTool::new(Arc::new(answerer))
+/// What a host gives [`HostCall`] besides the journal: the answerer and the budget.
+struct Tool {
+    answerer: Arc<dyn UserInteraction>,
+    timeout: Option<Duration>,
+}
+
+impl Tool {
+    fn with_timeout(self, timeout: Option<Duration>) -> Self {
+        Self { timeout, ..self }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits::default()
+    }
+}
+
+fn tool(answerer: impl UserInteraction + 'static) -> Tool {
+    Tool {
+        answerer: Arc::new(answerer),
+        timeout: None,
+    }
+}
+
+/// One call as a host without a store runs it: through [`HostCall`] with `journal`.
+async fn journaled(
+    journal: &Arc<Journal>,
+    tool: &Tool,
+    arguments: impl Into<Arguments>,
+    context: ExecutionContext,
+) -> Outcome {
+    HostCall::builder(tool.answerer.clone())
+        .journal(Some(journal.clone()))
+        .timeout(tool.timeout)
+        .build()
+        .call(arguments, context)
+        .await
+        .into_outcome()
 }
 
 fn lines(path: &Path) -> Vec<String> {
@@ -81,7 +116,7 @@ async fn an_answered_call_is_an_ask_line_and_an_outcome_line() {
     let answers =
         r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"q2","custom":"  billing-api "}]}"#;
     let tool = tool(Scripted::from_json(answers).unwrap());
-    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    let outcome = journaled(&journal, &tool, ARGS, ExecutionContext::default()).await;
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"db","selected":["SQLite"]},{"id":"q2","selected":[],"custom":"billing-api"}]}"#
@@ -111,7 +146,7 @@ async fn an_answered_call_is_an_ask_line_and_an_outcome_line() {
     };
     assert_eq!(
         questions,
-        &decode(ARGS, tool.limits()).unwrap().request.questions()
+        &decode(ARGS, &tool.limits()).unwrap().request.questions()
     );
 }
 
@@ -126,7 +161,7 @@ async fn invalid_arguments_are_one_outcome_line_with_the_raw_arguments() {
         Err(AskError::Dismissed)
     }));
     let args = r#"{"questions":[{"id":"a","question":" "}]}"#;
-    let outcome = journal.call(&tool, args, ExecutionContext::default()).await;
+    let outcome = journaled(&journal, &tool, args, ExecutionContext::default()).await;
     assert_eq!(
         outcome.text(),
         "Error: invalid arguments: questions[0].question: blank, write the question to ask the user"
@@ -187,7 +222,7 @@ async fn every_outcome_is_journaled_with_its_code_and_exact_text() {
     let delegated = ExecutionContext::default().with_caller(Caller::Delegated {
         parent: "main".into(),
     });
-    let cases: Vec<(AskUserQuestionTool, ExecutionContext, &str, bool)> = vec![
+    let cases: Vec<(Tool, ExecutionContext, &str, bool)> = vec![
         (
             tool(Scripted::from_fn(|_| Err(AskError::Dismissed))),
             ExecutionContext::default(),
@@ -224,7 +259,7 @@ async fn every_outcome_is_journaled_with_its_code_and_exact_text() {
     ];
     for (tool, context, code, asked) in cases {
         let before = read(&path).unwrap().len();
-        let outcome = journal.call(&tool, ARGS, context).await;
+        let outcome = journaled(&journal, &tool, ARGS, context).await;
         let entries = read(&path).unwrap();
         let new = &entries[before..];
         assert_eq!(new.len(), if asked { 2 } else { 1 }, "{code}");
@@ -261,7 +296,7 @@ async fn the_ask_line_is_on_disk_before_the_human_sees_the_question() {
         }
         Ok(ask_user_scripted::PickRecommended::answers(request))
     }));
-    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    let outcome = journaled(&journal, &tool, ARGS, ExecutionContext::default()).await;
     assert_eq!(outcome.code(), None, "{}", outcome.text());
     // And the outcome line is there once the outcome is returned.
     assert!(matches!(
@@ -270,28 +305,10 @@ async fn the_ask_line_is_on_disk_before_the_human_sees_the_question() {
     ));
 }
 
-#[tokio::test]
-async fn a_decoded_request_is_journaled_through_ask() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, path) = journal_in(&dir);
-    let tool = tool(Scripted::from_fn(|_| Err(AskError::Dismissed)));
-    let request = decode(ARGS, tool.limits()).unwrap().request;
-    let outcome = journal
-        .ask(&tool, &request, ExecutionContext::default())
-        .await;
-    assert_eq!(outcome, Outcome::Dismissed);
-    let entries = read(&path).unwrap();
-    assert!(
-        matches!(&entries[..], [Entry::Ask { questions, .. }, Entry::Outcome { code, .. }]
-        if questions == request.questions() && code == "ASK_CANCELLED")
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_never_interleave_and_pair_up() {
     let dir = tempfile::tempdir().unwrap();
     let (journal, path) = journal_in(&dir);
-    let journal = Arc::new(journal);
     let tool = Arc::new(tool(Scripted::from_fn(|request| {
         let q = &request.questions()[0];
         Ok(Answers {
@@ -303,7 +320,7 @@ async fn concurrent_calls_never_interleave_and_pair_up() {
         let (journal, tool) = (journal.clone(), tool.clone());
         calls.spawn(async move {
             let args = format!(r#"{{"id":"n{n}","question":"{}"}}"#, "x".repeat(1 + n * 19));
-            journal.call(&tool, args, ExecutionContext::default()).await
+            journaled(&journal, &tool, args, ExecutionContext::default()).await
         });
     }
     while let Some(outcome) = calls.join_next().await {
@@ -334,14 +351,14 @@ async fn concurrent_calls_never_interleave_and_pair_up() {
 #[tokio::test]
 async fn a_journal_that_cannot_be_written_refuses_to_ask() {
     capture_logs();
-    let journal = Journal::open("/dev/full").unwrap();
+    let journal = Arc::new(Journal::open("/dev/full").unwrap());
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = asked.clone();
     let tool = tool(Scripted::from_fn(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(Answers::default())
     }));
-    let outcome = journal.call(&tool, ARGS, ExecutionContext::default()).await;
+    let outcome = journaled(&journal, &tool, ARGS, ExecutionContext::default()).await;
     assert_eq!(outcome.text(), format!("Error: {NOT_RECORDED_TEXT}"));
     assert_eq!(outcome.code().unwrap().as_str(), "ANSWER_FAILED");
     assert_eq!(asked.load(Ordering::SeqCst), 0);
@@ -430,9 +447,7 @@ async fn model_text_never_breaks_a_journal_line() {
         answers: vec![AnswerItem::selected("x", [hostile])],
     };
     let tool = tool(Scripted::from_answers(answer));
-    let outcome = journal
-        .call(&tool, args.clone(), ExecutionContext::default())
-        .await;
+    let outcome = journaled(&journal, &tool, args.clone(), ExecutionContext::default()).await;
     assert_eq!(outcome.code(), None, "{}", outcome.text());
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.matches('\n').count(), 2, "two lines:\n{text}");
@@ -442,9 +457,7 @@ async fn model_text_never_breaks_a_journal_line() {
     };
     assert_eq!(questions[0].question, hostile);
     // The invalid-arguments line keeps hostile raw arguments on one line too.
-    journal
-        .call(&tool, hostile, ExecutionContext::default())
-        .await;
+    journaled(&journal, &tool, hostile, ExecutionContext::default()).await;
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.matches('\n').count(), 3);
     assert!(
@@ -499,7 +512,7 @@ async fn a_blocked_journal_write_never_stops_the_async_thread() {
         .open(&fifo)
         .unwrap();
     end.write_all(&vec![b'x'; 64 * 1024]).unwrap();
-    let journal = Journal::open(&fifo).unwrap();
+    let journal = Arc::new(Journal::open(&fifo).unwrap());
 
     let ticked = Arc::new(AtomicBool::new(false));
     let drained_first = Arc::new(AtomicBool::new(false));
@@ -526,7 +539,7 @@ async fn a_blocked_journal_write_never_stops_the_async_thread() {
         ticked.store(true, Ordering::SeqCst);
     };
     let (_outcome, ()) = tokio::join!(
-        journal.call(&tool, ARGS, ExecutionContext::default()),
+        journaled(&journal, &tool, ARGS, ExecutionContext::default()),
         ticker
     );
     let _end = drainer.join().unwrap();

@@ -144,7 +144,13 @@ impl Conns {
             detail: "the store's writer has stopped".to_owned(),
         };
         self.jobs.send(job).map_err(|_| gone())?;
-        result.await.map_err(|_| gone())?
+        // Awaited on the blocking pool, as reads are: a runtime on a paused test clock (the
+        // simulation, `crates/sim`) then does not jump its clock ahead while the commit runs,
+        // so a store write takes no simulated time, on SQLite as on the memory store.
+        tokio::task::spawn_blocking(move || result.blocking_recv())
+            .await
+            .map_err(|_| gone())?
+            .map_err(|_| gone())?
     }
 
     /// Runs `read` on a reader connection in a blocking thread.
