@@ -1,4 +1,6 @@
-//! The terminal's sanitiser (`ask_user_terminal::sanitize`, pure) on arbitrary model text:
+//! The terminal's sanitiser on arbitrary model text: the shared text rule
+//! (`ask_user_core::text::display` and `display_line`, which `ask_user_terminal::sanitize` and
+//! `sanitize_line` are, called here directly so the fuzz build need not compile the terminal UI):
 //! what reaches the screen holds no character a terminal could act on or that hides or
 //! reorders text — no control (Cc) other than the newline, no format character (Cf: bidi
 //! controls, zero-width characters, invisible tags, …) except the joiners the shared text rule
@@ -7,7 +9,7 @@
 //! no newline at all.
 #![no_main]
 
-use ask_user_terminal::{sanitize, sanitize_line};
+use ask_user_core::text::{display as sanitize, display_line as sanitize_line};
 use libfuzzer_sys::fuzz_target;
 use unicode_general_category::{GeneralCategory, get_general_category};
 

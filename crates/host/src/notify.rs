@@ -324,10 +324,11 @@ mod tests {
 
     #[test]
     fn beyond_the_cap_no_command_starts_and_the_ask_is_told_anyway() {
+        // `exec`: the shell becomes the `sleep`, so killing it below leaves no process behind.
         let mut running = Vec::new();
         let (told, mut on_start) = tokio::sync::oneshot::channel();
         start(
-            job("sleep 30", &request(), SLOW_AFTER, Some(told)),
+            job("exec sleep 30", &request(), SLOW_AFTER, Some(told)),
             &mut running,
             1,
         );
@@ -335,7 +336,7 @@ mod tests {
         assert!(on_start.try_recv().is_ok());
         let (told, mut on_start) = tokio::sync::oneshot::channel();
         start(
-            job("sleep 30", &request(), SLOW_AFTER, Some(told)),
+            job("exec sleep 30", &request(), SLOW_AFTER, Some(told)),
             &mut running,
             1,
         );
