@@ -294,7 +294,13 @@ impl HubAnswerer {
             None | Some(Settled::Aborted) => {
                 tracing::info!("the caller went away: the hub ask {id} stays for its retry");
             }
-            Some(_) if side.is_closed() => {}
+            // The ending withdrew the ask it knew; one a re-post made meanwhile is withdrawn too.
+            Some(settled) if side.is_closed() => {
+                if side.withdrawn() != Some(id) {
+                    self.withdraw(at, id, matches!(settled, Settled::TimedOut(_)))
+                        .await;
+                }
+            }
             Some(settled) => {
                 let timed_out = matches!(settled, Settled::TimedOut(_));
                 self.withdraw(at, id, timed_out).await;
@@ -329,6 +335,7 @@ impl HubAnswerer {
             answerer: self.clone(),
             at: Mutex::new((at, view.id)),
             closed: AtomicBool::new(false),
+            withdrawn: Mutex::new(None),
         });
         decide.add_remote(side.clone());
         let mut backoff = Duration::from_millis(100);
@@ -340,16 +347,26 @@ impl HubAnswerer {
             if !view.state.is_open() {
                 return self.finish(at, view, decide).await;
             }
-            let step = async {
-                if need_post {
-                    self.post(at, &body).await
+            let (posting, step_at, step_id, body) = (need_post, at, view.id, &body);
+            let step = async move {
+                if posting {
+                    self.post(step_at, body).await
                 } else {
-                    self.poll(at, view.id).await
+                    self.poll(step_at, step_id).await
                 }
             };
+            tokio::pin!(step);
             let step = tokio::select! {
-                s = step => s,
+                s = &mut step => s,
                 () = cancel.cancelled() => {
+                    // A re-post is let finish (for a bounded time): the hub may have made a new
+                    // ask of it, which an ending must withdraw too, or that ask would take an
+                    // answer, and tell its human "sent", for a call that already ended.
+                    if posting
+                        && let Ok(Ok(v)) = tokio::time::timeout(WITHDRAW_PATIENCE, &mut step).await
+                    {
+                        side.moved(step_at, v.id);
+                    }
                     self.cancelled(&side, decide).await;
                     return Err(AskError::Cancelled);
                 }
@@ -543,6 +560,9 @@ struct HubSide {
     at: Mutex<(usize, i64)>,
     /// Whether [`RemoteOutcome::close`] withdrew it (the answerer's own cancel then does not).
     closed: AtomicBool,
+    /// The ask [`RemoteOutcome::close`] withdrew: a re-post in flight as the call ended may
+    /// have made another, which the answerer's cancel then withdraws too.
+    withdrawn: Mutex<Option<i64>>,
 }
 
 impl HubSide {
@@ -556,6 +576,13 @@ impl HubSide {
 
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    fn withdrawn(&self) -> Option<i64> {
+        *self
+            .withdrawn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -588,6 +615,10 @@ impl RemoteOutcome for HubSide {
                     Err(_) => return None,
                 }
             };
+            *self
+                .withdrawn
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(id);
             self.closed.store(true, Ordering::SeqCst);
             match view.state {
                 AskState::Answered => {
