@@ -669,26 +669,13 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
     ];
     let hub = Hub::start(&store, &tls);
     assert!(hub.url.starts_with("https://127.0.0.1:"), "{}", hub.url);
-    let mut agent = ask_user()
-        .args(["ask", "--hub", &hub.url])
-        .env("ASK_USER_STORE", AGENT_STORE)
-        .env("ASK_USER_HUB_TOKEN", &tok)
-        .env("SSL_CERT_FILE", &cert)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        agent
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(QUESTION.as_bytes())
-            .unwrap();
-    }
-    let agent = Agent { child: agent };
+    let agent = Agent::spawn(
+        ask_user()
+            .args(["ask", "--hub", &hub.url])
+            .env("ASK_USER_STORE", AGENT_STORE)
+            .env("ASK_USER_HUB_TOKEN", &tok)
+            .env("SSL_CERT_FILE", &cert),
+    );
     let curl = |args: &[&str]| -> String {
         let out = Command::new("curl")
             .args(["-sS", "--cacert", cert.to_str().unwrap()])
@@ -990,24 +977,11 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     // The agent's local record is written before its question is posted to the hub: once the
     // token's card is listed, a local record in the hub's store would be listed too.
     // 1. `ask-user ask --hub` (the agent's store not named: the default one).
-    let mut agent = ask_user_at(home)
-        .args(["ask", "--hub", &hub.url])
-        .env("ASK_USER_HUB_TOKEN", &tok)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        agent
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(QUESTION.as_bytes())
-            .unwrap();
-    }
-    let agent = Agent { child: agent };
+    let agent = Agent::spawn(
+        ask_user_at(home)
+            .args(["ask", "--hub", &hub.url])
+            .env("ASK_USER_HUB_TOKEN", &tok),
+    );
     let state = until_card_of(&hub.url, &cookie, "laptop").await;
     let open = state["open"].as_array().unwrap();
     assert_eq!(

@@ -151,11 +151,18 @@ impl Agent {
 
     /// [`Agent::start`] with `extra` flags (e.g. `--timeout 10m`).
     pub(crate) fn start_with(urls: &str, token: &str, session: &str, extra: &[&str]) -> Agent {
-        let mut child = ask_user()
-            .args(["ask", "--hub", urls, "--session-title", session])
-            .args(extra)
-            .env("ASK_USER_STORE", AGENT_STORE)
-            .env("ASK_USER_HUB_TOKEN", token)
+        Agent::spawn(
+            ask_user()
+                .args(["ask", "--hub", urls, "--session-title", session])
+                .args(extra)
+                .env("ASK_USER_STORE", AGENT_STORE)
+                .env("ASK_USER_HUB_TOKEN", token),
+        )
+    }
+
+    /// `command` (an `ask-user ask …`) started with piped stdio and [`QUESTION`] on its stdin.
+    pub(crate) fn spawn(command: &mut Command) -> Agent {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
