@@ -171,6 +171,10 @@ model_provider = "fake"
 approval_policy = {approval}
 sandbox_mode = "read-only"
 check_for_update_on_startup = false
+# Keys typed by tmux arrive at once, so the TUI takes them for a paste and an Enter
+# soon after for a newline in it: the prompt was never sent (1 CI run; 4 of 4 with Enter
+# at once). Off, each key is a key.
+disable_paste_burst = true
 
 [analytics]
 enabled = false
