@@ -1,4 +1,4 @@
-// FAKE MCP server for the hook tests (crates/cli/tests/hooks.rs). Not a product: a script.
+// FAKE MCP server for the hook tests (crates/cli/tests/slow/hooks.rs). Not a product: a script.
 //
 // Speaks MCP over stdio (one JSON-RPC message a line) with one tool, `deploy`: a call sends
 // the client an `elicitation/create` form ($FORM_MESSAGE and the JSON schema in $FORM_SCHEMA)

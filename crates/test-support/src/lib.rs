@@ -8,9 +8,16 @@
 //!
 //! [`hermetic`] and [`Reaped`]: every spawned binary gets a cleared environment with a private
 //! home, and is killed when the test ends, even by a panic.
+//!
+//! [`postgres`]: a throwaway Postgres cluster and fresh databases on it.
+//!
+//! `fakes` (feature `fakes`): in-process fakes of ntfy, Slack and Telegram.
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(feature = "fakes")]
+pub mod fakes;
+pub mod postgres;
 mod process;
 pub use process::{Reaped, hermetic};
 

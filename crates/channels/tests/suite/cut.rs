@@ -13,9 +13,9 @@ use ask_user_store::{AskId, Asker};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::fake_ntfy::FakeNtfy;
-use super::fake_slack::{BOT_TOKEN as SLACK_TOKEN, FakeSlack, SIGNING_SECRET};
-use super::fake_telegram::{BOT_TOKEN, FakeTelegram};
+use ask_user_test_support::fakes::ntfy::FakeNtfy;
+use ask_user_test_support::fakes::slack::{BOT_TOKEN as SLACK_TOKEN, FakeSlack, SIGNING_SECRET};
+use ask_user_test_support::fakes::telegram::{BOT_TOKEN, FakeTelegram};
 
 const NTFY_TOKEN: &str = "tk_secretsecretsecretsecret123";
 const PAGE: &str = "http://hub/inbox#ask-7";

@@ -14,9 +14,9 @@ use ask_user_store::{Asker, NewAsk, Outcome, Responder, Scope, Store, Timestamp}
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::fake_ntfy::FakeNtfy;
-use super::fake_telegram::{BOT_TOKEN, FakeTelegram};
 use super::support::{serve, single_select};
+use ask_user_test_support::fakes::ntfy::FakeNtfy;
+use ask_user_test_support::fakes::telegram::{BOT_TOKEN, FakeTelegram};
 
 fn mentions(calls: &[Value], ask: ask_user_store::AskId) -> usize {
     let page = format!("/inbox#ask-{ask}\"");

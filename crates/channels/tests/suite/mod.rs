@@ -1,9 +1,6 @@
 mod cut;
 mod email;
 mod escalation;
-mod fake_ntfy;
-mod fake_slack;
-mod fake_telegram;
 mod ntfy;
 mod slack;
 mod support;

@@ -11,8 +11,8 @@ use ask_user_store::{AskId, Asker, Outcome, Recorded, Responder, Timestamp};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::fake_ntfy::FakeNtfy;
 use super::support::{Hub, single_select};
+use ask_user_test_support::fakes::ntfy::FakeNtfy;
 
 const TOKEN: &str = "tk_secretsecretsecretsecret123";
 
@@ -568,7 +568,7 @@ async fn an_ask_closed_before_the_dispatcher_sees_it_is_not_sent() {
 #[tokio::test]
 async fn a_failing_channel_does_not_keep_the_ask_from_the_others() {
     // A Telegram bot with a wrong token (refused by the FAKE Bot API), then a working ntfy.
-    let tg_fake = super::fake_telegram::FakeTelegram::start().await;
+    let tg_fake = ask_user_test_support::fakes::telegram::FakeTelegram::start().await;
     let bad =
         ask_user_channels::telegram::Telegram::new(ask_user_channels::telegram::TelegramConfig {
             api_base: tg_fake.url.clone(),

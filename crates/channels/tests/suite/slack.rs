@@ -12,8 +12,8 @@ use ask_user_store::{AskId, Outcome, Responder};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::fake_slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
 use super::support::{Hub, multi_select, serve, single_select};
+use ask_user_test_support::fakes::slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
 
 const USER: &str = "U0ALLOWED";
 
@@ -243,8 +243,10 @@ async fn hostile_text_can_neither_ping_nor_link() {
 fn signature_is_slacks_v0_hmac_and_config_needs_an_allow_list() {
     // Cross-checked against Python's hmac module on fixed input.
     let sig = signature(SIGNING_SECRET, "1531420618", b"token=x&payload=%7B%7D");
-    let python =
-        super::fake_slack::hmac_hex(SIGNING_SECRET, "v0:1531420618:token=x&payload=%7B%7D");
+    let python = ask_user_test_support::fakes::slack::hmac_hex(
+        SIGNING_SECRET,
+        "v0:1531420618:token=x&payload=%7B%7D",
+    );
     assert_eq!(sig, format!("v0={python}"));
     assert_eq!(sig.len(), 67);
     let err = Slack::new(SlackConfig {

@@ -10,8 +10,8 @@ use ask_user_store::{AskId, Outcome, Responder};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::fake_telegram::{BOT_TOKEN, FakeTelegram};
 use super::support::{Hub, multi_select, single_select};
+use ask_user_test_support::fakes::telegram::{BOT_TOKEN, FakeTelegram};
 
 const CHAT: i64 = 4242;
 const USER: i64 = 4242;

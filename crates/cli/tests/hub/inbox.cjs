@@ -1,5 +1,5 @@
 // Drives real headless Chromium (Debian's /usr/bin/chromium) with playwright-core against the
-// hub's inbox page. Spawned by crates/cli/tests/hub.rs:
+// hub's inbox page. Spawned by crates/cli/tests/suite/hub.rs:
 //
 //   node inbox.cjs answer <login-link> <option-label> [cut]   sign in, answer the only open ask
 //       (with `cut`: the first answer's request reaches the hub, its response is cut — the

@@ -1,5 +1,5 @@
 // Drives real headless Chromium (Debian's /usr/bin/chromium) with playwright-core against the
-// hub's inbox. Spawned by crates/cli/tests/hub_inbox.rs:
+// hub's inbox. Spawned by crates/cli/tests/suite/hub_inbox.rs:
 //
 //   node corpus.cjs <login-link> <cards>
 //

@@ -1,5 +1,5 @@
 // Drives real headless Chromium (Debian's /usr/bin/chromium) with playwright-core against the
-// hub's paged inbox. Spawned by crates/cli/tests/hub_inbox.rs:
+// hub's paged inbox. Spawned by crates/cli/tests/suite/hub_inbox.rs:
 //
 //   node paging.cjs <login-link> <hub-url> <agent-token> <alpha-token>
 //

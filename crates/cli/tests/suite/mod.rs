@@ -1,8 +1,16 @@
 mod cli;
 mod dist;
 mod durable;
+mod exactly_once;
+mod exactly_once_exit;
+mod exactly_once_stored;
 mod hardening;
 mod hook;
+mod hub;
+mod hub_abuse;
+mod hub_channels;
+mod hub_common;
+mod hub_inbox;
 mod inbox;
 mod input_limits;
 mod newcomer;

@@ -1,9 +1,8 @@
 //! Exactly once through the hub, with real processes (docs/contract.md §8 "Exactly once, made
 //! precise"): `ask-user hub serve` on a throwaway SQLite store, agents as `ask-user ask --hub`
 //! with cleared environments, the human over the hub's signed-in HTTP API.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-mod hub_common;
+use super::hub_common;
 
 use std::process::{Command, Stdio};
 

@@ -1,6 +1,5 @@
 //! Helpers shared by the hub's real-process tests (`hub.rs`, `hub_inbox.rs`): the binary,
 //! `ask-user hub serve` processes, agents, and the human's signed-in HTTP calls.
-#![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

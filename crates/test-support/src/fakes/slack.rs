@@ -35,10 +35,12 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-pub(crate) const BOT_TOKEN: &str = "xoxb-fake-secret-token";
-pub(crate) const SIGNING_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+/// The bot token the fake accepts.
+pub const BOT_TOKEN: &str = "xoxb-fake-secret-token";
+/// The signing secret the fake signs its clicks with.
+pub const SIGNING_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Inner {
     calls: Vec<(String, Value)>,
     messages: Vec<(String, Value)>,
@@ -46,23 +48,31 @@ struct Inner {
     next_response: usize,
 }
 
-#[derive(Clone, Default)]
-pub(crate) struct FakeSlack {
-    pub(crate) url: String,
+/// A running fake Slack Web API, and the clicks a person makes in Slack.
+#[derive(Clone, Debug, Default)]
+pub struct FakeSlack {
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub url: String,
     inner: Arc<Mutex<Inner>>,
     changed: Arc<Notify>,
 }
 
 /// How a click's request is signed.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Signing {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signing {
+    /// Signed with [`SIGNING_SECRET`], timestamped now.
     Good,
+    /// Signed with another secret.
     WrongSecret,
+    /// Signed right, timestamped too long ago.
     Stale,
+    /// No signature.
     Missing,
 }
 
-pub(crate) fn hmac_hex(key: &str, data: &str) -> String {
+/// HMAC-SHA256 of `data` under `key`, in hex, computed by Python's `hmac` module (not by the
+/// code under test).
+pub fn hmac_hex(key: &str, data: &str) -> String {
     let out = std::process::Command::new("python3")
         .args([
             "-c",
@@ -234,22 +244,20 @@ async fn response(State(f): State<FakeSlack>, Path(n): Path<usize>, Json(body): 
 }
 
 impl FakeSlack {
-    pub(crate) async fn start() -> FakeSlack {
+    /// Starts the fake on a fresh loopback port.
+    pub async fn start() -> FakeSlack {
         let mut fake = FakeSlack::default();
         let app = axum::Router::new()
             .route("/api/{method}", axum::routing::post(api))
             .route("/response/{n}", axum::routing::post(response))
             .with_state(fake.clone());
-        let addr = super::support::serve(app).await;
+        let addr = super::serve(app).await;
         fake.url = format!("http://{addr}");
         fake
     }
 
-    pub(crate) async fn wait_for(
-        &self,
-        method: &str,
-        pred: impl Fn(&[Value]) -> bool,
-    ) -> Vec<Value> {
+    /// Waits until `pred` holds for the accepted calls of `method`; returns them.
+    pub async fn wait_for(&self, method: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
             let notified = self.changed.notified();
@@ -274,7 +282,7 @@ impl FakeSlack {
     /// `user` clicks the button with `value` on message `ts`: Slack's signed POST to the app's
     /// interactivity `endpoint`. Returns the app's status and body, and (for a 200) the text it
     /// then posted to `response_url`.
-    pub(crate) async fn click(
+    pub async fn click(
         &self,
         endpoint: &str,
         user: &str,
@@ -288,7 +296,7 @@ impl FakeSlack {
     }
 
     /// The message `ts` as posted (or last updated).
-    pub(crate) fn message(&self, ts: &str) -> Value {
+    pub fn message(&self, ts: &str) -> Value {
         let inner = self.inner.lock().unwrap();
         inner
             .messages
@@ -300,7 +308,7 @@ impl FakeSlack {
 
     /// `user` ticks the boxes `ticked` (option indices) of the checkboxes of message `ts`, as
     /// `msg` shows it on their screen, and clicks its Done button: the payload Slack sends.
-    pub(crate) async fn press_done(
+    pub async fn press_done(
         &self,
         endpoint: &str,
         user: &str,
@@ -349,7 +357,7 @@ impl FakeSlack {
 
     /// `user` types `text` into the `dispatch_action` input of message `ts`, as `msg` shows it
     /// on their screen, and presses Enter.
-    pub(crate) async fn type_own(
+    pub async fn type_own(
         &self,
         endpoint: &str,
         user: &str,
@@ -382,7 +390,7 @@ impl FakeSlack {
     /// `user` ticks box `i` of the checkboxes of message `ts` (as `msg` shows it): Slack sends
     /// a `block_actions` for the tick itself. Returns the app's status and body (no reply is
     /// awaited: a tick answers nothing).
-    pub(crate) async fn tick(
+    pub async fn tick(
         &self,
         endpoint: &str,
         user: &str,
@@ -419,7 +427,7 @@ impl FakeSlack {
     }
 
     /// Slack's signed `block_actions` POST of `action` (with `state`) on message `ts`.
-    pub(crate) async fn send_action(
+    pub async fn send_action(
         &self,
         endpoint: &str,
         user: &str,

@@ -9,7 +9,6 @@
 //! bytes). An agent that did not print its answer runs again with the same key (a retry), as a
 //! model would. The report counts asked / acknowledged / delivered / lost / misdelivered /
 //! asked twice / hung, and answer → agent latency (p50/p99).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};

@@ -3,7 +3,6 @@
 //! the fake model API, with `ask-user mcp` as their MCP server. The host shows ask-user's form;
 //! the test reads the screen and types into it like a person, and pins the exact text the
 //! host hands its model.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

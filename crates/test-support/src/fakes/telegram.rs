@@ -32,9 +32,10 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-pub(crate) const BOT_TOKEN: &str = "123456:ABC-secret-bot-token";
+/// The bot token the fake accepts.
+pub const BOT_TOKEN: &str = "123456:ABC-secret-bot-token";
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Inner {
     /// Every accepted call: (method, body).
     calls: Vec<(String, Value)>,
@@ -51,9 +52,11 @@ struct Inner {
     polls: usize,
 }
 
-#[derive(Clone, Default)]
-pub(crate) struct FakeTelegram {
-    pub(crate) url: String,
+/// A running fake Telegram Bot API, and the taps and replies a person makes in Telegram.
+#[derive(Clone, Debug, Default)]
+pub struct FakeTelegram {
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub url: String,
     inner: Arc<Mutex<Inner>>,
     changed: Arc<Notify>,
 }
@@ -70,17 +73,19 @@ fn err(code: u16, description: &str) -> Reply {
 }
 
 impl FakeTelegram {
-    pub(crate) async fn start() -> FakeTelegram {
+    /// Starts the fake on a fresh loopback port.
+    pub async fn start() -> FakeTelegram {
         let mut fake = FakeTelegram::default();
         let app = axum::Router::new()
             .route("/{bot}/{method}", axum::routing::post(call))
             .with_state(fake.clone());
-        let addr = super::support::serve(app).await;
+        let addr = super::serve(app).await;
         fake.url = format!("http://{addr}");
         fake
     }
 
-    pub(crate) fn calls(&self, method: &str) -> Vec<Value> {
+    /// The accepted calls of `method` so far, their bodies.
+    pub fn calls(&self, method: &str) -> Vec<Value> {
         let inner = self.inner.lock().unwrap();
         inner
             .calls
@@ -91,11 +96,7 @@ impl FakeTelegram {
     }
 
     /// Waits (up to 30 s) until `pred` holds for the accepted calls of `method`.
-    pub(crate) async fn wait_for(
-        &self,
-        method: &str,
-        pred: impl Fn(&[Value]) -> bool,
-    ) -> Vec<Value> {
+    pub async fn wait_for(&self, method: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
             let notified = self.changed.notified();
@@ -110,12 +111,12 @@ impl FakeTelegram {
     }
 
     /// `getUpdates` requests terminated by a concurrent one (409) so far.
-    pub(crate) fn conflicts(&self) -> usize {
+    pub fn conflicts(&self) -> usize {
         self.inner.lock().unwrap().conflicts
     }
 
     /// `getUpdates` requests answered so far.
-    pub(crate) fn polls(&self) -> usize {
+    pub fn polls(&self) -> usize {
         self.inner.lock().unwrap().polls
     }
 
@@ -139,7 +140,7 @@ impl FakeTelegram {
     }
 
     /// The message `message_id` in `chat` as it is now (its last send or edit body).
-    pub(crate) fn message(&self, chat: i64, message_id: i64) -> Value {
+    pub fn message(&self, chat: i64, message_id: i64) -> Value {
         let inner = self.inner.lock().unwrap();
         inner
             .messages
@@ -150,7 +151,7 @@ impl FakeTelegram {
     }
 
     /// A user taps an inline button: a `callback_query` update. Returns its id.
-    pub(crate) fn tap(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
+    pub fn tap(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
         let id = {
             let mut inner = self.inner.lock().unwrap();
             inner.next_update += 1;
@@ -173,7 +174,7 @@ impl FakeTelegram {
     }
 
     /// The message id the fake gave the message sent with `body` (before any edit).
-    pub(crate) fn message_id_of(&self, body: &Value) -> i64 {
+    pub fn message_id_of(&self, body: &Value) -> i64 {
         let inner = self.inner.lock().unwrap();
         inner
             .messages
@@ -185,7 +186,7 @@ impl FakeTelegram {
 
     /// A user replies to message `reply_to` with `text`: a `message` update. Returns the new
     /// message's id.
-    pub(crate) fn reply(&self, chat: i64, user: i64, reply_to: i64, text: &str) -> i64 {
+    pub fn reply(&self, chat: i64, user: i64, reply_to: i64, text: &str) -> i64 {
         let id = {
             let mut inner = self.inner.lock().unwrap();
             inner.next_update += 1;
@@ -209,13 +210,7 @@ impl FakeTelegram {
     }
 
     /// Replies and waits for the bot's `sendMessage` replying to it; returns its text.
-    pub(crate) async fn reply_and_read(
-        &self,
-        chat: i64,
-        user: i64,
-        reply_to: i64,
-        text: &str,
-    ) -> String {
+    pub async fn reply_and_read(&self, chat: i64, user: i64, reply_to: i64, text: &str) -> String {
         let id = self.reply(chat, user, reply_to, text);
         let calls = self
             .wait_for("sendMessage", |c| {
@@ -230,13 +225,7 @@ impl FakeTelegram {
     }
 
     /// Taps and waits for the bot's `answerCallbackQuery`; returns its text.
-    pub(crate) async fn tap_and_read(
-        &self,
-        chat: i64,
-        user: i64,
-        message_id: i64,
-        data: &str,
-    ) -> String {
+    pub async fn tap_and_read(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
         let id = self.tap(chat, user, message_id, data);
         let calls = self
             .wait_for("answerCallbackQuery", |c| {

@@ -1,18 +1,17 @@
-//! `ask-user hook` with the real hosts end to end (tests/hooks_host): Claude Code 2.1.332
+//! `ask-user hook` with the real hosts end to end (tests/slow/hooks_host.rs): Claude Code 2.1.332
 //! (`claude -p`) and Codex 0.171.0 (`codex exec`) run the hook for their own tools, called by
 //! the FAKE model API, and the exact text each model reads is pinned. The human is either a
 //! scripted answer file (`hook --answers`, a real ask-user process with no human) or
 //! `ask-user inbox` in a real terminal (tmux) on the lab user's default store.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod hooks_host;
+use super::hooks_host;
 
 use ask_user_hosts_e2e::Netns;
 use hooks_host::{Lab, Turn, claude, claude_in, codex, codex_in};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const PROMPT_TOOL: [&str; 2] = [
+pub(super) const PROMPT_TOOL: [&str; 2] = [
     "--permission-prompt-tool",
     "mcp__ask-user__ask_user_question",
 ];
@@ -486,11 +485,10 @@ fn codex_permission_allowed_on_the_hub_page_runs_the_command() {
 }
 
 /// Codex's `exec_command` asking to run `touch FILE` outside the sandbox (an approval).
-fn escalated_touch(file: &std::path::Path) -> Turn {
+pub(super) fn escalated_touch(file: &std::path::Path) -> Turn {
     Turn::call(
         "exec_command",
         json!({"cmd": format!("touch '{}'", file.display()),
             "sandbox_permissions": "require_escalated", "justification": "Make a file?"}),
     )
 }
-mod hooks_human;

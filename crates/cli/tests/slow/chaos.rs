@@ -3,14 +3,10 @@
 //! `kill -9` of agents and of hub replicas, `pg_ctl restart -m immediate`, SIGTERM, timeouts
 //! around the answer. Nothing acknowledged may be lost, misdelivered or asked twice; nothing may
 //! hang. The long run by hand: `scripts/chaos`.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-#[path = "../../store/tests/suite/common.rs"]
-#[allow(dead_code)]
-mod pg;
+use ask_user_test_support::postgres as pg;
 
-mod chaos_harness;
-use chaos_harness as chaos;
+use super::chaos_harness as chaos;
 
 use std::sync::Arc;
 use std::time::Duration;

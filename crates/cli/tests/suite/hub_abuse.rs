@@ -2,13 +2,12 @@
 //! the human out, outlive a revocation or leak a secret, against the real `ask-user hub serve`
 //! on loopback, bounded in time and size (each test a few seconds). Every process runs with a
 //! cleared environment and its own store and directories.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod hub_common;
+use super::hub_common;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -2,7 +2,6 @@
 //! SIGTERM, or 2 s after the first, ends the process), with a real `ask-user ask` whose
 //! delivery is stuck (the test-only failpoint `hang-before-stdout`: the call's outcome is known
 //! and never gets written, as an exit path stuck on a lock or a write would).
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! The real hosts running `ask-user hook` (tests/hooks.rs): Claude Code (`claude -p`) and Codex
+//! The real hosts running `ask-user hook` (tests/slow/hooks.rs): Claude Code (`claude -p`) and Codex
 //! (`codex exec`), pinned in tools/hosts, each run in a network namespace with only loopback
 //! against the FAKE model API (tools/hosts/fake-model-api.mjs, a script), which calls the host's
 //! own tool (`$FAKE_TOOL`) and records the exact tool result the host hands its model.

@@ -23,7 +23,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 struct Inner {
     published: Arc<Mutex<Vec<Value>>>,
     changed: Arc<Notify>,
@@ -31,15 +31,16 @@ struct Inner {
 }
 
 /// A running fake ntfy server.
-#[derive(Clone)]
-pub(crate) struct FakeNtfy {
-    pub(crate) url: String,
+#[derive(Clone, Debug)]
+pub struct FakeNtfy {
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub url: String,
     inner: Inner,
 }
 
 impl FakeNtfy {
     /// Starts a fake requiring `token` (when given) as a bearer token.
-    pub(crate) async fn start(token: Option<&str>) -> FakeNtfy {
+    pub async fn start(token: Option<&str>) -> FakeNtfy {
         let inner = Inner {
             token: token.map(str::to_owned),
             ..Inner::default()
@@ -47,7 +48,7 @@ impl FakeNtfy {
         let app = axum::Router::new()
             .route("/", post(publish))
             .with_state(inner.clone());
-        let addr: SocketAddr = crate::suite::support::serve(app).await;
+        let addr: SocketAddr = super::serve(app).await;
         FakeNtfy {
             url: format!("http://{addr}"),
             inner,
@@ -55,12 +56,12 @@ impl FakeNtfy {
     }
 
     /// Every accepted publish, in order.
-    pub(crate) fn published(&self) -> Vec<Value> {
+    pub fn published(&self) -> Vec<Value> {
         self.inner.published.lock().unwrap().clone()
     }
 
     /// Waits (up to 30 s) until `pred` holds for the accepted publishes; returns them.
-    pub(crate) async fn wait_for(&self, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    pub async fn wait_for(&self, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let notified = self.inner.changed.notified();

@@ -3,11 +3,8 @@
 //! whose key finds an open or answered ask in its store is served from it. Real `ask-user ask`
 //! processes on a SQLite store; the human's answer is written to the store as `ask-user inbox`
 //! writes it (first outcome wins) — the inbox's own screen is tested in the durable suite.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-#[path = "../../store/tests/suite/common.rs"]
-#[allow(dead_code)]
-mod pg;
+use ask_user_test_support::postgres as pg;
 
 use std::io::Write;
 use std::path::Path;
@@ -267,7 +264,7 @@ async fn a_stopped_caller_whose_lease_lapsed_is_never_merged_with_another() {
 /// days). Its decisions take the database's clock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clock_40_days_ahead_on_postgres_withdraws_and_purges_nothing() {
-    let url = pg::fresh_pg_database().await;
+    let url = pg::fresh_database().await;
     let store = Store::open(&url).await.unwrap();
     let new = |key: &str| {
         ask_user_store::NewAsk::new(

@@ -5,8 +5,8 @@ use ask_user_test_support::TmuxPane;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use super::hooks::{PROMPT_TOOL, escalated_touch};
 use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, codex, pointed};
-use super::{PROMPT_TOOL, escalated_touch};
 
 /// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
 fn pick(pane: &TmuxPane, question: &str, n: usize, option: &str) {
@@ -216,7 +216,7 @@ fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
 /// A person looks at the dialog before the next key. This models reading time, not
 /// synchronisation: Claude Code's dialog drops a key that comes the moment it redrew (seen: an
 /// Enter right after the Down that moved the pointer was ignored, 1 run in ~10 under load), as
-/// the hosts' TUI tests found for its forms (tests/hosts_tui.rs `read_the_form`).
+/// the hosts' TUI tests found for its forms (tests/slow/hosts_tui.rs `read_the_form`).
 fn a_person_reads() {
     std::thread::sleep(std::time::Duration::from_millis(1500));
 }

@@ -3,7 +3,6 @@
 //! model API, with `ask-user mcp` as their MCP server. The exact tool result each host hands
 //! its model is pinned (Codex's varying `Wall time: N seconds` aside), and Gemini CLI's
 //! (`gemini -p`). The interactive UIs are in `hosts_tui.rs`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 

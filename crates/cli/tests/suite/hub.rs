@@ -1,13 +1,10 @@
 //! The hub as it runs (docs/contract.md §9): real `ask-user hub serve` processes, real
 //! Postgres (the store's throwaway-cluster harness), real headless Chromium (playwright-core,
 //! `tests/hub/inbox.cjs`), agents as real `ask-user ask --hub` processes.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-#[path = "../../store/tests/suite/common.rs"]
-#[allow(dead_code)]
-mod pg;
+use ask_user_test_support::postgres as pg;
 
-mod hub_common;
+use super::hub_common;
 
 use hub_common::*;
 
@@ -76,7 +73,7 @@ const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
 /// B, re-attaches with its call key, and still gets the answer given meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_killed() {
-    let store = pg::fresh_pg_database().await;
+    let store = pg::fresh_database().await;
     let tok = token(&store, "laptop-claude");
     let mut a = Hub::start(&store, &[]);
     let b = Hub::start(&store, &[]);
@@ -141,7 +138,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
 /// other is told which answer counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
-    let store = pg::fresh_pg_database().await;
+    let store = pg::fresh_database().await;
     let tok = token(&store, "ci");
     let a = Hub::start(&store, &[]);
     let b = Hub::start(&store, &[]);
@@ -378,7 +375,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .filter(|r| r.status() == 429)
         .collect();
     assert!(!limited.is_empty(), "150 requests at once meet the limit");
-    // Some meet the cap of requests open at once (tests/hub_abuse.rs), the rest the rate.
+    // Some meet the cap of requests open at once (tests/suite/hub_abuse.rs), the rest the rate.
     let mut texts = Vec::new();
     for r in limited {
         texts.push(r.json::<Value>().await.unwrap());

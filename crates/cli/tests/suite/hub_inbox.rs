@@ -3,9 +3,8 @@
 //! (playwright-core, `tests/hub_inbox/paging.cjs`). The open asks are put straight into the
 //! hub's store file (the store is shared across processes by design): asking through the agent
 //! API would take minutes under its per-token rate limit.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
 
-mod hub_common;
+use super::hub_common;
 
 use std::path::Path;
 use std::process::Command;

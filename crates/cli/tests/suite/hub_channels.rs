@@ -1,30 +1,9 @@
 //! Channels on a running hub (docs/contract.md §10): a real `ask-user hub serve --config FILE`
 //! whose channels point at FAKES of ntfy and Slack (the real services cannot be reached from
-//! here; the fakes are the ones crates/channels tests against, compiled in from its
-//! `tests/suite/`, and follow the documented APIs named at their top), a real
+//! here; the fakes are the ones crates/channels tests against, from the test-support
+//! crate, and follow the documented APIs named at their top), a real
 //! `ask-user ask --hub` agent, and the human's tap made the way the phone or Slack makes it.
 //! Also the configuration refusals `hub serve` prints.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // in tests a failure is a test failure
-
-/// The fakes of crates/channels's tests, and the one helper they need.
-#[allow(dead_code)]
-mod suite {
-    pub(crate) mod support {
-        /// Serves `app` on a fresh loopback port, in the background.
-        pub(crate) async fn serve(app: axum::Router) -> std::net::SocketAddr {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-            addr
-        }
-    }
-    #[path = "../../../channels/tests/suite/fake_ntfy.rs"]
-    pub(crate) mod fake_ntfy;
-    #[path = "../../../channels/tests/suite/fake_slack.rs"]
-    pub(crate) mod fake_slack;
-    #[path = "../../../channels/tests/suite/fake_telegram.rs"]
-    pub(crate) mod fake_telegram;
-}
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -33,11 +12,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use ask_user_test_support::fakes::ntfy::FakeNtfy;
+use ask_user_test_support::fakes::slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
+use ask_user_test_support::fakes::telegram::{self, FakeTelegram};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use suite::fake_ntfy::FakeNtfy;
-use suite::fake_slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
-use suite::fake_telegram::FakeTelegram;
 
 /// Generous: the machine is small and shared.
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -415,7 +394,7 @@ async fn escalation_reaches_telegram_later_and_its_button_answers() {
             "[ntfy]\nserver = \"{}\"\ntopic = \"asks\"\npublic_topic = true\n\n[telegram]\napi_base = \"{}\"\ntoken = \"{}\"\nchats = [{CHAT}]\npoll_timeout = 1\n",
             ntfy.url,
             telegram.url,
-            suite::fake_telegram::BOT_TOKEN
+            telegram::BOT_TOKEN
         ),
     );
     let hub = Hub::start_with(dir.path(), &config, &[], &["--escalate", "3s:telegram"]);
@@ -458,7 +437,7 @@ async fn escalation_reaches_telegram_later_and_its_button_answers() {
         .await;
     ntfy.wait_for("the close update", |p| p.len() >= 2).await;
     assert!(
-        !hub.stderr().contains(suite::fake_telegram::BOT_TOKEN),
+        !hub.stderr().contains(telegram::BOT_TOKEN),
         "{}",
         hub.stderr()
     );
