@@ -265,19 +265,10 @@ async fn run_async(args: HubArgs) -> Result<Ended, String> {
                 config.extra_routes = Some(routes);
                 eprintln!("ask-user hub: channels: {}", channels.names().join(", "));
             }
-            let on_signal = stop.clone();
             // SIGINT and SIGTERM (a service manager's stop) both drain: no new connection,
             // current responses finished, background tasks stopped.
-            let mut terminate =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
-                on_signal.cancel();
-            });
+            ask_user_serve::stop_on_signals(stop.clone())
+                .map_err(|e| format!("cannot watch SIGINT and SIGTERM: {e}"))?;
             let served = format!("{scheme}://{bound}");
             crate::hub_url::record(&store, config.public_url.as_deref().unwrap_or(&served));
             eprintln!(

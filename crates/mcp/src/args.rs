@@ -195,16 +195,14 @@ pub async fn run(args: McpArgs) -> Result<(), RunError> {
     match args.http {
         None => Ok(serve_stdio(server).await?),
         Some(addr) => {
+            // SIGINT and SIGTERM both drain; watched before the endpoint is announced, so a
+            // stop sent once it is never finds the default action (death, exit 143).
+            let shutdown = CancellationToken::new();
+            ask_user_serve::stop_on_signals(shutdown.clone())?;
             let listener = TcpListener::bind(addr).await?;
             let bound = listener.local_addr()?;
             tracing::info!("MCP endpoint: http://{bound}/mcp");
             eprintln!("ask-user: MCP endpoint http://{bound}/mcp");
-            let shutdown = CancellationToken::new();
-            let stop = shutdown.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                stop.cancel();
-            });
             Ok(serve_http(server, listener, shutdown).await?)
         }
     }

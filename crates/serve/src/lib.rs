@@ -43,7 +43,8 @@
 //!   cap, not the operating system, is what a flood meets.
 //! - **Stopping.** When the [`CancellationToken`] fires, the loop stops accepting, open
 //!   connections finish their current response (an event stream is expected to end on the same
-//!   signal), and the future returns when all are closed.
+//!   signal), and the future returns when all are closed. [`stop_on_signals`] fires it on
+//!   SIGINT or SIGTERM, for every server of ask-user (the hub, `mcp --http`).
 //!
 //! The routes, access rules and body limits are the caller's; this crate only decides which
 //! connections are served.
@@ -71,6 +72,7 @@
 mod connections;
 mod held;
 mod limits;
+mod signals;
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -88,6 +90,7 @@ use tower::ServiceExt;
 
 pub use connections::{ConnectionStanding, Standing};
 pub use limits::{Limits, raise_open_files_limit};
+pub use signals::stop_on_signals;
 
 use connections::{Admitted, Busy, Connections};
 

@@ -225,6 +225,52 @@ fn logs_to_a_pipe_carry_no_colour_codes() {
     assert!(!logged.contains('\u{1b}'), "{logged:?}");
 }
 
+/// `--http` stops as the hub does: SIGTERM (a service manager's stop) drains like Ctrl-C and
+/// exits 0. Before, only Ctrl-C drained; SIGTERM killed the process mid-response (exit 143).
+#[test]
+fn http_server_drains_on_sigterm_and_exits_cleanly() {
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new(server_bin());
+    ask_user_test_support::hermetic(&mut command, home.path());
+    let mut server = ask_user_test_support::Reaped(
+        command
+            .args(["--via", "none", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Listening (its handlers are installed before it binds): the endpoint line on stderr.
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("MCP endpoint http://") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server ended before it listened"
+        );
+    }
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(sent);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
 #[test]
 fn a_client_that_disappears_has_its_pending_ask_cancelled() {
     let dir = tempfile::tempdir().unwrap();
