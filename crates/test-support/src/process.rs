@@ -1,7 +1,9 @@
 //! Spawned processes that cannot touch the developer's state or outlive the test.
 
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Clears `command`'s environment down to what an `ask-user` process needs: `PATH`, and a
 /// private `HOME` with `XDG_STATE_HOME`/`XDG_CONFIG_HOME` under `home` — so neither the
@@ -24,6 +26,59 @@ pub fn hermetic<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
 /// leaves a process behind. Derefs to the [`Child`].
 #[derive(Debug)]
 pub struct Reaped(pub Child);
+
+impl Reaped {
+    /// Starts `command` with stdin, stdout and stderr piped, writes `input` to its stdin and
+    /// closes it: an `ask-user` process asked a question the way an agent asks it.
+    pub fn with_input(command: &mut Command, input: &[u8]) -> Reaped {
+        let mut child = Reaped(
+            command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child
+    }
+
+    /// Waits, at most `within`, for the child to end, reading what is left of its stdout and
+    /// stderr meanwhile (a child that fills a pipe is never stuck on it): its exit code (-1 when
+    /// a signal ended it), stdout and stderr. A stream taken or not piped reads as empty.
+    ///
+    /// # Panics
+    /// When the child has not ended within `within` (it is then killed, as on every drop).
+    pub fn finish(mut self, within: Duration) -> (i32, String, String) {
+        fn drain(stream: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                if let Some(mut stream) = stream {
+                    let _ = stream.read_to_end(&mut text);
+                }
+                String::from_utf8_lossy(&text).into_owned()
+            })
+        }
+        let out = drain(self.0.stdout.take());
+        let err = drain(self.0.stderr.take());
+        let deadline = Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the child did not end within {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        (
+            status.code().unwrap_or(-1),
+            out.join().unwrap(),
+            err.join().unwrap(),
+        )
+    }
+}
 
 impl std::ops::Deref for Reaped {
     type Target = Child;

@@ -6,6 +6,7 @@ use super::hub_common;
 
 use std::process::{Command, Stdio};
 
+use ask_user_test_support::Reaped;
 use hub_common::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -31,33 +32,14 @@ fn agent_for(
     home: &std::path::Path,
     env: &[(&str, &str)],
 ) -> (i32, String) {
-    use std::io::Write;
-    let mut child = Command::new(bin())
+    let mut command = Command::new(bin());
+    ask_user_test_support::hermetic(&mut command, home)
         .args(["ask", "--hub", hub, "--key", key, "--timeout", timeout])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
         .env("ASK_USER_STORE", "memory")
-        .envs(env.iter().copied().filter(|(k, _)| *k == "ASK_USER_STORE"))
         .env("ASK_USER_HUB_TOKEN", token)
-        .envs(env.iter().copied().filter(|(k, _)| *k != "ASK_USER_STORE"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+        .envs(env.iter().copied());
+    let (status, out, _) = Reaped::with_input(&mut command, QUESTION.as_bytes()).finish(DEADLINE);
+    (status, out)
 }
 
 async fn post_ask(hub: &str, token: &str, key: &str) -> Value {
@@ -372,17 +354,8 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
             "60s",
         ])
         .args(["--store", &local])
-        .env("ASK_USER_HUB_TOKEN", &agent_token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = ask_user_test_support::Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
+        .env("ASK_USER_HUB_TOKEN", &agent_token);
+    let child = Reaped::with_input(&mut command, QUESTION.as_bytes());
     let id = wait_open(&hub.url, &cookie, 1).await[0];
     // Fill the agent's disk (its mount namespace, through /proc/PID/root).
     let seen = std::path::PathBuf::from(format!("/proc/{}/root", child.id()))
@@ -396,32 +369,16 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
     };
     assert_eq!(full.raw_os_error(), Some(28), "ENOSPC: {full}");
     assert_eq!(human_answer(&hub.url, &cookie, id, "No").await.0, 200);
-    let (status_1, printed, stderr) = tokio::task::spawn_blocking(move || {
-        use std::io::Read;
-        let (mut out, mut err) = (String::new(), String::new());
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        (child.wait().unwrap(), out, err)
-    })
-    .await
-    .unwrap();
+    let (status_1, printed, stderr) = tokio::task::spawn_blocking(move || child.finish(DEADLINE))
+        .await
+        .unwrap();
     // One ending: the answer's write met the full disk (every commit appends new WAL pages,
     // and not one page is left), so the call ends as a failure whose text names it — it never
     // prints an answer it could not store, and the hub is not told "delivered".
     let shown = disk.join("store.sqlite3").display().to_string();
     assert_eq!(
-        (status_1.code(), printed.as_str()),
-        (Some(1), full_disk_text(&shown).as_str()),
+        (status_1, printed.as_str()),
+        (1, full_disk_text(&shown).as_str()),
         "stderr: {stderr}"
     );
     // The retry (same key, a disk with room) prints the answer.

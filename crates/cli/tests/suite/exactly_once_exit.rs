@@ -3,8 +3,8 @@
 //! delivery is stuck (the test-only failpoint `hang-before-stdout`: the call's outcome is known
 //! and never gets written, as an exit path stuck on a lock or a write would).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ask_user_test_support::{Reaped, hermetic};
@@ -24,18 +24,8 @@ fn inbox_asker(home: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> 
     hermetic(&mut command, home)
         .args(["ask", "--via", "inbox", "--store", &store_url(home)])
         .args(extra)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
-    child
+        .envs(env.iter().copied());
+    Reaped::with_input(&mut command, QUESTION.as_bytes())
 }
 
 /// Waits for `child` to end: its exit status, what it printed and the rest of its stderr.

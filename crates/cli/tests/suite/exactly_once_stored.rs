@@ -6,9 +6,8 @@
 
 use ask_user_test_support::postgres as pg;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ask_user_store::{AskRecord, Outcome, Recorded, Responder, Store, Timestamp};
@@ -35,43 +34,13 @@ fn asker_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Reaped {
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .arg("ask")
         .args(args)
-        .args(["--store", &store_url(dir), "--timeout", "60s"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
-    child
+        .args(["--store", &store_url(dir), "--timeout", "60s"]);
+    Reaped::with_input(&mut command, QUESTION.as_bytes())
 }
 
 /// Waits for the child's end (within [`DEADLINE`]): (status, stdout, stderr).
-fn finished(mut child: Reaped) -> (i32, String, String) {
-    use std::io::Read;
-    let deadline = Instant::now() + DEADLINE;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "the asker never ended");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let (mut out, mut err) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap().code().unwrap_or(-1);
-    (status, out, err)
+fn finished(child: Reaped) -> (i32, String, String) {
+    child.finish(DEADLINE)
 }
 
 async fn open_asks(
@@ -306,17 +275,8 @@ async fn a_clock_40_days_ahead_on_postgres_withdraws_and_purges_nothing() {
     hermetic(&mut command, dir.path())
         .args(["faketime", "-f", "+40d"])
         .arg(env!("CARGO_BIN_EXE_ask-user"))
-        .args(["ask", "--store", &url])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = Reaped(command.spawn().unwrap());
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(QUESTION.as_bytes())
-        .unwrap();
+        .args(["ask", "--store", &url]);
+    let child = Reaped::with_input(&mut command, QUESTION.as_bytes());
     let (code, _, err) = finished(child);
     assert_eq!(code, 6, "{err}");
     let rec = store.get(detached).await.unwrap();

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::hub_common;
 
+use ask_user_test_support::Reaped;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -343,21 +344,12 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
     let tok = token(dir.path(), "leaver");
     let hub = Served::start(dir.path(), &[]);
     let id = post_ask(&hub.url, &tok).await;
-    let mut agent = Killed(
+    let agent = Reaped::with_input(
         command(dir.path(), &["ask", "--hub", &hub.url])
             .env("ASK_USER_STORE", "memory")
-            .env("ASK_USER_HUB_TOKEN", &tok)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .env("ASK_USER_HUB_TOKEN", &tok),
+        QUESTION.as_bytes(),
     );
-    {
-        use std::io::Write;
-        let mut stdin = agent.0.stdin.take().unwrap();
-        stdin.write_all(QUESTION.as_bytes()).unwrap();
-    }
     let mut poll = raw(&hub.addr(), &long_poll(&hub.addr(), &tok, id)).await;
     // Let it start waiting (a short read that finds nothing yet).
     let (early, closed) = read_to_close(&mut poll, Duration::from_millis(300)).await;
@@ -423,7 +415,7 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
             "{state}"
         );
     }
-    let (code, out) = agent.finish();
+    let (code, out, _) = agent.finish(DEADLINE);
     assert_eq!(
         (code, out.as_str()),
         (
@@ -458,33 +450,6 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
     );
     let fresh = post_ask(&hub.url, &again).await;
     assert_ne!(fresh, id);
-}
-
-/// A child killed (and reaped) when dropped.
-struct Killed(Child);
-
-impl Killed {
-    /// Waits (up to [`DEADLINE`]) for the child to end: its exit code and stdout.
-    fn finish(&mut self) -> (i32, String) {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                let mut out = String::new();
-                std::io::Read::read_to_string(&mut self.0.stdout.take().unwrap(), &mut out)
-                    .unwrap();
-                return (status.code().unwrap_or(-1), out);
-            }
-            assert!(start.elapsed() < DEADLINE, "the agent did not end");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Signing out ends the page's live event stream (it no longer receives what changes).

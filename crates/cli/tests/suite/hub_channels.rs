@@ -5,13 +5,14 @@
 //! `ask-user ask --hub` agent, and the human's tap made the way the phone or Slack makes it.
 //! Also the configuration refusals `hub serve` prints.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use ask_user_test_support::Reaped;
 use ask_user_test_support::fakes::ntfy::FakeNtfy;
 use ask_user_test_support::fakes::slack::{BOT_TOKEN, FakeSlack, SIGNING_SECRET, Signing};
 use ask_user_test_support::fakes::telegram::{self, FakeTelegram};
@@ -158,65 +159,24 @@ impl Drop for Hub {
 
 /// An agent: `ask-user ask --hub URL` with [`QUESTION`] on stdin.
 struct Agent {
-    child: Child,
+    child: Reaped,
 }
 
 impl Agent {
     fn start(dir: &Path, url: &str, token: &str) -> Agent {
-        let mut child = command(dir, &["ask", "--hub", url, "--session-title", "deploy"])
-            .env("ASK_USER_HUB_TOKEN", token)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(QUESTION.as_bytes())
-            .unwrap();
-        Agent { child }
+        let mut command = command(dir, &["ask", "--hub", url, "--session-title", "deploy"]);
+        command.env("ASK_USER_HUB_TOKEN", token);
+        Agent {
+            child: Reaped::with_input(&mut command, QUESTION.as_bytes()),
+        }
     }
 
     /// Waits (up to the deadline, off the async runtime) for the agent to end:
     /// (status, stdout, stderr).
-    async fn finish(mut self) -> (i32, String, String) {
-        tokio::task::spawn_blocking(move || {
-            let start = Instant::now();
-            loop {
-                if let Some(status) = self.child.try_wait().unwrap() {
-                    let (mut out, mut err) = (String::new(), String::new());
-                    self.child
-                        .stdout
-                        .take()
-                        .unwrap()
-                        .read_to_string(&mut out)
-                        .unwrap();
-                    self.child
-                        .stderr
-                        .take()
-                        .unwrap()
-                        .read_to_string(&mut err)
-                        .unwrap();
-                    return (status.code().unwrap_or(-1), out, err);
-                }
-                assert!(
-                    start.elapsed() < DEADLINE,
-                    "the agent did not end within {DEADLINE:?}"
-                );
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        })
-        .await
-        .unwrap()
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    async fn finish(self) -> (i32, String, String) {
+        tokio::task::spawn_blocking(move || self.child.finish(DEADLINE))
+            .await
+            .unwrap()
     }
 }
 

@@ -1,12 +1,13 @@
 //! Helpers shared by the hub's real-process tests (`hub.rs`, `hub_inbox.rs`): the binary,
 //! `ask-user hub serve` processes, agents, and the human's signed-in HTTP calls.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use ask_user_test_support::Reaped;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 /// Generous: the machine is small and shared.
@@ -138,9 +139,9 @@ impl Drop for Hub {
 /// and B's inbox never showed its ask (docs/decisions.md "MCP through the hub").
 pub(crate) const AGENT_STORE: &str = "memory";
 
-/// An agent: `ask-user ask --hub URLS` with the question on stdin.
+/// An agent: `ask-user ask --hub URLS` with the question on stdin (killed when dropped).
 pub(crate) struct Agent {
-    pub(crate) child: Child,
+    pub(crate) child: Reaped,
 }
 
 impl Agent {
@@ -161,56 +162,14 @@ impl Agent {
 
     /// `command` (an `ask-user ask …`) started with piped stdio and [`QUESTION`] on its stdin.
     pub(crate) fn spawn(command: &mut Command) -> Agent {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(QUESTION.as_bytes())
-            .unwrap();
-        Agent { child }
+        Agent {
+            child: Reaped::with_input(command, QUESTION.as_bytes()),
+        }
     }
 
     /// Waits (up to the deadline) for the agent to end: (status, stdout, stderr).
-    pub(crate) fn finish(mut self) -> (i32, String, String) {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let mut out = String::new();
-                let mut err = String::new();
-                self.child
-                    .stdout
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut out)
-                    .unwrap();
-                self.child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                return (status.code().unwrap_or(-1), out, err);
-            }
-            if start.elapsed() > DEADLINE {
-                let _ = self.child.kill();
-                panic!("the agent did not end within {DEADLINE:?}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(crate) fn finish(self) -> (i32, String, String) {
+        self.child.finish(DEADLINE)
     }
 }
 
