@@ -25,6 +25,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// A loopback port free a moment ago (bound, then released): for a server whose URL must be
+/// known before it starts, or that is restarted on the same port. Another process may take it
+/// in between; a server that cannot bind it fails loudly.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// How long a condition on the screen may take before the test fails (generous: CI machines
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);

@@ -105,14 +105,6 @@ fn pg_command(tool: &Path) -> Command {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// initdb + pg_ctl start in a temp dir on a free port; a watcher stops the cluster and removes
 /// the directory once this test process has ended.
 fn start_cluster() -> String {
@@ -214,7 +206,7 @@ impl Cluster {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let port = free_port();
+        let port = crate::free_port();
         let out = pg_command(&pg_bin("pg_ctl"))
             .arg("-D")
             .arg(&data)

@@ -138,15 +138,6 @@ fn run_ok(home: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A free loopback port (bound, then released, so the hub can be restarted on it).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The hub: one `ask-user hub serve` on a SQLite store, or two replicas on one Postgres
 /// database; each on a fixed port, so it can be killed and restarted where agents look for it.
 pub(crate) struct Hub {
@@ -168,7 +159,7 @@ impl Hub {
             None => format!("sqlite:{}", home.join("hub.sqlite3").display()),
         };
         let listens: Vec<String> = (0..replicas.max(1))
-            .map(|_| format!("127.0.0.1:{}", free_port()))
+            .map(|_| format!("127.0.0.1:{}", ask_user_test_support::free_port()))
             .collect();
         let urls: Vec<String> = listens.iter().map(|l| format!("http://{l}")).collect();
         let mut hub = Hub {

@@ -633,16 +633,6 @@ fn sigterm_drains_and_exits_cleanly() {
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
-/// A port free a moment ago on loopback (the Slack tests need the hub's URL before it starts:
-/// `--public-url`).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A hub with Slack configured (its Web API unreachable: nothing is sent in these tests).
 fn slack_hub(dir: &Path, extra: &[&str]) -> Served {
     use std::os::unix::fs::PermissionsExt;
@@ -653,7 +643,7 @@ fn slack_hub(dir: &Path, extra: &[&str]) -> Served {
     )
     .unwrap();
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let port = free_port();
+    let port = ask_user_test_support::free_port();
     let listen = format!("127.0.0.1:{port}");
     let public = format!("http://127.0.0.1:{port}");
     let mut args = vec![

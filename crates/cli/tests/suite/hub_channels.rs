@@ -57,16 +57,6 @@ fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// A loopback port nobody listens on now (the hub binds it next; its public URL must be known
-/// before it starts).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Writes a private (0600) configuration file.
 fn write_config(dir: &Path, text: &str) -> PathBuf {
     let file = dir.join("config.toml");
@@ -90,7 +80,7 @@ impl Hub {
 
     fn start_with(dir: &Path, config: &Path, env: &[(&str, &str)], extra: &[&str]) -> Hub {
         let store = format!("sqlite:{}", dir.join("store.sqlite3").display());
-        let port = free_port();
+        let port = ask_user_test_support::free_port();
         let url = format!("http://127.0.0.1:{port}");
         let listen = format!("127.0.0.1:{port}");
         let mut cmd = command(
