@@ -268,21 +268,49 @@ impl HubAnswerer {
     /// Withdraws ask `id` (`?reason=timed_out` when the call's own budget ran out, so the
     /// hub's page says "timed out"): the ask as the hub holds it after the withdraw — closed
     /// by it, or by the human's answer that came first — or `None` when the hub did not say.
-    async fn withdraw(&self, i: usize, id: i64, timed_out: bool) -> Option<AskView> {
-        self.try_withdraw(i, id, timed_out).await.ok().flatten()
-    }
-
-    async fn try_withdraw(
+    ///
+    /// Every replica (URL) is asked at once, the `i`th — where the ask was posted — first in
+    /// the list, and the first reply that is not a failure to reach it stands (replicas share
+    /// one store, and a withdraw is idempotent): a replica that hangs does not hold the
+    /// withdraw past the moments a losing answerer has to withdraw. While none can be reached,
+    /// or all answer a transient error (a hub restarting as the call ends), they are asked
+    /// again for up to [`WITHDRAW_PATIENCE`]: an ask left open there would take an answer, and
+    /// tell its human "sent", for a call that already printed its ending. `Err` when it still
+    /// could not be withdrawn.
+    async fn withdraw(
         &self,
         i: usize,
         id: i64,
         timed_out: bool,
     ) -> Result<Option<AskView>, Failure> {
         let reason = if timed_out { "?reason=timed_out" } else { "" };
-        let req = self
-            .http
-            .delete(self.url(i, &format!("/v1/asks/{id}{reason}")));
-        self.send(req, Duration::from_secs(3)).await
+        let n = self.config.urls.len();
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let tries = (0..n).map(|k| {
+                let req = self
+                    .http
+                    .delete(self.url(i + k, &format!("/v1/asks/{id}{reason}")));
+                Box::pin(async move {
+                    match self.send(req, Duration::from_secs(3)).await {
+                        Err(e @ (Failure::Unreachable(_) | Failure::Transient(..))) => Err(e),
+                        done => Ok(done),
+                    }
+                })
+            });
+            match futures::future::select_ok(tries).await {
+                Ok((done, _)) => return done,
+                Err(Failure::Unreachable(t) | Failure::Transient(t, _))
+                    if started.elapsed() < WITHDRAW_PATIENCE =>
+                {
+                    tracing::debug!(error = %t, "withdrawing on the hub; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// On `cancel`: withdraws the ask when the call itself ended (see the crate doc), never
@@ -297,13 +325,13 @@ impl HubAnswerer {
             // The ending withdrew the ask it knew; one a re-post made meanwhile is withdrawn too.
             Some(settled) if side.is_closed() => {
                 if side.withdrawn() != Some(id) {
-                    self.withdraw(at, id, matches!(settled, Settled::TimedOut(_)))
-                        .await;
+                    let timed_out = matches!(settled, Settled::TimedOut(_));
+                    let _ = self.withdraw(at, id, timed_out).await;
                 }
             }
             Some(settled) => {
                 let timed_out = matches!(settled, Settled::TimedOut(_));
-                self.withdraw(at, id, timed_out).await;
+                let _ = self.withdraw(at, id, timed_out).await;
             }
         }
     }
@@ -558,10 +586,11 @@ struct HubSide {
     answerer: HubAnswerer,
     /// (index of the hub URL, ask id) the answerer last reached it at.
     at: Mutex<(usize, i64)>,
-    /// Whether [`RemoteOutcome::close`] withdrew it (the answerer's own cancel then does not).
+    /// Whether [`RemoteOutcome::close`] withdrew it, or tried to for as long as a withdraw may
+    /// take (the answerer's own cancel then does not try that ask again).
     closed: AtomicBool,
-    /// The ask [`RemoteOutcome::close`] withdrew: a re-post in flight as the call ended may
-    /// have made another, which the answerer's cancel then withdraws too.
+    /// The ask [`RemoteOutcome::close`] withdrew (or tried to): a re-post in flight as the
+    /// call ended may have made another, which the answerer's cancel then withdraws too.
     withdrawn: Mutex<Option<i64>>,
 }
 
@@ -594,32 +623,14 @@ impl RemoteOutcome for HubSide {
         Box::pin(async move {
             let (at, id) = self.at();
             let timed_out = matches!(ending, Settled::TimedOut(_));
-            // A hub restarting as the call ends is asked again (each URL in turn) for a few
-            // seconds: an ask left open there would take an answer, and tell its human "sent",
-            // for a call that already printed its ending.
-            let n = self.answerer.config.urls.len();
-            let started = tokio::time::Instant::now();
-            let mut pause = Duration::from_millis(100);
-            let mut k = 0;
-            let view = loop {
-                match self.answerer.try_withdraw(at + k, id, timed_out).await {
-                    Ok(view) => break view?,
-                    Err(Failure::Unreachable(t) | Failure::Transient(t, _))
-                        if started.elapsed() < WITHDRAW_PATIENCE =>
-                    {
-                        tracing::debug!(error = %t, "withdrawing on the hub; trying again");
-                        k = (k + 1) % n;
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(1));
-                    }
-                    Err(_) => return None,
-                }
-            };
+            let withdrawn = self.answerer.withdraw(at, id, timed_out).await;
+            // Tried, with all the patience there is: the answerer's cancel does not try again.
             *self
                 .withdrawn
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(id);
             self.closed.store(true, Ordering::SeqCst);
+            let view = withdrawn.ok()??;
             match view.state {
                 AskState::Answered => {
                     let answers = view

@@ -67,6 +67,64 @@ where
 }
 
 const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+const ANSWER_NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
+
+/// An answer given on this machine while the replica the agent asked through hangs (SIGSTOP):
+/// the hub's copy of the question is withdrawn through the other replica, so the phone can no
+/// longer take an answer — and tell its human "sent" — for a call that already printed this
+/// one. Before, the withdraw was tried once, on the hung replica, and the copy stayed open:
+/// the human's Send on the phone was taken (200) after the agent had printed "No".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answered_here_while_a_replica_hangs_the_hubs_copy_is_withdrawn_through_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = pg::fresh_database().await;
+    let tok = token(&store, "laptop-claude");
+    let a = Hub::start(&store, &[]);
+    let b = Hub::start(&store, &[]);
+    let urls = format!("{},{}", a.url, b.url);
+    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
+    let extra = ["--via", "inbox,hub", "--store", &local, "--timeout", "5m"];
+    let agent = Agent::start_with(&urls, &tok, "here", &extra);
+    let cookie = session(&store, &b.url).await;
+    let id = wait_open(&b.url, &cookie, 1).await[0];
+    let mine = ask_user_store::Store::open(&local).await.unwrap();
+    let start = Instant::now();
+    let here = loop {
+        if let Some(rec) = mine.list_open().await.unwrap().into_iter().next() {
+            break rec;
+        }
+        assert!(start.elapsed() < DEADLINE, "the local ask never opened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // A hangs: every request to it waits, the agent's long-poll too (so it stays on A).
+    let stopped = Command::new("kill")
+        .args(["-STOP", &a.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    // The human answers on this machine, as `ask-user inbox` stores it.
+    let outcome = ask_user_store::Outcome::Answered {
+        answer: serde_json::from_str(ANSWER_NO).unwrap(),
+        by: ask_user_store::Responder {
+            answerer: "the inbox".to_owned(),
+            ..ask_user_store::Responder::default()
+        },
+    };
+    assert_eq!(
+        mine.record_outcome(here.id, &outcome, ask_user_store::Timestamp::now())
+            .await
+            .unwrap(),
+        ask_user_store::Recorded::Won
+    );
+    let (code, out, err) = tokio::task::spawn_blocking(move || agent.finish())
+        .await
+        .unwrap();
+    assert_eq!((code, out.as_str()), (0, ANSWER_NO), "{err}");
+    // The phone cannot take an answer for it any more.
+    let (status, body) = human_answer(&b.url, &cookie, id, "Yes").await;
+    assert_eq!(status, 409, "{body}\n{err}");
+    assert_eq!(inbox(&b.url, &cookie).await["open"], json!([]));
+}
 
 /// An agent waits on replica A; the human answers in Chromium on replica B's inbox (the first
 /// Send's response lost: the retry is told "sent"); the agent prints the answer. Then A is killed (SIGKILL) while the agent waits: the agent reconnects to
