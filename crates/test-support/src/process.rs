@@ -5,6 +5,26 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use rustix::process::Signal;
+
+/// Sends `signal` to process `pid` (no `kill` process spawned); whether it was delivered
+/// (`false`: no such process, e.g. it ended already).
+pub fn signal(pid: u32, signal: Signal) -> bool {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    pid.is_some_and(|pid| rustix::process::kill_process(pid, signal).is_ok())
+}
+
+/// Sends `signal` to every process of group `pgid` (a child started in a group of its own);
+/// whether it was delivered.
+pub fn signal_group(pgid: u32, signal: Signal) -> bool {
+    let pid = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    pid.is_some_and(|pid| rustix::process::kill_process_group(pid, signal).is_ok())
+}
+
 /// Clears `command`'s environment down to what an `ask-user` process needs: `PATH`, and a
 /// private `HOME` with `XDG_STATE_HOME`/`XDG_CONFIG_HOME` under `home` — so neither the
 /// developer's default store (`~/.local/state/ask-user`), config, hub, token nor any

@@ -482,10 +482,12 @@ fn agent_once(
             && started.elapsed() >= after
         {
             fault = None;
-            let signal = if what == "kill" { "-KILL" } else { "-TERM" };
-            let _ = Command::new("kill")
-                .args([signal, &proc.0.id().to_string()])
-                .status();
+            let signal = if what == "kill" {
+                ask_user_test_support::Signal::KILL
+            } else {
+                ask_user_test_support::Signal::TERM
+            };
+            ask_user_test_support::signal(proc.0.id(), signal);
         }
         if started.elapsed() > bound {
             return Exit::Hung;

@@ -303,10 +303,7 @@ struct Group(Child);
 
 impl Drop for Group {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .stderr(Stdio::null())
-            .status();
+        ask_user_test_support::signal_group(self.0.id(), ask_user_test_support::Signal::KILL);
         let _ = self.0.wait();
     }
 }

@@ -219,9 +219,10 @@ fn sigterm_detaches_the_ask_and_the_inbox_marks_it() {
     let mut first = spawn_headless(&dir, "first", &args, DB, &[]);
     store.wait_history("the ask stored", |h| states(h) == ["open"]);
     // setsid execs ask-user in place (the child is not a group leader): this is its pid.
-    let pid = first.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        first.id(),
+        ask_user_test_support::Signal::TERM
+    ));
     assert_eq!(wait(&mut first), Some(130));
     assert_eq!(
         file(&dir, "first.out"),

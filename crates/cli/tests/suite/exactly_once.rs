@@ -590,11 +590,10 @@ async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
     // The first run's question reaches the hub; then its caller goes away (SIGTERM: detached).
     let first = Rerun::start(&hub.url, &agent_token, &extra);
     let id = wait_open(&hub.url, &cookie, 1).await[0];
-    let killed = Command::new("kill")
-        .args(["-TERM", &first.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        first.child.id(),
+        ask_user_test_support::Signal::TERM
+    ));
     let (code, _) = first.finish();
     assert_eq!(code, 130, "the first run was aborted");
     // The hub goes down; the re-run starts while it is down, and tries it.
@@ -632,11 +631,10 @@ async fn a_keyed_rerun_whose_hub_stays_down_past_the_patience_keeps_its_question
     let extra = ["--key", "k-down", "--timeout", "5m", "--store", &local];
     let first = Rerun::start(&hub.url, &agent_token, &extra);
     let id = wait_open(&hub.url, &cookie, 1).await[0];
-    let killed = Command::new("kill")
-        .args(["-TERM", &first.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        first.child.id(),
+        ask_user_test_support::Signal::TERM
+    ));
     assert_eq!(first.finish().0, 130, "the first run was aborted");
     hub.kill();
     // The re-run's first post gives up on the hub after 200 ms (instead of 30 s)…

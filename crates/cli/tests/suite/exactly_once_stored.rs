@@ -152,13 +152,9 @@ fn stopped_state(pid: u32) -> bool {
     after.split_whitespace().next() == Some("T")
 }
 
-/// Sends `signal` (`STOP`, `CONT`) to `pid` with kill(1).
-fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+/// Sends `signal` (`STOP`, `CONT`) to `pid`.
+fn signal(pid: u32, signal: ask_user_test_support::Signal) {
+    assert!(ask_user_test_support::signal(pid, signal));
 }
 
 /// Two unkeyed agents in one directory asking the same question (a stopped agent's lease lapsed): the
@@ -175,7 +171,7 @@ async fn a_stopped_caller_whose_lease_lapsed_is_never_merged_with_another() {
     let store = Store::open(&store_url(&path)).await.unwrap();
     let open = open_asks(&store, "the first ask stored", |o| o.len() == 1).await;
     let stopped = open[0].clone();
-    signal(first.id(), "STOP");
+    signal(first.id(), ask_user_test_support::Signal::STOP);
     let deadline = Instant::now() + DEADLINE;
     while !stopped_state(first.id()) {
         assert!(Instant::now() < deadline, "never stopped");
@@ -218,7 +214,7 @@ async fn a_stopped_caller_whose_lease_lapsed_is_never_merged_with_another() {
         .unwrap();
     assert_eq!((status, out.trim()), (0, ANSWER), "{err}");
     // The first, continued, still waits for its own ask and prints the answer given to it.
-    signal(first.id(), "CONT");
+    signal(first.id(), ask_user_test_support::Signal::CONT);
     answer_with(&store, &stopped, YES).await;
     let (status, out, err) = tokio::task::spawn_blocking(move || finished(first))
         .await

@@ -169,11 +169,10 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
 fn sigint_while_the_question_is_up_aborts_and_restores_the_terminal() {
     let pane = Pane::ask(&[], GO);
     pane.wait_text("Deploy now?");
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &pane.pid()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        pane.pid().parse().unwrap(),
+        ask_user_test_support::Signal::INT
+    ));
     let done = pane.finished();
     assert_eq!(
         (done.status, done.stdout.as_str()),

@@ -97,11 +97,10 @@ async fn answered_here_while_a_replica_hangs_the_hubs_copy_is_withdrawn_through_
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     // A hangs: every request to it waits, the agent's long-poll too (so it stays on A).
-    let stopped = Command::new("kill")
-        .args(["-STOP", &a.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(stopped.success());
+    assert!(ask_user_test_support::signal(
+        a.child.id(),
+        ask_user_test_support::Signal::STOP
+    ));
     // The human answers on this machine, as `ask-user inbox` stores it.
     let outcome = ask_user_store::Outcome::Answered {
         answer: serde_json::from_str(ANSWER_NO).unwrap(),
@@ -845,7 +844,7 @@ async fn mcp_client_with(
         .await
         .unwrap();
     let Ok(out) = waited else {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        ask_user_test_support::signal(pid, ask_user_test_support::Signal::KILL);
         panic!("the MCP client did not end within {DEADLINE:?} (a hang)");
     };
     let out = out.unwrap();

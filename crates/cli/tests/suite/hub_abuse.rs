@@ -612,13 +612,10 @@ fn a_world_readable_tls_key_is_refused() {
 fn sigterm_drains_and_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let mut hub = Served::start(dir.path(), &[]);
-    let pid = hub.child.id().to_string();
-    let sent = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success();
-    assert!(sent);
+    assert!(ask_user_test_support::signal(
+        hub.child.id(),
+        ask_user_test_support::Signal::TERM
+    ));
     let start = Instant::now();
     let status = loop {
         if let Some(s) = hub.child.try_wait().unwrap() {

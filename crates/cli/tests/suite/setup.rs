@@ -65,9 +65,7 @@ impl Home {
             let _ = done.send(child.wait_with_output());
         });
         let Ok(output) = outcome.recv_timeout(DEADLINE) else {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
+            ask_user_test_support::signal(pid, ask_user_test_support::Signal::KILL);
             panic!("ask-user {args:?} did not end within {DEADLINE:?}");
         };
         let output = output.unwrap();

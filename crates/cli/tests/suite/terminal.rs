@@ -220,12 +220,10 @@ fn timeout_withdraws_the_question_with_exit_5() {
 fn sigterm_withdraws_the_question_and_restores_the_terminal() {
     let pane = Pane::ask(&[], DB);
     pane.wait_text(OWN);
-    let pid = pane.pid();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        pane.pid().parse().unwrap(),
+        ask_user_test_support::Signal::TERM
+    ));
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -579,11 +577,10 @@ fn typed_text_survives_the_question_closing() {
     pane.wait_text(OWN);
     pane.type_text("half a thought about replicas");
     pane.wait_text("half a thought about replicas");
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pane.pid()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        pane.pid().parse().unwrap(),
+        ask_user_test_support::Signal::TERM
+    ));
     assert_eq!(pane.finished().status, 130);
     let screen = pane.screen();
     assert!(screen.contains("✘ Not sent: "), "why it closed:\n{screen}");
@@ -792,20 +789,14 @@ fn suspend_and_resume_redraw_in_raw_mode() {
     // A SIGCONT that arrives before the process has stopped itself would be lost (as `fg`
     // typed at once could not be): resume only a stopped process.
     pane.wait_for("the process stopped", |_| stopped(&pid));
-    let resumed = std::process::Command::new("kill")
-        .args(["-CONT", &pid])
-        .status()
-        .unwrap();
-    assert!(resumed.success());
+    use ask_user_test_support::Signal;
+    let number: u32 = pid.parse().unwrap();
+    assert!(ask_user_test_support::signal(number, Signal::CONT));
     pane.wait_text(OWN);
     // The same from outside: `kill -TSTP`, then `kill -CONT` (what `fg` sends).
-    for signal in ["-TSTP", "-CONT"] {
-        let sent = std::process::Command::new("kill")
-            .args([signal, &pid])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        if signal == "-TSTP" {
+    for signal in [Signal::TSTP, Signal::CONT] {
+        assert!(ask_user_test_support::signal(number, signal));
+        if signal == Signal::TSTP {
             pane.wait_for("the question put away", |s| !s.contains(OWN));
             pane.wait_for("the process stopped", |_| stopped(&pid));
         }
@@ -890,11 +881,10 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
         seen.extend_from_slice(&chunk[..n]);
     }
     let pid = std::fs::read_to_string(dir.path().join("pid.txt")).unwrap();
-    let killed = Command::new("kill")
-        .args(["-TERM", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(ask_user_test_support::signal(
+        pid.trim().parse().unwrap(),
+        ask_user_test_support::Signal::TERM
+    ));
     let mut rest = Vec::new();
     stdout.read_to_end(&mut rest).unwrap();
     drop(script.stdin.take());

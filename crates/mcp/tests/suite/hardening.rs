@@ -251,12 +251,10 @@ fn http_server_drains_on_sigterm_and_exits_cleanly() {
             "the server ended before it listened"
         );
     }
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(sent);
+    assert!(ask_user_test_support::signal(
+        server.id(),
+        ask_user_test_support::Signal::TERM
+    ));
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(status) = server.try_wait().unwrap() {

@@ -89,11 +89,10 @@ impl Pane {
     /// Sends SIGUSR1 to the child (the pid the script recorded is the exec'd test binary).
     fn signal_child(&self) {
         let pid = self.file("pid.txt").unwrap();
-        let status = Command::new("kill")
-            .args(["-USR1", pid.trim()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        assert!(ask_user_test_support::signal(
+            pid.trim().parse().unwrap(),
+            ask_user_test_support::Signal::USR1
+        ));
     }
 
     fn assert_restored(&self) {
