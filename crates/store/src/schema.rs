@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -30,6 +30,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     MIGRATION_6,
     MIGRATION_7,
     MIGRATION_8,
+    MIGRATION_9,
 ];
 
 /// The asks (docs/contract.md §8).
@@ -238,6 +239,60 @@ const MIGRATION_8: Migration = Migration {
     postgres: "
         CREATE INDEX ask_user_asks_open_by_namespace ON ask_user_asks (namespace)
             WHERE state = 'open';
+    ",
+};
+
+/// The number of open asks, kept by the database itself (docs/decisions.md "The inbox's count
+/// of open asks is kept, not counted"), additive: triggers on the asks table add one for each
+/// ask that opens and take one off for each that closes or is deleted open, in the transaction
+/// of the change, whatever statement or binary made it (an older binary's writes keep it right
+/// too, and a rollback takes its change back with it). The triggers are created before the
+/// count is taken: on Postgres `CREATE TRIGGER` locks out writers until this migration commits,
+/// so no change falls between the count and the first trigger.
+///
+/// SQLite keeps it in `meta` (`open_asks`): its writers are serialised anyway. Postgres keeps
+/// it in 16 rows of `ask_user_open_asks`, one per `pg_backend_pid() % 16`, summed when read:
+/// a transaction only ever changes its own connection's row, so writers on different
+/// connections (group commits in flight, other replicas) do not queue on one row's lock until
+/// each other's commit, and a transaction holds at most one counter row (no lock cycles).
+const MIGRATION_9: Migration = Migration {
+    version: 9,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TRIGGER asks_count_opened AFTER INSERT ON asks WHEN new.state = 'open'
+        BEGIN UPDATE meta SET value = value + 1 WHERE key = 'open_asks'; END;
+        CREATE TRIGGER asks_count_changed AFTER UPDATE OF state ON asks
+            WHEN (old.state = 'open') <> (new.state = 'open')
+        BEGIN
+            UPDATE meta SET value = value + CASE WHEN new.state = 'open' THEN 1 ELSE -1 END
+            WHERE key = 'open_asks';
+        END;
+        CREATE TRIGGER asks_count_deleted AFTER DELETE ON asks WHEN old.state = 'open'
+        BEGIN UPDATE meta SET value = value - 1 WHERE key = 'open_asks'; END;
+        INSERT INTO meta (key, value)
+            SELECT 'open_asks', count(*) FROM asks WHERE state = 'open';
+    ",
+    postgres: "
+        CREATE TABLE ask_user_open_asks (slot INTEGER PRIMARY KEY, n BIGINT NOT NULL);
+        CREATE FUNCTION ask_user_count_open() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE ask_user_open_asks
+            SET n = n + CASE WHEN TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.state = 'open')
+                             THEN 1 ELSE -1 END
+            WHERE slot = pg_backend_pid() % 16;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER ask_user_asks_count_opened AFTER INSERT ON ask_user_asks
+            FOR EACH ROW WHEN (NEW.state = 'open') EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_changed AFTER UPDATE OF state ON ask_user_asks
+            FOR EACH ROW WHEN ((OLD.state = 'open') <> (NEW.state = 'open'))
+            EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_deleted AFTER DELETE ON ask_user_asks
+            FOR EACH ROW WHEN (OLD.state = 'open') EXECUTE FUNCTION ask_user_count_open();
+        INSERT INTO ask_user_open_asks (slot, n)
+            SELECT s, CASE WHEN s = 0 THEN (SELECT count(*) FROM ask_user_asks WHERE state = 'open')
+                      ELSE 0 END
+            FROM generate_series(0, 15) AS s;
     ",
 };
 

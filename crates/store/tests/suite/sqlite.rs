@@ -201,6 +201,8 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
          DROP INDEX asks_one_open_per_host_key; DROP INDEX asks_by_namespace_key; \
          DROP INDEX asks_open_by_namespace; \
          ALTER TABLE asks DROP COLUMN namespace; \
+         DROP TRIGGER asks_count_opened; DROP TRIGGER asks_count_changed; \
+         DROP TRIGGER asks_count_deleted; DELETE FROM meta WHERE key = 'open_asks'; \
          CREATE UNIQUE INDEX asks_one_open_per_key ON asks (scope, request_hash) WHERE state = 'open'; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
@@ -209,6 +211,7 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     let store = Store::open(&url).await.unwrap();
     let kept = store.get(id).await.unwrap();
     assert!(kept.is_open());
+    assert_eq!(store.count_open().await.unwrap(), 1, "counted at the upgrade");
     assert_eq!(
         kept.key.namespace().as_str(),
         "",
