@@ -250,11 +250,16 @@ const MIGRATION_8: Migration = Migration {
 /// count is taken: on Postgres `CREATE TRIGGER` locks out writers until this migration commits,
 /// so no change falls between the count and the first trigger.
 ///
-/// SQLite keeps it in `meta` (`open_asks`): its writers are serialised anyway. Postgres keeps
-/// it in 16 rows of `ask_user_open_asks`, one per `pg_backend_pid() % 16`, summed when read:
-/// a transaction only ever changes its own connection's row, so writers on different
-/// connections (group commits in flight, other replicas) do not queue on one row's lock until
-/// each other's commit, and a transaction holds at most one counter row (no lock cycles).
+/// SQLite keeps it in `meta` (`open_asks`), a row trigger each: its writers are serialised
+/// anyway, and a row has no versions to pile up. Postgres keeps it in 16 rows of
+/// `ask_user_open_asks`, one per `pg_backend_pid() % 16`, summed when read: a transaction only
+/// ever changes its own connection's row, so writers on different connections (group commits
+/// in flight, other replicas) do not queue on one row's lock until each other's commit, and a
+/// transaction holds at most one counter row (no lock cycles). Its triggers are per statement
+/// (the rows a statement opened or closed, counted from its transition tables): one counter
+/// update for a group commit's 256 asks, where a row trigger made 256 versions of one row in
+/// one transaction — each update walking the versions before it, and the table bloated until
+/// vacuumed.
 const MIGRATION_9: Migration = Migration {
     version: 9,
     compatible_from: 1,
@@ -275,20 +280,29 @@ const MIGRATION_9: Migration = Migration {
     postgres: "
         CREATE TABLE ask_user_open_asks (slot INTEGER PRIMARY KEY, n BIGINT NOT NULL);
         CREATE FUNCTION ask_user_count_open() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            d BIGINT := 0;
         BEGIN
-            UPDATE ask_user_open_asks
-            SET n = n + CASE WHEN TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.state = 'open')
-                             THEN 1 ELSE -1 END
-            WHERE slot = pg_backend_pid() % 16;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                SELECT d + count(*) INTO d FROM ask_user_asks_after WHERE state = 'open';
+            END IF;
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                SELECT d - count(*) INTO d FROM ask_user_asks_before WHERE state = 'open';
+            END IF;
+            IF d <> 0 THEN
+                UPDATE ask_user_open_asks SET n = n + d WHERE slot = pg_backend_pid() % 16;
+            END IF;
             RETURN NULL;
         END $$;
-        CREATE TRIGGER ask_user_asks_count_opened AFTER INSERT ON ask_user_asks
-            FOR EACH ROW WHEN (NEW.state = 'open') EXECUTE FUNCTION ask_user_count_open();
-        CREATE TRIGGER ask_user_asks_count_changed AFTER UPDATE OF state ON ask_user_asks
-            FOR EACH ROW WHEN ((OLD.state = 'open') <> (NEW.state = 'open'))
-            EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_inserted AFTER INSERT ON ask_user_asks
+            REFERENCING NEW TABLE AS ask_user_asks_after
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_updated AFTER UPDATE ON ask_user_asks
+            REFERENCING OLD TABLE AS ask_user_asks_before NEW TABLE AS ask_user_asks_after
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
         CREATE TRIGGER ask_user_asks_count_deleted AFTER DELETE ON ask_user_asks
-            FOR EACH ROW WHEN (OLD.state = 'open') EXECUTE FUNCTION ask_user_count_open();
+            REFERENCING OLD TABLE AS ask_user_asks_before
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
         INSERT INTO ask_user_open_asks (slot, n)
             SELECT s, CASE WHEN s = 0 THEN (SELECT count(*) FROM ask_user_asks WHERE state = 'open')
                       ELSE 0 END

@@ -1213,7 +1213,10 @@ async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
         async move {
             let truth = store.list_open().await.unwrap().len() as u64;
             assert_eq!(
-                (store.count_open().await.unwrap(), other.count_open().await.unwrap()),
+                (
+                    store.count_open().await.unwrap(),
+                    other.count_open().await.unwrap()
+                ),
                 (truth, truth),
                 "after {step}"
             );
@@ -1261,7 +1264,11 @@ async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
     // Many outcomes for one ask at once: one closes it.
     let racers: Vec<_> = (0..8)
         .map(|i| {
-            let store = if i % 2 == 0 { f.store.clone() } else { other.clone() };
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
             tokio::spawn(async move {
                 store
                     .record_outcome(b.id, &answered(serde_json::json!(i)), T0)
@@ -1277,8 +1284,16 @@ async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
     // Many opens at once, of new keys and of one key.
     let openers: Vec<_> = (0..24)
         .map(|i| {
-            let store = if i % 2 == 0 { f.store.clone() } else { other.clone() };
-            let key = if i < 16 { format!("many{i}") } else { "same".to_owned() };
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
+            let key = if i < 16 {
+                format!("many{i}")
+            } else {
+                "same".to_owned()
+            };
             tokio::spawn(async move { store.open_ask(&keyed(&key, T0)).await.unwrap() })
         })
         .collect();
@@ -1292,7 +1307,11 @@ async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
         .iter()
         .enumerate()
         .map(|(i, id)| {
-            let store = if i % 2 == 0 { f.store.clone() } else { other.clone() };
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
             let id = *id;
             tokio::spawn(async move { store.record_outcome(id, &Outcome::Withdrawn, T0).await })
         })
@@ -1311,12 +1330,7 @@ async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
     assert_eq!(swept.withdrawn.len(), 2);
     assert_eq!(check("withdrawals after grace").await, 0);
     let d = created(&f.store, &keyed("d", lapsed.plus(grace))).await;
-    assert!(
-        f.store
-            .renew(d.id, lapsed.plus(grace * 3))
-            .await
-            .unwrap()
-    );
+    assert!(f.store.renew(d.id, lapsed.plus(grace * 3)).await.unwrap());
     let swept = f.store.sweep(lapsed.plus(grace * 3), keep).await.unwrap();
     assert!(swept.purged > 0, "{swept:?}");
     assert_eq!(check("a purge").await, 1);
