@@ -88,11 +88,12 @@ pub(crate) const SQLITE: Statements = Statements {
         " FROM asks WHERE state = 'open' ORDER BY id DESC"
     ),
     // Served by the partial index `asks_open (id) WHERE state = 'open'`: no sort, no scan past
-    // the page.
+    // the page. Named, because with statistics saying most asks are open SQLite walked the
+    // table by id instead, through every closed ask newer than the page.
     list_open_page: concat!(
         "SELECT ",
         ask_columns!(),
-        " FROM asks WHERE state = 'open' AND id < ?1 ORDER BY id DESC LIMIT ?2"
+        " FROM asks INDEXED BY asks_open WHERE state = 'open' AND id < ?1 ORDER BY id DESC LIMIT ?2"
     ),
     history_first: concat!(
         "SELECT ",
