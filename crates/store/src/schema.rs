@@ -283,6 +283,10 @@ const MIGRATION_9: Migration = Migration {
         DECLARE
             d BIGINT := 0;
         BEGIN
+            IF TG_OP = 'TRUNCATE' THEN
+                UPDATE ask_user_open_asks SET n = 0;
+                RETURN NULL;
+            END IF;
             IF TG_OP IN ('INSERT', 'UPDATE') THEN
                 SELECT d + count(*) INTO d FROM ask_user_asks_after WHERE state = 'open';
             END IF;
@@ -302,6 +306,8 @@ const MIGRATION_9: Migration = Migration {
             FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
         CREATE TRIGGER ask_user_asks_count_deleted AFTER DELETE ON ask_user_asks
             REFERENCING OLD TABLE AS ask_user_asks_before
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_truncated AFTER TRUNCATE ON ask_user_asks
             FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
         INSERT INTO ask_user_open_asks (slot, n)
             SELECT s, CASE WHEN s = 0 THEN (SELECT count(*) FROM ask_user_asks WHERE state = 'open')
