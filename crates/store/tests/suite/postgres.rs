@@ -314,11 +314,24 @@ async fn the_first_page_reads_no_more_at_100k_open_asks_than_a_page() {
             .sum();
         assert!(buffers < 50, "{sql}: {buffers} pages read:\n{text}");
     }
+    // Every open ask closed by one statement (a sweep after a long outage): counted once for
+    // the statement, in the same transaction.
+    let closed = admin
+        .execute(
+            "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $1, closed_at = 1 \
+             WHERE state = 'open'",
+            &[&serde_json::to_string(&Outcome::Withdrawn).unwrap()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(closed, OPEN as u64);
+    assert_eq!(f.store.count_open().await.unwrap(), 0);
 }
 
 /// A database of schema 8 (no count kept) gains the count of its open asks at the upgrade,
 /// taken once; from then on every write keeps it, an older binary's too (it writes the asks
-/// table, whose triggers count), and a table emptied by hand.
+/// table, whose triggers count), a transaction of several changes or rolled back, and a table
+/// emptied by hand.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgraded_database_counts_its_open_asks_once_and_keeps_the_count() {
     let f = common::postgres().await;
@@ -365,6 +378,26 @@ async fn an_upgraded_database_counts_its_open_asks_once_and_keeps_the_count() {
             upgraded.list_open().await.unwrap().len()
         ),
         (6, 6)
+    );
+    // By hand: two asks closed by two statements of one transaction, then one closed in a
+    // transaction rolled back.
+    let close_one = "UPDATE ask_user_asks SET state = 'withdrawn', outcome = '{\"state\":\"withdrawn\"}', \
+         closed_at = 1 WHERE id = (SELECT max(id) FROM ask_user_asks WHERE state = 'open')";
+    admin
+        .batch_execute(&format!("BEGIN; {close_one}; {close_one}; COMMIT"))
+        .await
+        .unwrap();
+    assert_eq!(upgraded.count_open().await.unwrap(), 4);
+    admin
+        .batch_execute(&format!("BEGIN; {close_one}; ROLLBACK"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            upgraded.count_open().await.unwrap(),
+            upgraded.list_open().await.unwrap().len()
+        ),
+        (4, 4)
     );
     // Emptied by hand (no DELETE trigger runs for a TRUNCATE).
     admin.batch_execute("TRUNCATE ask_user_asks").await.unwrap();
