@@ -429,7 +429,8 @@ struct StateQuery {
 
 /// One page of the inbox (docs/contract.md §9): `open` (newest first) and `more` (older open
 /// asks remain after this page); on the first page (no `before`) also `open_total` (every open
-/// ask) and `history` (the newest closed asks).
+/// ask: a count the store keeps, one read whatever the number) and `history` (the newest closed
+/// asks).
 async fn state(
     State(hub): State<Arc<Hub>>,
     _human: Human,
@@ -459,8 +460,8 @@ async fn state(
         Err(resp) => return resp,
     };
     if query.before.is_some() {
-        // An older page ("Show more"): no count (on Postgres it is most of a first page's time
-        // with 100,000 open asks) and no history; the page keeps those of its first read.
+        // An older page ("Show more"): no count and no history; the page keeps those of its
+        // first read.
         return axum::Json(serde_json::json!({
             "open": open.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
             "more": more,

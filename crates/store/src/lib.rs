@@ -455,12 +455,33 @@ impl Store {
         dispatch_sql!(self, list_open_page(page))
     }
 
-    /// How many asks are open (attached or detached).
+    /// How many asks are open (attached or detached): a count the store keeps in the
+    /// transaction of every change that opens or closes an ask (SQLite, Postgres: the asks
+    /// table's triggers), so reading it costs the same whatever the number of open asks.
     ///
     /// # Errors
     /// The backend's errors.
     pub async fn count_open(&self) -> Result<u64> {
         dispatch_sql!(self, count_open())
+    }
+
+    /// The statements a first page of open asks runs on this backend ([`Store::list_open_page`]
+    /// of `limit` + 1 from the newest, [`Store::count_open`], the first [`Store::history`] page
+    /// of `history`), each with its parameters: for tests and diagnostics that check their
+    /// query plans (`EXPLAIN`). Empty on the memory store.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn first_page_statements(&self, limit: u32, history: u32) -> Vec<(&'static str, Vec<i64>)> {
+        let s = match &self.backend {
+            Backend::Memory(_) => return Vec::new(),
+            Backend::Sqlite(_) => &statements::SQLITE,
+            Backend::Postgres(_) => &statements::POSTGRES,
+        };
+        vec![
+            (s.list_open_page, vec![i64::MAX, i64::from(limit) + 1]),
+            (s.count_open, vec![]),
+            (s.history_first, vec![i64::from(history)]),
+        ]
     }
 
     /// How many asks are open in `namespace` (by id, never by the asker's name: a local

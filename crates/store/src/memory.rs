@@ -1,6 +1,6 @@
 //! The memory backend: tests and embedders. Same contract as the others, nothing durable.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
@@ -28,6 +28,9 @@ struct Inner {
     /// The ids of each call key's asks, oldest first: an open finds its key's newest asks
     /// without looking at any other ask.
     by_key: HashMap<CallKey, Vec<AskId>>,
+    /// The ids of the open asks, kept with every change that opens or closes one: the inbox's
+    /// count and pages read it, whatever the number of asks.
+    open: BTreeSet<AskId>,
     next_id: i64,
     /// Channel tokens by hash, with when each was spent.
     tokens: BTreeMap<String, (ChannelToken, Option<Timestamp>)>,
@@ -96,6 +99,7 @@ impl MemoryStore {
                     inner.next_id += 1;
                     let rec = ask.created(AskId(inner.next_id));
                     inner.asks.insert(rec.id, rec.clone());
+                    inner.open.insert(rec.id);
                     inner
                         .by_key
                         .entry(rec.key.clone())
@@ -126,6 +130,7 @@ impl MemoryStore {
     ) -> Result<Recorded> {
         let recorded = {
             let mut inner = self.lock();
+            let inner = &mut *inner;
             let rec = inner.asks.get_mut(&id).ok_or(Error::NotFound(id))?;
             match &rec.closed {
                 Some(c) => return Ok(Recorded::Lost(c.clone())),
@@ -134,6 +139,7 @@ impl MemoryStore {
                         outcome: outcome.clone(),
                         at,
                     });
+                    inner.open.remove(&id);
                     Recorded::Won
                 }
             }
@@ -266,6 +272,9 @@ impl MemoryStore {
                     });
                     swept.withdrawn.push(rec.id);
                 }
+            }
+            for id in &swept.withdrawn {
+                inner.open.remove(id);
             }
             let cutoff = Timestamp(now.0.saturating_sub(duration_ms(retention.keep_closed)));
             let before = inner.asks.len();
@@ -475,20 +484,19 @@ impl MemoryStore {
     ) -> Result<Vec<AskRecord>> {
         let inner = self.lock();
         let range = match page.before {
-            Some(before) => inner.asks.range(..before),
-            None => inner.asks.range(..),
+            Some(before) => inner.open.range(..before),
+            None => inner.open.range(..),
         };
         Ok(range
             .rev()
-            .map(|(_, r)| r)
-            .filter(|r| r.is_open())
+            .filter_map(|id| inner.asks.get(id))
             .take(page.limit as usize)
             .cloned()
             .collect())
     }
 
     pub(crate) async fn count_open(&self) -> Result<u64> {
-        Ok(self.lock().asks.values().filter(|r| r.is_open()).count() as u64)
+        Ok(self.lock().open.len() as u64)
     }
 
     pub(crate) async fn count_open_in(&self, namespace: &crate::model::Namespace) -> Result<u64> {

@@ -10,7 +10,7 @@
 use crate::error::Error;
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// One migration: its SQL for each backend and the `compatible_from` it sets.
 pub(crate) struct Migration {
@@ -30,6 +30,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     MIGRATION_6,
     MIGRATION_7,
     MIGRATION_8,
+    MIGRATION_9,
 ];
 
 /// The asks (docs/contract.md §8).
@@ -238,6 +239,96 @@ const MIGRATION_8: Migration = Migration {
     postgres: "
         CREATE INDEX ask_user_asks_open_by_namespace ON ask_user_asks (namespace)
             WHERE state = 'open';
+    ",
+};
+
+/// The number of open asks, kept by the database itself (docs/decisions.md "The inbox's count
+/// of open asks is kept, not counted"), additive: triggers on the asks table add one for each
+/// ask that opens and take one off for each that closes or is deleted open, in the transaction
+/// of the change, whatever statement or binary made it (an older binary's writes keep it right
+/// too, and a rollback takes its change back with it). The triggers are created before the
+/// count is taken: on Postgres `CREATE TRIGGER` locks out writers until this migration commits,
+/// so no change falls between the count and the first trigger.
+///
+/// SQLite keeps it in `meta` (`open_asks`), a row trigger each: its writers are serialised
+/// anyway, and a row has no versions to pile up. Postgres keeps it in 16 rows of
+/// `ask_user_open_asks`, one per `pg_backend_pid() % 16`, summed when read: a transaction only
+/// ever changes its own connection's row, so writers on different connections (group commits
+/// in flight, other replicas) do not queue on one row's lock until each other's commit, and a
+/// transaction holds at most one counter row (no lock cycles). It adds once per statement, never
+/// once per row: a row trigger that updated a counter row made one version of it per ask in one
+/// transaction (100,000 for a bulk insert: each update walked the versions before it, minutes,
+/// and the table stayed bloated until vacuumed). Inserts and deletes count their rows from the
+/// statement's transition tables. An update counts in a row trigger that fires only for an
+/// ask that opened or closed (its `WHEN`) and notes the change in a transaction-local setting
+/// (rolled back with its statement), which a statement trigger adds to the count once; both
+/// fire only for updates that set `state` (a renewal or a delivery runs no trigger — transition
+/// tables would have run one for every update: +0.1 ms on a renewal's round trip).
+const MIGRATION_9: Migration = Migration {
+    version: 9,
+    compatible_from: 1,
+    sqlite: "
+        CREATE TRIGGER asks_count_opened AFTER INSERT ON asks WHEN new.state = 'open'
+        BEGIN UPDATE meta SET value = value + 1 WHERE key = 'open_asks'; END;
+        CREATE TRIGGER asks_count_changed AFTER UPDATE OF state ON asks
+            WHEN (old.state = 'open') <> (new.state = 'open')
+        BEGIN
+            UPDATE meta SET value = value + CASE WHEN new.state = 'open' THEN 1 ELSE -1 END
+            WHERE key = 'open_asks';
+        END;
+        CREATE TRIGGER asks_count_deleted AFTER DELETE ON asks WHEN old.state = 'open'
+        BEGIN UPDATE meta SET value = value - 1 WHERE key = 'open_asks'; END;
+        INSERT INTO meta (key, value)
+            SELECT 'open_asks', count(*) FROM asks WHERE state = 'open';
+    ",
+    postgres: "
+        CREATE TABLE ask_user_open_asks (slot INTEGER PRIMARY KEY, n BIGINT NOT NULL);
+        CREATE FUNCTION ask_user_count_open() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            d BIGINT := 0;
+        BEGIN
+            IF TG_OP = 'TRUNCATE' THEN
+                UPDATE ask_user_open_asks SET n = 0;
+                RETURN NULL;
+            ELSIF TG_LEVEL = 'ROW' THEN
+                -- An update that opened or closed this ask: noted in the transaction, added
+                -- once at the end of its statement (below).
+                PERFORM set_config('ask_user.open_delta', (coalesce(nullif(
+                    current_setting('ask_user.open_delta', true), ''), '0')::BIGINT
+                    + CASE WHEN NEW.state = 'open' THEN 1 ELSE -1 END)::TEXT, true);
+                RETURN NULL;
+            ELSIF TG_OP = 'INSERT' THEN
+                SELECT count(*) INTO d FROM ask_user_asks_after WHERE state = 'open';
+            ELSIF TG_OP = 'DELETE' THEN
+                SELECT -count(*) INTO d FROM ask_user_asks_before WHERE state = 'open';
+            ELSE
+                d := coalesce(nullif(current_setting('ask_user.open_delta', true), ''), '0');
+                IF d <> 0 THEN
+                    PERFORM set_config('ask_user.open_delta', '0', true);
+                END IF;
+            END IF;
+            IF d <> 0 THEN
+                UPDATE ask_user_open_asks SET n = n + d WHERE slot = pg_backend_pid() % 16;
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER ask_user_asks_count_inserted AFTER INSERT ON ask_user_asks
+            REFERENCING NEW TABLE AS ask_user_asks_after
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_changed AFTER UPDATE OF state ON ask_user_asks
+            FOR EACH ROW WHEN ((OLD.state = 'open') <> (NEW.state = 'open'))
+            EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_updated AFTER UPDATE OF state ON ask_user_asks
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_deleted AFTER DELETE ON ask_user_asks
+            REFERENCING OLD TABLE AS ask_user_asks_before
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        CREATE TRIGGER ask_user_asks_count_truncated AFTER TRUNCATE ON ask_user_asks
+            FOR EACH STATEMENT EXECUTE FUNCTION ask_user_count_open();
+        INSERT INTO ask_user_open_asks (slot, n)
+            SELECT s, CASE WHEN s = 0 THEN (SELECT count(*) FROM ask_user_asks WHERE state = 'open')
+                      ELSE 0 END
+            FROM generate_series(0, 15) AS s;
     ",
 };
 

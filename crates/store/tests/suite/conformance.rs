@@ -107,6 +107,7 @@ conformance!(
     open_asks_page_newest_first_by_keyset_cursor,
     channel_message_ask_finds_the_ask_by_one_part_of_its_reference,
     open_asks_are_counted_by_namespace_never_by_name,
+    the_count_of_open_asks_stays_exact_through_every_change,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -1198,4 +1199,140 @@ async fn open_asks_are_counted_by_namespace_never_by_name(f: Fixture) {
         ),
         (3, 3, 0)
     );
+}
+
+/// `count_open` (the inbox's "N waiting") agrees with the open asks themselves after every
+/// change that opens or closes an ask, or could: a new ask, a re-attach, an answer handed
+/// back, a won and a lost outcome, many outcomes and many opens at once (Postgres's group
+/// commits), a detach, a lapsed lease, a withdrawal after grace, a delivery marked and taken
+/// back, a purge — read through this handle and another one.
+async fn the_count_of_open_asks_stays_exact_through_every_change(f: Fixture) {
+    let other = f.second().await;
+    let check = |step: &'static str| {
+        let (store, other) = (f.store.clone(), other.clone());
+        async move {
+            let truth = store.list_open().await.unwrap().len() as u64;
+            assert_eq!(
+                (
+                    store.count_open().await.unwrap(),
+                    other.count_open().await.unwrap()
+                ),
+                (truth, truth),
+                "after {step}"
+            );
+            truth
+        }
+    };
+    let keep = Retention {
+        keep_closed: Duration::from_secs(24 * 3600),
+    };
+    assert_eq!(check("nothing").await, 0);
+    let a = created(&f.store, &keyed("a", T0)).await;
+    let b = created(&f.store, &keyed("b", T0)).await;
+    let c = created(&f.store, &keyed("c", T0)).await;
+    assert_eq!(check("three opens").await, 3);
+    f.store.set_attached(a.id, false, T0).await.unwrap();
+    assert_eq!(check("a detach").await, 3);
+    assert!(matches!(
+        f.store.open_ask(&keyed("a", T0)).await.unwrap(),
+        Opened::Reattached(_)
+    ));
+    assert_eq!(check("a re-attach").await, 3);
+    let yes = answered(serde_json::json!("yes"));
+    assert_eq!(
+        f.store.record_outcome(a.id, &yes, T0).await.unwrap(),
+        Recorded::Won
+    );
+    assert_eq!(check("an answer").await, 2);
+    assert!(matches!(
+        f.store
+            .record_outcome(a.id, &Outcome::Withdrawn, T0)
+            .await
+            .unwrap(),
+        Recorded::Lost(_)
+    ));
+    assert_eq!(check("a lost outcome").await, 2);
+    assert!(matches!(
+        f.store.open_ask(&keyed("a", T0)).await.unwrap(),
+        Opened::Undelivered(_)
+    ));
+    assert_eq!(check("an answer handed back").await, 2);
+    assert!(f.store.mark_delivered(a.id, &yes, T0).await.unwrap());
+    f.store.unmark_delivered(a.id, T0).await.unwrap();
+    assert!(f.store.mark_delivered(a.id, &yes, T0).await.unwrap());
+    assert_eq!(check("deliveries").await, 2);
+    // Many outcomes for one ask at once: one closes it.
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                store
+                    .record_outcome(b.id, &answered(serde_json::json!(i)), T0)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    for r in racers {
+        r.await.unwrap();
+    }
+    assert_eq!(check("racing outcomes").await, 1);
+    // Many opens at once, of new keys and of one key.
+    let openers: Vec<_> = (0..24)
+        .map(|i| {
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
+            let key = if i < 16 {
+                format!("many{i}")
+            } else {
+                "same".to_owned()
+            };
+            tokio::spawn(async move { store.open_ask(&keyed(&key, T0)).await.unwrap() })
+        })
+        .collect();
+    let mut many = Vec::new();
+    for o in openers {
+        many.push(o.await.unwrap().record().id);
+    }
+    assert_eq!(check("racing opens").await, 1 + 16 + 1);
+    // Many outcomes for many asks at once.
+    let closers: Vec<_> = many[..16]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let store = if i % 2 == 0 {
+                f.store.clone()
+            } else {
+                other.clone()
+            };
+            let id = *id;
+            tokio::spawn(async move { store.record_outcome(id, &Outcome::Withdrawn, T0).await })
+        })
+        .collect();
+    for cl in closers {
+        cl.await.unwrap().unwrap();
+    }
+    assert_eq!(check("racing outcomes of many asks").await, 2);
+    // The sweep: a lapsed lease detaches (still open), grace withdraws, retention purges.
+    let lapsed = T0.plus(lease());
+    let swept = f.store.sweep(lapsed, keep).await.unwrap();
+    assert_eq!(swept.expired.len(), 2);
+    assert_eq!(check("a lapsed lease").await, 2);
+    let grace = Duration::from_secs(24 * 3600);
+    let swept = f.store.sweep(lapsed.plus(grace), keep).await.unwrap();
+    assert_eq!(swept.withdrawn.len(), 2);
+    assert_eq!(check("withdrawals after grace").await, 0);
+    let d = created(&f.store, &keyed("d", lapsed.plus(grace))).await;
+    assert!(f.store.renew(d.id, lapsed.plus(grace * 3)).await.unwrap());
+    let swept = f.store.sweep(lapsed.plus(grace * 3), keep).await.unwrap();
+    assert!(swept.purged > 0, "{swept:?}");
+    assert_eq!(check("a purge").await, 1);
+    assert!(f.store.get(c.id).await.is_err(), "purged");
 }

@@ -230,3 +230,176 @@ async fn one_failing_ask_in_a_group_fails_alone() {
     }
     assert_eq!(f.second().await.count_open().await.unwrap(), 39);
 }
+
+/// The inbox's first page (its open asks, their count, the newest closed asks) costs the same
+/// whatever the number of open asks: at 100,000 open asks (and 20,000 closed, newer) no statement of
+/// it scans the asks table or aggregates over it — the count sums the 16 rows the asks
+/// table's triggers keep — checked on the plans Postgres runs (`EXPLAIN ANALYZE`), and on the
+/// pages each statement read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_page_reads_no_more_at_100k_open_asks_than_a_page() {
+    const OPEN: i64 = 100_000;
+    const CLOSED: i64 = 20_000;
+    let f = common::postgres().await;
+    let ask = |k: &str| {
+        NewAsk::new(
+            &Scope::HostKey(k.into()),
+            r#"{"questions":[{"question":"Deploy now?","options":["Yes","No"]}]}"#,
+            Asker::default(),
+        )
+    };
+    let open = f.store.open_ask(&ask("open")).await.unwrap().record().id;
+    let closed = f.store.open_ask(&ask("closed")).await.unwrap().record().id;
+    f.store
+        .record_outcome(closed, &Outcome::Withdrawn, Timestamp::now())
+        .await
+        .unwrap();
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    // Clones of both, in SQL (one statement each, a series).
+    for (template, n) in [(open, OPEN - 1), (closed, CLOSED - 1)] {
+        admin
+            .execute(
+                "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
+                   created_at, grace_ms, attached, detached_at, state, outcome, closed_at, \
+                   delivered_at, lease_until, namespace) \
+                 SELECT scope || '-' || g, request_hash, host_keyed, request, asker, \
+                   created_at + g, grace_ms, attached, detached_at, state, outcome, closed_at + g, \
+                   delivered_at, lease_until, namespace \
+                 FROM ask_user_asks, generate_series(1, $2::BIGINT) AS g WHERE id = $1",
+                &[&template.0, &n],
+            )
+            .await
+            .unwrap();
+    }
+    admin.batch_execute("ANALYZE ask_user_asks").await.unwrap();
+    assert_eq!(f.store.count_open().await.unwrap(), OPEN as u64);
+    let statements = f.store.first_page_statements(50, 50);
+    assert_eq!(statements.len(), 3);
+    for (sql, params) in statements {
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let plan: Vec<String> = admin
+            .query(
+                &format!("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) {sql}"),
+                &params,
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let text = plan.join("\n");
+        assert!(
+            !text.contains("Seq Scan on ask_user_asks"),
+            "{sql}:\n{text}"
+        );
+        assert!(
+            !(text.contains("Aggregate") && text.contains("ask_user_asks ")),
+            "{sql}:\n{text}"
+        );
+        // The pages the statement read (its top node's buffers): a page of rows, a few index
+        // pages; the count's few rows (not 100,000 entries, nor versions of its own rows
+        // piled up by the bulk insert).
+        let buffers: u64 = plan[1]
+            .trim()
+            .strip_prefix("Buffers: shared ")
+            .unwrap_or_else(|| panic!("{sql}:\n{text}"))
+            .split(' ')
+            .filter_map(|kv| kv.split_once('=').and_then(|(_, v)| v.parse::<u64>().ok()))
+            .sum();
+        assert!(buffers < 50, "{sql}: {buffers} pages read:\n{text}");
+    }
+    // Every open ask closed by one statement (a sweep after a long outage): counted once for
+    // the statement, in the same transaction.
+    let closed = admin
+        .execute(
+            "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $1, closed_at = 1 \
+             WHERE state = 'open'",
+            &[&serde_json::to_string(&Outcome::Withdrawn).unwrap()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(closed, OPEN as u64);
+    assert_eq!(f.store.count_open().await.unwrap(), 0);
+}
+
+/// A database of schema 8 (no count kept) gains the count of its open asks at the upgrade,
+/// taken once; from then on every write keeps it, an older binary's too (it writes the asks
+/// table, whose triggers count), a transaction of several changes or rolled back, and a table
+/// emptied by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgraded_database_counts_its_open_asks_once_and_keeps_the_count() {
+    let f = common::postgres().await;
+    let ask = |k: &str| NewAsk::new(&Scope::HostKey(k.into()), "{}", Asker::default());
+    for k in ["a", "b", "c"] {
+        f.store.open_ask(&ask(k)).await.unwrap();
+    }
+    let closed = f.store.open_ask(&ask("closed")).await.unwrap().record().id;
+    f.store
+        .record_outcome(closed, &Outcome::Withdrawn, Timestamp::now())
+        .await
+        .unwrap();
+    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    // What a schema-8 database holds, with one more open ask its binary wrote.
+    let older_write = "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
+         created_at, grace_ms, attached, namespace) SELECT scope || '-older', request_hash, \
+         host_keyed, request, asker, created_at, grace_ms, attached, namespace \
+         FROM ask_user_asks WHERE id = $1";
+    admin
+        .batch_execute(
+            "DROP TABLE ask_user_open_asks; DROP FUNCTION ask_user_count_open() CASCADE; \
+             UPDATE ask_user_meta SET value = 8 WHERE key = 'schema_version';",
+        )
+        .await
+        .unwrap();
+    admin.execute(older_write, &[&closed.0]).await.unwrap();
+    let upgraded = ask_user_store::Store::open(&f.url).await.unwrap();
+    assert_eq!(
+        upgraded.count_open().await.unwrap(),
+        4,
+        "counted at the upgrade"
+    );
+    admin
+        .execute(&older_write.replace("'-older'", "'-older-2'"), &[&closed.0])
+        .await
+        .unwrap();
+    upgraded.open_ask(&ask("d")).await.unwrap();
+    assert_eq!(
+        (
+            upgraded.count_open().await.unwrap(),
+            upgraded.list_open().await.unwrap().len()
+        ),
+        (6, 6)
+    );
+    // By hand: two asks closed by two statements of one transaction, then one closed in a
+    // transaction rolled back.
+    let close_one = "UPDATE ask_user_asks SET state = 'withdrawn', outcome = '{\"state\":\"withdrawn\"}', \
+         closed_at = 1 WHERE id = (SELECT max(id) FROM ask_user_asks WHERE state = 'open')";
+    admin
+        .batch_execute(&format!("BEGIN; {close_one}; {close_one}; COMMIT"))
+        .await
+        .unwrap();
+    assert_eq!(upgraded.count_open().await.unwrap(), 4);
+    admin
+        .batch_execute(&format!("BEGIN; {close_one}; ROLLBACK"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            upgraded.count_open().await.unwrap(),
+            upgraded.list_open().await.unwrap().len()
+        ),
+        (4, 4)
+    );
+    // Emptied by hand (no DELETE trigger runs for a TRUNCATE).
+    admin.batch_execute("TRUNCATE ask_user_asks").await.unwrap();
+    assert_eq!(upgraded.count_open().await.unwrap(), 0);
+}

@@ -201,6 +201,8 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
          DROP INDEX asks_one_open_per_host_key; DROP INDEX asks_by_namespace_key; \
          DROP INDEX asks_open_by_namespace; \
          ALTER TABLE asks DROP COLUMN namespace; \
+         DROP TRIGGER asks_count_opened; DROP TRIGGER asks_count_changed; \
+         DROP TRIGGER asks_count_deleted; DELETE FROM meta WHERE key = 'open_asks'; \
          CREATE UNIQUE INDEX asks_one_open_per_key ON asks (scope, request_hash) WHERE state = 'open'; \
          UPDATE meta SET value = 1 WHERE key = 'schema_version';",
     )
@@ -209,6 +211,11 @@ async fn a_version_1_store_gains_the_channel_and_secret_tables_and_keeps_its_ask
     let store = Store::open(&url).await.unwrap();
     let kept = store.get(id).await.unwrap();
     assert!(kept.is_open());
+    assert_eq!(
+        store.count_open().await.unwrap(),
+        1,
+        "counted at the upgrade"
+    );
     assert_eq!(
         kept.key.namespace().as_str(),
         "",
@@ -310,6 +317,12 @@ async fn writer_killed_mid_write_loses_nothing_it_acknowledged() {
             other => panic!("ask {id} lost its answer: {other:?}"),
         }
     }
+    // The count of open asks was written in the transactions the kill cut short, and is
+    // rolled back with them.
+    assert_eq!(
+        store.count_open().await.unwrap(),
+        store.list_open().await.unwrap().len() as u64
+    );
 }
 
 #[test]
@@ -517,4 +530,85 @@ async fn the_wal_stays_under_its_checkpoint_bound() {
         "a start reads {frames} frames, past the bound of {}",
         ask_user_store::WAL_BOUND_PAGES
     );
+}
+
+/// The inbox's first page (its open asks, their count, the newest closed asks) costs the same
+/// whatever the number of open asks: at 100,000 open asks (and 20,000 closed, newer) no statement of
+/// it scans the open asks — the count reads one row kept by the asks table's triggers, the
+/// pages walk their partial indexes for one page — checked on the query plans and on the
+/// virtual machine's steps each statement took.
+#[tokio::test]
+async fn the_first_page_reads_no_more_at_100k_open_asks_than_a_page() {
+    const OPEN: i64 = 100_000;
+    const CLOSED: i64 = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let ask = |k: &str| {
+        ask_user_store::NewAsk::new(
+            &ask_user_store::Scope::HostKey(k.into()),
+            r#"{"questions":[{"question":"Deploy now?","options":["Yes","No"]}]}"#,
+            ask_user_store::Asker::default(),
+        )
+    };
+    let open = store.open_ask(&ask("open")).await.unwrap().record().id;
+    let closed = store.open_ask(&ask("closed")).await.unwrap().record().id;
+    store
+        .record_outcome(
+            closed,
+            &Outcome::Withdrawn,
+            ask_user_store::Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    // Clones of both, in SQL (one statement each, a recursive series).
+    let mut conn = rusqlite::Connection::open(&path).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    let tx = conn.transaction().unwrap();
+    for (template, n) in [(open, OPEN - 1), (closed, CLOSED - 1)] {
+        tx.execute(
+            "WITH RECURSIVE gen(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM gen WHERE g < ?2) \
+             INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
+               grace_ms, attached, detached_at, state, outcome, closed_at, delivered_at, seq, \
+               lease_until, namespace) \
+             SELECT scope || '-' || g, request_hash, host_keyed, request, asker, created_at + g, \
+               grace_ms, attached, detached_at, state, outcome, closed_at + g, delivered_at, seq, \
+               lease_until, namespace FROM asks, gen WHERE id = ?1",
+            rusqlite::params![template.0, n],
+        )
+        .unwrap();
+    }
+    tx.execute_batch("ANALYZE").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(store.count_open().await.unwrap(), OPEN as u64);
+    let statements = store.first_page_statements(50, 50);
+    assert_eq!(statements.len(), 3);
+    for (sql, params) in statements {
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(rusqlite::params_from_iter(&params), |r| r.get(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        // A SCAN reads the whole table or index, stopped only by a LIMIT: allowed only over
+        // the closed asks' index, newest first (the history's page). Counting the open asks
+        // was `SCAN asks USING COVERING INDEX asks_open`.
+        for line in &plan {
+            let scans =
+                line.starts_with("SCAN asks") && !line.ends_with("USING INDEX asks_history");
+            assert!(!scans, "{sql}: {plan:?}");
+        }
+        let mut stmt = conn.prepare(sql).unwrap();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(&params), |_| Ok(()))
+            .unwrap()
+            .count();
+        assert!(rows <= 51, "{sql}: {rows} rows");
+        let steps = stmt.get_status(rusqlite::StatementStatus::VmStep);
+        // A page is at most 51 rows of ~20 columns: a few thousand steps. Counting 100,000
+        // open asks took hundreds of thousands.
+        assert!(steps < 10_000, "{sql}: {steps} steps, {plan:?}");
+    }
 }
