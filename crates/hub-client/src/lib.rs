@@ -34,7 +34,6 @@
 
 mod upstream;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -322,17 +321,13 @@ impl HubAnswerer {
             None | Some(Settled::Aborted) => {
                 tracing::info!("the caller went away: the hub ask {id} stays for its retry");
             }
-            // The ending withdrew the ask it knew; one a re-post made meanwhile is withdrawn too.
-            Some(settled) if side.is_closed() => {
-                if side.withdrawn() != Some(id) {
-                    let timed_out = matches!(settled, Settled::TimedOut(_));
-                    let _ = self.withdraw(at, id, timed_out).await;
-                }
-            }
-            Some(settled) => {
+            // Not again for the ask the ending withdrew; one a re-post made meanwhile, or any
+            // when the ending withdrew nothing (another answerer won), is withdrawn here.
+            Some(settled) if side.withdrawn() != Some(id) => {
                 let timed_out = matches!(settled, Settled::TimedOut(_));
                 let _ = self.withdraw(at, id, timed_out).await;
             }
+            Some(_) => {}
         }
     }
 
@@ -362,7 +357,6 @@ impl HubAnswerer {
         let side = Arc::new(HubSide {
             answerer: self.clone(),
             at: Mutex::new((at, view.id)),
-            closed: AtomicBool::new(false),
             withdrawn: Mutex::new(None),
         });
         decide.add_remote(side.clone());
@@ -586,11 +580,9 @@ struct HubSide {
     answerer: HubAnswerer,
     /// (index of the hub URL, ask id) the answerer last reached it at.
     at: Mutex<(usize, i64)>,
-    /// Whether [`RemoteOutcome::close`] withdrew it, or tried to for as long as a withdraw may
-    /// take (the answerer's own cancel then does not try that ask again).
-    closed: AtomicBool,
-    /// The ask [`RemoteOutcome::close`] withdrew (or tried to): a re-post in flight as the
-    /// call ended may have made another, which the answerer's cancel then withdraws too.
+    /// The ask [`RemoteOutcome::close`] withdrew, or tried to for as long as a withdraw may take
+    /// (the answerer's own cancel then does not try it again): a re-post in flight as the call
+    /// ended may have made another, which the answerer's cancel then withdraws.
     withdrawn: Mutex<Option<i64>>,
 }
 
@@ -601,10 +593,6 @@ impl HubSide {
 
     fn moved(&self, at: usize, id: i64) {
         *self.at.lock().unwrap_or_else(PoisonError::into_inner) = (at, id);
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
     }
 
     fn withdrawn(&self) -> Option<i64> {
@@ -629,7 +617,6 @@ impl RemoteOutcome for HubSide {
                 .withdrawn
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(id);
-            self.closed.store(true, Ordering::SeqCst);
             let view = withdrawn.ok()??;
             match view.state {
                 AskState::Answered => {

@@ -43,7 +43,7 @@ fn finished(child: Reaped) -> (i32, String, String) {
     child.finish(DEADLINE)
 }
 
-async fn open_asks(
+pub(super) async fn open_asks(
     store: &Store,
     what: &str,
     done: impl Fn(&[AskRecord]) -> bool,
@@ -65,7 +65,7 @@ async fn answer_in_the_inbox(store: &Store, rec: &AskRecord) {
 }
 
 /// The human's `answer` as the inbox stores it.
-async fn answer_with(store: &Store, rec: &AskRecord, answer: &str) {
+pub(super) async fn answer_with(store: &Store, rec: &AskRecord, answer: &str) {
     let outcome = Outcome::Answered {
         answer: serde_json::from_str(answer).unwrap(),
         by: Responder {

@@ -4,6 +4,7 @@
 
 use ask_user_test_support::postgres as pg;
 
+use super::exactly_once_stored::{answer_with, open_asks};
 use super::hub_common;
 
 use hub_common::*;
@@ -88,33 +89,14 @@ async fn answered_here_while_a_replica_hangs_the_hubs_copy_is_withdrawn_through_
     let cookie = session(&store, &b.url).await;
     let id = wait_open(&b.url, &cookie, 1).await[0];
     let mine = ask_user_store::Store::open(&local).await.unwrap();
-    let start = Instant::now();
-    let here = loop {
-        if let Some(rec) = mine.list_open().await.unwrap().into_iter().next() {
-            break rec;
-        }
-        assert!(start.elapsed() < DEADLINE, "the local ask never opened");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let here = open_asks(&mine, "the local ask", |open| !open.is_empty()).await;
     // A hangs: every request to it waits, the agent's long-poll too (so it stays on A).
     assert!(ask_user_test_support::signal(
         a.child.id(),
         ask_user_test_support::Signal::STOP
     ));
     // The human answers on this machine, as `ask-user inbox` stores it.
-    let outcome = ask_user_store::Outcome::Answered {
-        answer: serde_json::from_str(ANSWER_NO).unwrap(),
-        by: ask_user_store::Responder {
-            answerer: "the inbox".to_owned(),
-            ..ask_user_store::Responder::default()
-        },
-    };
-    assert_eq!(
-        mine.record_outcome(here.id, &outcome, ask_user_store::Timestamp::now())
-            .await
-            .unwrap(),
-        ask_user_store::Recorded::Won
-    );
+    answer_with(&mine, &here[0], ANSWER_NO).await;
     let (code, out, err) = tokio::task::spawn_blocking(move || agent.finish())
         .await
         .unwrap();
