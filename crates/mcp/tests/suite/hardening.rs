@@ -255,18 +255,8 @@ fn http_server_drains_on_sigterm_and_exits_cleanly() {
         server.id(),
         ask_user_test_support::Signal::TERM
     ));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the server did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(0), "{status:?}");
+    let (code, _, _) = server.finish(Duration::from_secs(60));
+    assert_eq!(code, 0, "the server's exit status on SIGTERM");
 }
 
 #[test]
