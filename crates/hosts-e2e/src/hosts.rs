@@ -213,8 +213,14 @@ trust_level = "trusted"
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
     match mode {
         Mode::Headless => command.args(["exec", "--skip-git-repo-check", PROMPT]),
-        // The prompt is typed once the TUI is up ([`crate::Session`]).
-        Mode::Interactive => command,
+        // The prompt is typed once the TUI is up ([`crate::Session`]). `--no-daemon`: by
+        // default the TUI runs its agent in a shared background server, which it first
+        // installs by copying 424 MB into CODEX_HOME, then starts detached from the pane,
+        // with sockets left in /tmp/codex-daemon-<uid>; until it is up the TUI says "Waiting
+        // for startup" and sends nothing (2 tests of one CI run waited there 20 s, the disk
+        // busy). Embedded, the TUI is one process in the pane and writes only to the test's
+        // directory.
+        Mode::Interactive => command.arg("--no-daemon"),
     };
     command
         .env("CODEX_HOME", &codex_home)
