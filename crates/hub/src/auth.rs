@@ -1,12 +1,12 @@
 //! Who may do what: agent bearer tokens, the human's session cookie, `Host` and `Origin`
 //! checks, and the security headers of every response (docs/contract.md §9).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use ask_user_store::Timestamp;
 use axum::extract::{FromRequestParts, Request};
-use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::header::{self, HeaderMap};
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
@@ -14,10 +14,6 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use crate::{Hub, HubError, KIND_SESSION, KIND_TOKEN};
-
-/// The Content-Security-Policy of every response: nothing but the hub's own script, style and
-/// event stream; no inline script, no framing, no form posts elsewhere.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// The session cookie's name.
 pub(crate) const COOKIE: &str = "ask_user_hub";
@@ -77,62 +73,12 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
     name == "localhost" || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Which `Host` headers the human's routes answer to: the public URL's host, or — without
-/// one — `localhost`, a loopback address or the bound address at the bound port. Anything else
-/// is refused, which defeats DNS rebinding.
-#[derive(Debug, Clone)]
-pub(crate) struct HostPolicy {
-    bound: SocketAddr,
-    public: Option<String>,
-}
-
-impl HostPolicy {
-    pub(crate) fn new(bound: SocketAddr, public: Option<String>) -> HostPolicy {
-        HostPolicy { bound, public }
-    }
-
-    pub(crate) fn allows(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        if self.public.as_deref() == Some(host.as_str()) {
-            return true;
-        }
-        let Some((name, port)) = host.rsplit_once(':') else {
-            return false;
-        };
-        if port.parse::<u16>().ok() != Some(self.bound.port()) {
-            return false;
-        }
-        let name = name.trim_start_matches('[').trim_end_matches(']');
-        if name == "localhost" {
-            return true;
-        }
-        match name.parse::<IpAddr>() {
-            Ok(ip) => ip.is_loopback() || ip == self.bound.ip() || self.bound.ip().is_unspecified(),
-            Err(_) => false,
-        }
-    }
-}
-
-/// Adds the security headers to every response.
+/// Adds the security headers to every response: the pages' one rule
+/// ([`ask_user_serve::security_headers`]), with `same-origin` referrers (the sign-in posts an
+/// HTML form, and its link carries a secret in its path).
 pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
-    let h = response.headers_mut();
-    // A route with its own policy (a channel's confirm page) keeps it.
-    h.entry(header::CONTENT_SECURITY_POLICY)
-        .or_insert(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    // The login link carries a secret in its path: never send it to another site.
-    // (`same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with
-    // the page's own form posts, which the Origin check refuses.)
-    h.entry(header::REFERRER_POLICY)
-        .or_insert(HeaderValue::from_static("same-origin"));
-    if !h.contains_key(header::CACHE_CONTROL) {
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
+    ask_user_serve::security_headers(response.headers_mut(), ask_user_serve::Referrer::SameOrigin);
     response
 }
 

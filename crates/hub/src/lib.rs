@@ -67,7 +67,8 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use auth::{CONTENT_SECURITY_POLICY, hash_secret, new_secret};
+pub use ask_user_serve::CONTENT_SECURITY_POLICY;
+pub use auth::{hash_secret, new_secret};
 pub use gate::{MAX_OPEN_ASKS_PER_TOKEN, MAX_OPEN_PER_TOKEN, REVOCATION_CHECK};
 pub(crate) use revoke::RevokedTokens;
 pub use revoke::revoke_token;
@@ -143,7 +144,7 @@ impl HubConfig {
 #[derive(Debug)]
 pub(crate) struct Hub {
     pub(crate) store: Store,
-    pub(crate) hosts: auth::HostPolicy,
+    pub(crate) hosts: ask_user_serve::HostPolicy,
     pub(crate) origin: String,
     pub(crate) secure_cookies: bool,
     pub(crate) rate: auth::RateLimits,
@@ -287,7 +288,7 @@ fn hub_state(config: &HubConfig, bound: SocketAddr) -> Result<Arc<Hub>, HubError
     };
     let hub = Arc::new(Hub {
         store: config.store.clone(),
-        hosts: auth::HostPolicy::new(bound, public_host),
+        hosts: ask_user_serve::HostPolicy::new(bound).public(public_host),
         origin,
         secure_cookies: https || config.tls.is_some(),
         rate: auth::RateLimits::default(),

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_user_web::HostPolicy;
+use ask_user_serve::HostPolicy;
 use axum::response::IntoResponse;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -89,7 +89,7 @@ pub async fn serve_http(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let addr: SocketAddr = listener.local_addr()?;
-    let router = http_router(server, HostPolicy::new(addr, &[]), shutdown.clone());
+    let router = http_router(server, HostPolicy::new(addr), shutdown.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await

@@ -46,8 +46,9 @@
 //!   signal), and the future returns when all are closed. [`stop_on_signals`] fires it on
 //!   SIGINT or SIGTERM, for every server of ask-user (the hub, `mcp --http`).
 //!
-//! The routes, access rules and body limits are the caller's; this crate only decides which
-//! connections are served.
+//! Every page also applies one rule to a request's `Host` ([`HostPolicy`]) and to its
+//! response's security headers ([`security_headers`]). The routes, keys, sessions and body
+//! limits are the caller's.
 //!
 //! ## Example
 //!
@@ -72,6 +73,7 @@
 mod connections;
 mod held;
 mod limits;
+mod page;
 mod signals;
 
 use std::convert::Infallible;
@@ -90,6 +92,7 @@ use tower::ServiceExt;
 
 pub use connections::{ConnectionStanding, Standing};
 pub use limits::{Limits, raise_open_files_limit};
+pub use page::{CONTENT_SECURITY_POLICY, HostPolicy, Referrer, security_headers};
 pub use signals::stop_on_signals;
 
 use connections::{Admitted, Busy, Connections};

@@ -61,8 +61,8 @@ mod secret;
 mod state;
 mod view;
 
-pub use access::{CONTENT_SECURITY_POLICY, HostPolicy};
 pub use answerer::WebAnswerer;
+pub use ask_user_serve::CONTENT_SECURITY_POLICY;
 pub use ask_user_serve::raise_open_files_limit;
 pub use config::WebConfig;
 pub use refusal::BODY_LIMIT;

@@ -9,10 +9,10 @@ use ask_user_core::{
     UserInteraction,
 };
 
-use crate::access::HostPolicy;
 use crate::config::WebConfig;
 use crate::pending::Pending;
 use crate::secret::Secret;
+use ask_user_serve::HostPolicy;
 
 /// How the web answerer names itself in a race ([`UserInteraction::name`]): other answerers
 /// that lost say "answered in the web page".
@@ -49,7 +49,7 @@ impl WebState {
             inner: Arc::new(Shared {
                 pending: Pending::new(),
                 secret: Secret::generate()?,
-                hosts: HostPolicy::new(bound, &names),
+                hosts: HostPolicy::new(bound).named(&names),
                 pages: AtomicUsize::new(0),
                 shutdown: CancellationToken::new(),
                 timeout: config.timeout,

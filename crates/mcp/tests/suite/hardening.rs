@@ -341,7 +341,7 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_on_all_interfaces_accepts_ip_literal_hosts_like_the_page() {
     use ask_user_mcp::{AskUserServer, FOREIGN_HOST_TEXT, Routing, serve_http};
-    use ask_user_web::HostPolicy;
+    use ask_user_serve::HostPolicy;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
@@ -354,7 +354,7 @@ async fn http_on_all_interfaces_accepts_ip_literal_hosts_like_the_page() {
         shutdown.clone(),
     ));
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let policy = HostPolicy::new(bound, &[]);
+    let policy = HostPolicy::new(bound);
     let cases = [
         (format!("127.0.0.1:{port}"), true),
         (format!("localhost:{port}"), true),
