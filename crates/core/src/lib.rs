@@ -62,6 +62,7 @@ pub mod definition;
 mod execute;
 mod fan_out;
 mod interaction;
+mod machine;
 mod outcome;
 mod render;
 mod request;
@@ -76,6 +77,7 @@ pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;
 pub use interaction::{AskError, BoxFuture, OneStep, UserInteraction};
+pub use machine::host_name;
 pub use outcome::{
     ABORTED_TEXT, DELEGATED_CALLER_TEXT, DISMISSED_TEXT, NO_PROVIDER_TEXT, Outcome, OutcomeCode,
     format_duration,

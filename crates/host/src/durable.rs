@@ -223,7 +223,7 @@ pub fn local_asker(agent: Option<String>) -> Asker {
         project: std::env::current_dir()
             .ok()
             .map(|d| d.display().to_string()),
-        host: ask_user_hub_wire::host_name(),
+        host: ask_user_core::host_name(),
         session: std::env::var(SESSION_ENV).ok().filter(|s| !s.is_empty()),
         pid: Some(std::process::id()),
         process: ask_user_store::this_process(),

@@ -45,8 +45,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use upstream::Upstream;
 
+pub use ask_user_hub_wire::CallerContext;
 use ask_user_hub_wire::{AskState, AskView, PostAsk};
-pub use ask_user_hub_wire::{CallerContext, host_name};
 
 /// Where and how to reach the hub.
 #[derive(Debug, Clone)]

@@ -14,8 +14,6 @@
 //! hub can send, and a state it does not know (a newer hub) reads as [`AskState::Unknown`]
 //! rather than failing the whole answer.
 //!
-//! [`host_name`] is the one way a host names the machine it runs on (the inbox shows it).
-//!
 //! ```
 //! use ask_user_hub_wire::{AskState, AskView};
 //!
@@ -178,22 +176,6 @@ pub struct ErrorBody {
     pub error: String,
 }
 
-/// The name of the machine this process runs on: the kernel's host name
-/// (`/proc/sys/kernel/hostname`, what `hostname` prints), else `/etc/hostname`; trimmed,
-/// `None` when neither gives a non-blank name. Every host uses this one helper, so the inbox
-/// names a machine the same way whichever host asked.
-#[must_use]
-pub fn host_name() -> Option<String> {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|path| {
-            std::fs::read_to_string(path)
-                .ok()
-                .and_then(|text| text.lines().next().map(|l| l.trim().to_owned()))
-                .filter(|name| !name.is_empty())
-        })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -258,16 +240,5 @@ mod tests {
             serde_json::to_string(&post).unwrap(),
             r#"{"arguments":{},"context":{"host":"box"},"key":"k","deadline":5}"#
         );
-    }
-
-    #[test]
-    fn the_host_name_is_the_kernels_trimmed() {
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_owned())
-            .filter(|h| !h.is_empty());
-        if let Some(kernel) = kernel {
-            assert_eq!(host_name(), Some(kernel));
-        }
     }
 }

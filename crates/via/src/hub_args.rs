@@ -109,7 +109,7 @@ impl HubAskArgs {
             project: std::env::current_dir()
                 .ok()
                 .map(|d| d.display().to_string()),
-            host: ask_user_hub_client::host_name(),
+            host: ask_user_core::host_name(),
             session: self.session_title.clone(),
         };
         Ok(Some(config))
