@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub use upstream::Upstream;
 
 pub use ask_user_hub_wire::CallerContext;
-use ask_user_hub_wire::{AskState, AskView, PostAsk};
+use ask_user_hub_wire::{AskState, AskView, ErrorBody, PostAsk};
 
 /// Where and how to reach the hub.
 #[derive(Debug, Clone)]
@@ -227,10 +227,10 @@ impl HubAnswerer {
                 .map(Some)
                 .map_err(|e| Failure::Transient(format!("unreadable answer: {e}"), None));
         }
-        let text = serde_json::from_slice::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
-            .unwrap_or_else(|| format!("HTTP {status}"));
+        // Every refusal of the hub is an `ErrorBody`; a proxy's own page is not.
+        let text = serde_json::from_slice::<ErrorBody>(&body)
+            .map(|refusal| refusal.error)
+            .unwrap_or_else(|_| format!("HTTP {status}"));
         if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
             Err(Failure::Transient(text, retry_after))
         } else if status == reqwest::StatusCode::NOT_FOUND {

@@ -15,12 +15,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 
-use crate::auth::{Agent, error};
+use crate::auth::Agent;
+use crate::refusal::{HubRefusal, store_error};
 use crate::{Hub, MAX_WAIT, view_of};
-
-/// The text for an ask that does not exist or is not this agent's: the same for both, so a
-/// token never learns whether another agent's ask exists.
-pub(crate) const NO_SUCH_ASK: &str = "no such ask for this agent";
 
 pub(crate) fn routes() -> Router<Arc<Hub>> {
     Router::new()
@@ -35,20 +32,6 @@ pub(crate) fn cap(s: Option<String>) -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
-/// The 503 body when the store cannot be used: the request was not taken, the agent retries.
-/// The store's own error goes to the hub's log, never to the agent.
-pub(crate) const NOT_TAKEN: &str = "the hub's store is unavailable; not taken, try again";
-
-fn store_error(e: &ask_user_store::Error) -> Response {
-    match e {
-        ask_user_store::Error::NotFound(_) => error(StatusCode::NOT_FOUND, NO_SUCH_ASK),
-        other => {
-            tracing::warn!("agent API: store unavailable: {other}");
-            error(StatusCode::SERVICE_UNAVAILABLE, NOT_TAKEN)
-        }
-    }
-}
-
 /// The namespace of an agent's asks: its token, by id.
 fn namespace(token_id: &str) -> Namespace {
     Namespace::hub_token(token_id)
@@ -61,11 +44,11 @@ async fn post_ask(
 ) -> Response {
     let axum::Json(body) = match body {
         Ok(b) => b,
-        Err(e) => return error(e.status(), &e.body_text()),
+        Err(e) => return HubRefusal::Unreadable(e.status(), e.body_text()).into_response(),
     };
     let decoded = match decode(body.arguments, &Limits::default()) {
         Ok(d) => d,
-        Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
+        Err(e) => return HubRefusal::Invalid(e.to_string()).into_response(),
     };
     // Each token its own namespace (by id: two tokens of one name never share an ask).
     let scope = match body.key.filter(|k| !k.is_empty()) {
@@ -104,7 +87,7 @@ async fn own(store: &Store, agent: &Agent, id: i64) -> Result<AskRecord, Respons
     };
     match store.get(AskId(id)).await {
         Ok(rec) if mine(&rec) => Ok(rec),
-        Ok(_) => Err(error(StatusCode::NOT_FOUND, NO_SUCH_ASK)),
+        Ok(_) => Err(HubRefusal::NoSuchAsk.into_response()),
         Err(e) => Err(store_error(&e)),
     }
 }
@@ -248,18 +231,12 @@ async fn delivered(
         Err(resp) => return resp,
     };
     let Some(closed) = &rec.closed else {
-        return error(
-            StatusCode::CONFLICT,
-            "the ask is still open; nothing to deliver",
-        );
+        return HubRefusal::StillOpen.into_response();
     };
     if let Some(axum::Json(printed)) = body
         && !delivered_matches(&printed, &closed.outcome)
     {
-        return error(
-            StatusCode::CONFLICT,
-            "the ask holds another outcome than the one delivered",
-        );
+        return HubRefusal::OtherOutcome.into_response();
     }
     match hub
         .store
@@ -267,10 +244,7 @@ async fn delivered(
         .await
     {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
-        Ok(false) => error(
-            StatusCode::CONFLICT,
-            "the ask holds another outcome than the one delivered",
-        ),
+        Ok(false) => HubRefusal::OtherOutcome.into_response(),
         Err(e) => store_error(&e),
     }
 }

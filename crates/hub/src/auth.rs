@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use ask_user_store::Timestamp;
 use axum::extract::{FromRequestParts, Request};
+use axum::http::Method;
 use axum::http::header::{self, HeaderMap};
 use axum::http::request::Parts;
-use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
+use crate::refusal::HubRefusal;
 use crate::{Hub, HubError, KIND_SESSION, KIND_TOKEN};
 
 /// The session cookie's name.
@@ -82,29 +83,6 @@ pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
     response
 }
 
-/// A JSON error response `{"error": text}`.
-pub(crate) fn error(status: StatusCode, text: &str) -> Response {
-    (status, axum::Json(serde_json::json!({ "error": text }))).into_response()
-}
-
-/// The text of every request of the human's (page, inbox) the store cannot serve now (a
-/// database restarting): plain words, never the store's or the driver's error, which goes to
-/// the hub's log.
-pub(crate) const STORE_DOWN: &str = "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)";
-
-/// 503 with [`STORE_DOWN`] for a human's request; `why` goes to the hub's log only.
-pub(crate) fn store_down(why: &dyn std::fmt::Display) -> Response {
-    tracing::warn!("inbox: store unavailable: {why}");
-    error(StatusCode::SERVICE_UNAVAILABLE, STORE_DOWN)
-}
-
-/// The text of every refused agent request.
-pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
-
-/// The text of a request over its token's rate.
-pub(crate) const RATE_LIMITED: &str =
-    "rate limited: this agent's token sent too many requests; slow down and retry";
-
 /// Per-token rate limits (docs/contract.md §9 "Limits"), per replica: a token bucket per
 /// agent name, [`RateLimits::BURST`] requests at once, refilled at [`RateLimits::PER_SECOND`].
 /// A waiting agent long-polls (one request per 25 s), so only a misbehaving one meets it.
@@ -154,7 +132,7 @@ impl FromRequestParts<Arc<Hub>> for Agent {
             return Ok(agent.clone());
         }
         let Some(token) = crate::gate::bearer(&parts.headers) else {
-            return Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED));
+            return Err(HubRefusal::Unauthorized.into_response());
         };
         let agent = agent_of(hub, &hash_secret(token)).await?;
         crate::gate::raise(parts, ask_user_serve::Standing::Yielding);
@@ -171,14 +149,11 @@ pub(crate) async fn agent_of(hub: &Hub, hash: &str) -> Result<Agent, Response> {
         .await
     {
         Ok(Some(s)) if hub.rate.allow(&s.name) => Ok(Agent(s.name, hash.to_owned(), s.created_at)),
-        Ok(Some(_)) => Err(error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED)),
-        Ok(None) => Err(error(StatusCode::UNAUTHORIZED, UNAUTHORIZED)),
+        Ok(Some(_)) => Err(HubRefusal::RateLimited.into_response()),
+        Ok(None) => Err(HubRefusal::Unauthorized.into_response()),
         Err(e) => {
             tracing::warn!("agent API: cannot check a token: {e}");
-            Err(error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                crate::api::NOT_TAKEN,
-            ))
+            Err(HubRefusal::NotTaken.into_response())
         }
     }
 }
@@ -214,19 +189,10 @@ pub(crate) enum HumanRefusal {
 impl IntoResponse for HumanRefusal {
     fn into_response(self) -> Response {
         match self {
-            HumanRefusal::Host => error(
-                StatusCode::MISDIRECTED_REQUEST,
-                "this hub does not answer to that Host name",
-            ),
-            HumanRefusal::Origin => error(
-                StatusCode::FORBIDDEN,
-                "refused: this request did not come from the hub's own page",
-            ),
-            HumanRefusal::SignedOut => error(
-                StatusCode::UNAUTHORIZED,
-                "signed out: open a sign-in link (ask-user hub login-link prints one)",
-            ),
-            HumanRefusal::Store(e) => store_down(&e),
+            HumanRefusal::Host => HubRefusal::WrongHost.into_response(),
+            HumanRefusal::Origin => HubRefusal::ForeignOrigin.into_response(),
+            HumanRefusal::SignedOut => HubRefusal::SignedOut.into_response(),
+            HumanRefusal::Store(e) => crate::refusal::store_down(&e),
         }
     }
 }

@@ -19,11 +19,12 @@ use axum::extract::{Request, State};
 use axum::http::header::{self, HeaderMap};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use hyper::body::{Frame, SizeHint};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::auth::{UNAUTHORIZED, error, hash_secret, session_cookie};
+use crate::auth::{hash_secret, session_cookie};
+use crate::refusal::HubRefusal;
 use crate::{Hub, KIND_LOGIN, KIND_SESSION, KIND_TOKEN};
 
 /// The most requests one agent token holds open at once on one replica (long-polls included);
@@ -34,25 +35,9 @@ pub const MAX_OPEN_PER_TOKEN: usize = 32;
 /// beyond, a new ask is refused with 429 `quota: this agent already has 64 asks open, …`.
 pub const MAX_OPEN_ASKS_PER_TOKEN: u64 = 64;
 
-/// The text of an ask beyond [`MAX_OPEN_ASKS_PER_TOKEN`].
-pub(crate) const QUOTA: &str = "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again";
-
 /// How often the secrets behind open long-polls and event streams are checked again: a
 /// revocation ends them within this (plus one store round trip).
 pub const REVOCATION_CHECK: Duration = Duration::from_millis(400);
-
-/// The text of a request beyond [`MAX_OPEN_PER_TOKEN`].
-pub(crate) const TOO_MANY_OPEN: &str = "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry";
-
-/// The text of a waiting request whose token was revoked while it waited.
-pub(crate) const REVOKED: &str = "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)";
-
-/// The text of a waiting request when the hub stops (SIGINT, SIGTERM).
-pub(crate) const STOPPING: &str =
-    "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)";
-
-/// The text of a request body over [`crate::BODY_LIMIT`].
-pub(crate) const TOO_LARGE: &str = "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry";
 
 /// Lowers every request to [`Standing::Anonymous`] before any route sees it: until a
 /// credential checks, the connection is the first the loop closes when the cap is reached.
@@ -77,22 +62,22 @@ pub(crate) fn raise(parts: &axum::http::request::Parts, standing: Standing) {
 /// The agent API's gate: authenticates the bearer token (401, 429 over its rate) before any
 /// byte of the body is read, holds one of the token's [`MAX_OPEN_PER_TOKEN`] slots while the
 /// request is served, marks the connection [`Standing::Yielding`] (an agent reconnects), ends
-/// the request with 401 [`REVOKED`] when the token is revoked meanwhile, and gives a body over
-/// the limit a text a model can act on (413 [`TOO_LARGE`]).
+/// the request with 401 [`HubRefusal::Revoked`] when the token is revoked meanwhile, and gives a body over
+/// the limit a text a model can act on (413 [`HubRefusal::TooLarge`]).
 pub(crate) async fn agents(
     State(hub): State<Arc<Hub>>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let Some(token) = bearer(request.headers()).map(hash_secret) else {
-        return error(StatusCode::UNAUTHORIZED, UNAUTHORIZED);
+        return HubRefusal::Unauthorized.into_response();
     };
     let agent = match crate::auth::agent_of(&hub, &token).await {
         Ok(agent) => agent,
         Err(refusal) => return refusal,
     };
     let Some(_slot) = hub.open.take(&token) else {
-        return error(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_OPEN);
+        return HubRefusal::TooManyOpen.into_response();
     };
     set_standing(&request, Standing::Yielding);
     if request.method() == axum::http::Method::POST && request.uri().path() == "/v1/asks" {
@@ -102,12 +87,12 @@ pub(crate) async fn agents(
             .await
         {
             Ok(n) if n >= MAX_OPEN_ASKS_PER_TOKEN => {
-                return error(StatusCode::TOO_MANY_REQUESTS, QUOTA);
+                return HubRefusal::Quota.into_response();
             }
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!("agent API: store unavailable: {e}");
-                return error(StatusCode::SERVICE_UNAVAILABLE, crate::api::NOT_TAKEN);
+                return HubRefusal::NotTaken.into_response();
             }
         }
     }
@@ -118,8 +103,8 @@ pub(crate) async fn agents(
     request.extensions_mut().insert(agent);
     let response = tokio::select! {
         response = next.run(request) => response,
-        () = watch.token.cancelled() => return error(StatusCode::UNAUTHORIZED, REVOKED),
-        () = hub.stopping.cancelled() => return error(StatusCode::SERVICE_UNAVAILABLE, STOPPING),
+        () = watch.token.cancelled() => return HubRefusal::Revoked.into_response(),
+        () = hub.stopping.cancelled() => return HubRefusal::Stopping.into_response(),
     };
     // A long-poll that ended with its ask withdrawn (revoking also withdraws the agent's asks,
     // which wakes it before the next check) tells a token revoked during its wait so, not the
@@ -134,10 +119,10 @@ pub(crate) async fn agents(
             .check_secret(KIND_TOKEN, &token, Timestamp::now())
             .await
     {
-        return error(StatusCode::UNAUTHORIZED, REVOKED);
+        return HubRefusal::Revoked.into_response();
     }
     if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE);
+        return HubRefusal::TooLarge.into_response();
     }
     revocable(response, watch, &hub.stopping)
 }

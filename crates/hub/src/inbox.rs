@@ -22,9 +22,8 @@ use axum::routing::{get, post};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{
-    COOKIE, Human, HumanRefusal, check_page_request, error, hash_secret, new_secret,
-};
+use crate::auth::{COOKIE, Human, HumanRefusal, check_page_request, hash_secret, new_secret};
+use crate::refusal::HubRefusal;
 use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, RevokedTokens, SESSION_TTL};
 
 const PAGE_HTML: &str = include_str!("assets/inbox.html");
@@ -134,7 +133,7 @@ async fn login(
     {
         Ok(Some(_)) => {}
         Ok(None) => return (StatusCode::FORBIDDEN, LINK_REFUSED).into_response(),
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     }
     let session = new_secret("");
     let hash = hash_secret(&session);
@@ -150,7 +149,7 @@ async fn login(
         })
         .await
     {
-        return crate::auth::store_down(&e);
+        return crate::refusal::store_down(&e);
     }
     let secure = if hub.secure_cookies { "; Secure" } else { "" };
     let cookie = format!(
@@ -170,7 +169,7 @@ async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
         .revoke_secrets(KIND_SESSION, Some(&human.session), Timestamp::now())
         .await
     {
-        return crate::auth::store_down(&e);
+        return crate::refusal::store_down(&e);
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut().insert(
@@ -329,7 +328,7 @@ impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
         let revoked = match RevokedTokens::load(&hub.store).await {
             Ok(revoked) => revoked,
-            Err(e) => return Err(crate::auth::store_down(&e)),
+            Err(e) => return Err(crate::refusal::store_down(&e)),
         };
         let recent = match hub
             .store
@@ -340,7 +339,7 @@ impl Shown<'_> {
             .await
         {
             Ok(h) => h,
-            Err(e) => return Err(crate::auth::store_down(&e)),
+            Err(e) => return Err(crate::refusal::store_down(&e)),
         };
         let mut previous = std::collections::HashMap::new();
         for rec in recent {
@@ -438,7 +437,9 @@ async fn state(
 ) -> Response {
     let Query(query) = match query {
         Ok(q) => q,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        Err(e) => {
+            return HubRefusal::Unreadable(StatusCode::BAD_REQUEST, e.body_text()).into_response();
+        }
     };
     let limit = query.limit.unwrap_or(OPEN_PAGE).clamp(1, OPEN_PAGE_MAX);
     // One more than asked tells whether older asks remain, without a second read.
@@ -451,7 +452,7 @@ async fn state(
         .await
     {
         Ok(o) => o,
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     };
     let more = open.len() > limit as usize;
     open.truncate(limit as usize);
@@ -470,7 +471,7 @@ async fn state(
     }
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     };
     let history = {
         match hub
@@ -482,7 +483,7 @@ async fn state(
             .await
         {
             Ok(h) => h,
-            Err(e) => return crate::auth::store_down(&e),
+            Err(e) => return crate::refusal::store_down(&e),
         }
     };
     axum::Json(serde_json::json!({
@@ -501,9 +502,9 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
     let rec = match hub.store.get(AskId(id)).await {
         Ok(r) => r,
         Err(ask_user_store::Error::NotFound(_)) => {
-            return error(StatusCode::NOT_FOUND, "no such ask");
+            return HubRefusal::NoSuchCard.into_response();
         }
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     };
     let shown = match Shown::of(&hub).await {
         Ok(s) => s,
@@ -511,7 +512,7 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
     };
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     };
     axum::Json(serde_json::json!({ "ask": shown.card(&rec), "open_total": total })).into_response()
 }
@@ -527,7 +528,7 @@ async fn events(
         .store
         .subscribe()
         .await
-        .map_err(|e| crate::auth::store_down(&e))?;
+        .map_err(|e| crate::refusal::store_down(&e))?;
     let stream = futures::stream::unfold((feed, true), |(mut feed, first)| async move {
         if first {
             return Some((
@@ -586,10 +587,10 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
                 )
                     .into_response()
             }
-            Err(e) => crate::auth::store_down(&e),
+            Err(e) => crate::refusal::store_down(&e),
         },
-        Err(ask_user_store::Error::NotFound(_)) => error(StatusCode::NOT_FOUND, "no such ask"),
-        Err(e) => crate::auth::store_down(&e),
+        Err(ask_user_store::Error::NotFound(_)) => HubRefusal::NoSuchCard.into_response(),
+        Err(e) => crate::refusal::store_down(&e),
     }
 }
 
@@ -608,10 +609,7 @@ fn submission(headers: &axum::http::HeaderMap) -> Result<Option<String>, Box<Res
     };
     let key = value.as_bytes();
     if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY || !key.iter().all(u8::is_ascii_graphic) {
-        return Err(Box::new(error(
-            StatusCode::BAD_REQUEST,
-            "Idempotency-Key must be 1 to 128 visible ASCII characters",
-        )));
+        return Err(Box::new(HubRefusal::BadIdempotencyKey.into_response()));
     }
     Ok(Some(String::from_utf8_lossy(key).into_owned()))
 }
@@ -638,18 +636,18 @@ async fn answer(
     };
     let axum::Json(body) = match body {
         Ok(b) => b,
-        Err(e) => return error(e.status(), &e.body_text()),
+        Err(e) => return HubRefusal::Unreadable(e.status(), e.body_text()).into_response(),
     };
     let rec = match hub.store.get(AskId(id)).await {
         Ok(r) => r,
         Err(ask_user_store::Error::NotFound(_)) => {
-            return error(StatusCode::NOT_FOUND, "no such ask");
+            return HubRefusal::NoSuchCard.into_response();
         }
-        Err(e) => return crate::auth::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e),
     };
     let request = match decode(rec.request.as_str(), &Limits::default()) {
         Ok(d) => d.request,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => return HubRefusal::Damaged(e.to_string()).into_response(),
     };
     let answers = match normalise(
         &request,
@@ -658,7 +656,7 @@ async fn answer(
         },
     ) {
         Ok(a) => a,
-        Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
+        Err(e) => return HubRefusal::Invalid(e.to_string()).into_response(),
     };
     let answer = serde_json::to_value(&answers).unwrap_or_default();
     record(

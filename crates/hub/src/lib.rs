@@ -54,6 +54,7 @@ mod auth;
 mod deadline;
 mod gate;
 mod inbox;
+mod refusal;
 mod revoke;
 #[cfg(test)]
 mod unit_tests;

@@ -1,0 +1,206 @@
+//! Every refusal the hub answers with, in one place: its status and its text, written as the
+//! wire's [`ErrorBody`] (`{"error": TEXT}`), which the hub client reads back. A text says what
+//! went wrong and what to do, for the agent's developer, its model or the human; never a
+//! store's or driver's error (those go to the hub's log). One answer is more than a refusal:
+//! the page's 409 for an ask already closed also carries the ask as counted (crate::inbox).
+
+use ask_user_hub_wire::ErrorBody;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// Why the hub refused a request (the variant's doc gives its status).
+#[derive(Debug)]
+pub(crate) enum HubRefusal {
+    /// 401: no token, or one the hub does not know.
+    Unauthorized,
+    /// 401: the token was revoked while the request waited.
+    Revoked,
+    /// 429: the token sent too many requests.
+    RateLimited,
+    /// 429: too many of the token's requests are open at once.
+    TooManyOpen,
+    /// 429: the token already has the most open asks one token may.
+    Quota,
+    /// 413: the ask is over the body limit.
+    TooLarge,
+    /// 503: an agent's request the store could not take now (the agent retries).
+    NotTaken,
+    /// 503: the hub is stopping.
+    Stopping,
+    /// 404: no such ask for this agent (also an ask of another token's).
+    NoSuchAsk,
+    /// 409: a delivery reported for an ask still open.
+    StillOpen,
+    /// 409: a delivery reported for another outcome than the ask holds.
+    OtherOutcome,
+    /// 421: a human's request for a `Host` this hub does not answer to.
+    WrongHost,
+    /// 403: a human's state change that did not come from the hub's own page.
+    ForeignOrigin,
+    /// 401: a human's request without a live session.
+    SignedOut,
+    /// 503: a human's request the store cannot serve now.
+    StoreDown,
+    /// 404: the human's page asked for an ask that is not in the store (purged).
+    NoSuchCard,
+    /// 400: an answer's idempotency id is not 1–128 visible ASCII characters.
+    BadIdempotencyKey,
+    /// A body or query the hub cannot read: the extractor's own status and text.
+    Unreadable(StatusCode, String),
+    /// 422: arguments or answers that are not valid (the validator's text).
+    Invalid(String),
+    /// 500: a stored request this hub cannot decode any more.
+    Damaged(String),
+}
+
+/// The text of [`HubRefusal::NotTaken`].
+pub(crate) const NOT_TAKEN: &str = "the hub's store is unavailable; not taken, try again";
+
+/// The text of [`HubRefusal::StoreDown`]: plain words, never the store's or the driver's error.
+pub(crate) const STORE_DOWN: &str = "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)";
+
+/// The text of [`HubRefusal::Unauthorized`].
+pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
+
+/// The text of [`HubRefusal::RateLimited`].
+pub(crate) const RATE_LIMITED: &str =
+    "rate limited: this agent's token sent too many requests; slow down and retry";
+
+/// The text of [`HubRefusal::Quota`].
+pub(crate) const QUOTA: &str = "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again";
+
+/// The text of [`HubRefusal::TooManyOpen`].
+pub(crate) const TOO_MANY_OPEN: &str = "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry";
+
+/// The text of [`HubRefusal::Revoked`].
+pub(crate) const REVOKED: &str = "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)";
+
+/// The text of [`HubRefusal::TooLarge`].
+pub(crate) const TOO_LARGE: &str = "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry";
+
+/// The text of [`HubRefusal::Stopping`].
+pub(crate) const STOPPING: &str =
+    "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)";
+
+/// The text of [`HubRefusal::NoSuchAsk`].
+pub(crate) const NO_SUCH_ASK: &str = "no such ask for this agent";
+
+impl HubRefusal {
+    /// The response's status.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthorized | Self::Revoked | Self::SignedOut => StatusCode::UNAUTHORIZED,
+            Self::RateLimited | Self::TooManyOpen | Self::Quota => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotTaken | Self::Stopping | Self::StoreDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NoSuchAsk | Self::NoSuchCard => StatusCode::NOT_FOUND,
+            Self::StillOpen | Self::OtherOutcome => StatusCode::CONFLICT,
+            Self::WrongHost => StatusCode::MISDIRECTED_REQUEST,
+            Self::ForeignOrigin => StatusCode::FORBIDDEN,
+            Self::BadIdempotencyKey => StatusCode::BAD_REQUEST,
+            Self::Unreadable(status, _) => *status,
+            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Damaged(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The response's text.
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Self::Unauthorized => UNAUTHORIZED,
+            Self::Revoked => REVOKED,
+            Self::RateLimited => RATE_LIMITED,
+            Self::TooManyOpen => TOO_MANY_OPEN,
+            Self::Quota => QUOTA,
+            Self::TooLarge => TOO_LARGE,
+            Self::NotTaken => NOT_TAKEN,
+            Self::Stopping => STOPPING,
+            Self::NoSuchAsk => NO_SUCH_ASK,
+            Self::StillOpen => "the ask is still open; nothing to deliver",
+            Self::OtherOutcome => "the ask holds another outcome than the one delivered",
+            Self::WrongHost => "this hub does not answer to that Host name",
+            Self::ForeignOrigin => "refused: this request did not come from the hub's own page",
+            Self::SignedOut => {
+                "signed out: open a sign-in link (ask-user hub login-link prints one)"
+            }
+            Self::StoreDown => STORE_DOWN,
+            Self::NoSuchCard => "no such ask",
+            Self::BadIdempotencyKey => "Idempotency-Key must be 1 to 128 visible ASCII characters",
+            Self::Unreadable(_, text) | Self::Invalid(text) | Self::Damaged(text) => text,
+        }
+    }
+}
+
+impl IntoResponse for HubRefusal {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: self.text().to_owned(),
+        };
+        (self.status(), axum::Json(body)).into_response()
+    }
+}
+
+/// 503 [`HubRefusal::StoreDown`] for a human's request; `why` goes to the hub's log only.
+pub(crate) fn store_down(why: &dyn std::fmt::Display) -> Response {
+    tracing::warn!("inbox: store unavailable: {why}");
+    HubRefusal::StoreDown.into_response()
+}
+
+/// An agent's request the store failed: 404 [`HubRefusal::NoSuchAsk`] for a missing ask, else
+/// 503 [`HubRefusal::NotTaken`] (the store's error goes to the log).
+pub(crate) fn store_error(e: &ask_user_store::Error) -> Response {
+    match e {
+        ask_user_store::Error::NotFound(_) => HubRefusal::NoSuchAsk.into_response(),
+        other => {
+            tracing::warn!("agent API: store unavailable: {other}");
+            HubRefusal::NotTaken.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Every refusal's body is the wire's `ErrorBody` holding its text, under its status.
+    #[tokio::test]
+    async fn every_refusal_is_an_error_body_under_its_status() {
+        let all = [
+            (HubRefusal::Unauthorized, 401),
+            (HubRefusal::Revoked, 401),
+            (HubRefusal::RateLimited, 429),
+            (HubRefusal::TooManyOpen, 429),
+            (HubRefusal::Quota, 429),
+            (HubRefusal::TooLarge, 413),
+            (HubRefusal::NotTaken, 503),
+            (HubRefusal::Stopping, 503),
+            (HubRefusal::NoSuchAsk, 404),
+            (HubRefusal::StillOpen, 409),
+            (HubRefusal::OtherOutcome, 409),
+            (HubRefusal::WrongHost, 421),
+            (HubRefusal::ForeignOrigin, 403),
+            (HubRefusal::SignedOut, 401),
+            (HubRefusal::StoreDown, 503),
+            (HubRefusal::NoSuchCard, 404),
+            (HubRefusal::BadIdempotencyKey, 400),
+            (
+                HubRefusal::Unreadable(StatusCode::BAD_REQUEST, "bad json".into()),
+                400,
+            ),
+            (HubRefusal::Invalid("no questions".into()), 422),
+            (HubRefusal::Damaged("unreadable".into()), 500),
+        ];
+        for (refusal, status) in all {
+            let text = refusal.text().to_owned();
+            assert!(!text.is_empty(), "{refusal:?}");
+            let response = refusal.into_response();
+            assert_eq!(response.status().as_u16(), status, "{text}");
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            let decoded: ErrorBody = serde_json::from_slice(&body).unwrap();
+            assert_eq!(decoded.error, text);
+        }
+    }
+}
