@@ -330,38 +330,23 @@ impl Shown<'_> {
             Ok(revoked) => revoked,
             Err(e) => return Err(crate::refusal::store_down(&e)),
         };
-        let recent = match hub
-            .store
-            .history(HistoryPage {
-                after: None,
-                limit: PREVIOUS_LOOKBACK,
-            })
-            .await
-        {
-            Ok(h) => h,
+        // Only the keys and answers of the lookback, never its requests: a state read holds
+        // one page of whole asks, however large the recent ones were.
+        let given = match hub.store.given_answers(PREVIOUS_LOOKBACK).await {
+            Ok(given) => given,
             Err(e) => return Err(crate::refusal::store_down(&e)),
         };
         let mut previous = std::collections::HashMap::new();
-        for rec in recent {
-            let Some(closed) = &rec.closed else { continue };
-            let Outcome::Answered { answer, .. } = &closed.outcome else {
+        for given in given {
+            let Some(shown) = shown_answers(&given.answer) else {
                 continue;
             };
-            if rec.delivered_at.is_none() {
-                continue;
-            }
-            let Some(shown) = shown_answers(answer) else {
-                continue;
-            };
-            let key = (
-                rec.key.namespace().as_str().to_owned(),
-                rec.key.request_hash().to_owned(),
-            );
+            let key = (given.namespace.as_str().to_owned(), given.request_hash);
             // Newest first: the first seen is the latest given.
             previous.entry(key).or_insert_with(|| Previous {
                 state: "answered",
-                closed_at: closed.at.0,
-                answers: answer.clone(),
+                closed_at: given.closed_at.0,
+                answers: given.answer,
                 shown: PreviousShown { answers: shown },
             });
         }
@@ -418,6 +403,38 @@ pub(crate) const OPEN_PAGE: u32 = 50;
 /// same with 100 or 100,000 open asks.
 pub(crate) const OPEN_PAGE_MAX: u32 = 500;
 
+/// The most request text one list of a state read carries (the open asks, the history): a
+/// page stops early (`more` says older asks remain) rather than holding and sending hundreds
+/// of the largest asks at once. At least one ask is always listed.
+pub(crate) const PAGE_BYTES: usize = 1 << 20;
+
+/// Keeps the newest asks of `records` whose requests fit in [`PAGE_BYTES`] together (at least
+/// one); says whether any were left out.
+pub(crate) fn within_page_bytes(records: &mut Vec<AskRecord>) -> bool {
+    let mut bytes = 0;
+    let fits = records
+        .iter()
+        .position(|r| {
+            bytes += r.request.len();
+            bytes > PAGE_BYTES
+        })
+        .map_or(records.len(), |over| over.max(1));
+    let cut = fits < records.len();
+    records.truncate(fits);
+    cut
+}
+
+/// A state read's answer, serialized from the cards as they are (no JSON tree in between).
+#[derive(Serialize)]
+struct StatePage {
+    open: Vec<Card>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    open_total: Option<u64>,
+    more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<Card>>,
+}
+
 /// The query of a state read: `limit` open asks (default [`OPEN_PAGE`], at most
 /// [`OPEN_PAGE_MAX`]) older than ask `before` (none: from the newest).
 #[derive(Debug, Deserialize)]
@@ -454,44 +471,47 @@ async fn state(
         Ok(o) => o,
         Err(e) => return crate::refusal::store_down(&e),
     };
-    let more = open.len() > limit as usize;
+    let mut more = open.len() > limit as usize;
     open.truncate(limit as usize);
+    more |= within_page_bytes(&mut open);
     let shown = match Shown::of(&hub).await {
         Ok(s) => s,
         Err(resp) => return resp,
     };
+    let open = open.iter().map(|r| shown.card(r)).collect();
     if query.before.is_some() {
         // An older page ("Show more"): no count and no history; the page keeps those of its
         // first read.
-        return axum::Json(serde_json::json!({
-            "open": open.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
-            "more": more,
-        }))
+        return axum::Json(StatePage {
+            open,
+            open_total: None,
+            more,
+            history: None,
+        })
         .into_response();
     }
     let total = match hub.store.count_open().await {
         Ok(n) => n,
         Err(e) => return crate::refusal::store_down(&e),
     };
-    let history = {
-        match hub
-            .store
-            .history(HistoryPage {
-                after: None,
-                limit: HISTORY_LEN,
-            })
-            .await
-        {
-            Ok(h) => h,
-            Err(e) => return crate::refusal::store_down(&e),
-        }
+    let mut history = match hub
+        .store
+        .history(HistoryPage {
+            after: None,
+            limit: HISTORY_LEN,
+        })
+        .await
+    {
+        Ok(h) => h,
+        Err(e) => return crate::refusal::store_down(&e),
     };
-    axum::Json(serde_json::json!({
-        "open": open.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
-        "open_total": total,
-        "more": more,
-        "history": history.iter().map(|r| shown.card(r)).collect::<Vec<_>>(),
-    }))
+    within_page_bytes(&mut history);
+    axum::Json(StatePage {
+        open,
+        open_total: Some(total),
+        more,
+        history: Some(history.iter().map(|r| shown.card(r)).collect()),
+    })
     .into_response()
 }
 

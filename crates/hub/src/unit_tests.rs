@@ -346,3 +346,38 @@ async fn the_revocation_check_fires_only_the_watches_of_secrets_no_longer_live()
         [false, true, true, false]
     );
 }
+
+/// A state read's list stops once its asks' requests pass the page's byte budget (so one read
+/// never holds or sends hundreds of the largest asks), keeps at least one ask, and says that
+/// older asks remain.
+#[tokio::test]
+async fn a_state_list_stops_at_its_byte_budget_and_keeps_at_least_one_ask() {
+    let store = Store::memory();
+    let ns = Namespace::local_user(1);
+    let big = |n: usize| {
+        let text = "x".repeat(n);
+        format!(r#"{{"questions":[{{"id":"q","question":"{text}"}}]}}"#)
+    };
+    let mut records = Vec::new();
+    for (i, size) in [300_000, 300_000, 300_000, 300_000, 10].iter().enumerate() {
+        let ask =
+            NewAsk::new(&Scope::HostKey(format!("k{i}")), big(*size), asker("a")).in_namespace(&ns);
+        records.push(store.open_ask(&ask).await.unwrap().record().clone());
+    }
+    let mut page = records.clone();
+    assert!(crate::inbox::within_page_bytes(&mut page));
+    // 3 × 300 KB fit in 1 MiB, the 4th passes it.
+    assert_eq!(page.len(), 3);
+    assert_eq!(page[0].id, records[0].id);
+
+    let mut one = vec![records[0].clone()];
+    let huge =
+        NewAsk::new(&Scope::HostKey("huge".into()), big(2 << 20), asker("a")).in_namespace(&ns);
+    one.insert(0, store.open_ask(&huge).await.unwrap().record().clone());
+    assert!(crate::inbox::within_page_bytes(&mut one));
+    assert_eq!(one.len(), 1, "the first ask is listed whatever its size");
+
+    let mut small = vec![records[4].clone()];
+    assert!(!crate::inbox::within_page_bytes(&mut small));
+    assert_eq!(small.len(), 1);
+}

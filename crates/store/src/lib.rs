@@ -74,9 +74,9 @@ pub use feed::Feed;
 pub use liveness::{Liveness, ThisMachine, process_identity, this_process};
 pub use model::{
     AskId, AskRecord, Asker, CallKey, Change, Closed, DEFAULT_GRACE, DEFAULT_KEEP_CLOSED,
-    HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage, Opened,
-    Outcome, Recorded, Responder, Retention, Scope, Swept, Timestamp, UNKEYED_REDELIVERY_WINDOW,
-    lease,
+    GivenAnswer, HistoryCursor, HistoryPage, LEASE, LEASE_TEST_ENV, Namespace, NewAsk, OpenPage,
+    Opened, Outcome, Recorded, Responder, Retention, Scope, Swept, Timestamp,
+    UNKEYED_REDELIVERY_WINDOW, lease,
 };
 pub use schema::SCHEMA_VERSION;
 pub use sqlite::{CLOSE_WAIT_TEST_ENV, SAFETY_SCAN_TEST_ENV, WAL_BOUND_PAGES, WATCH_TEST_ENV};
@@ -500,6 +500,17 @@ impl Store {
     /// The backend's errors.
     pub async fn history(&self, page: HistoryPage) -> Result<Vec<AskRecord>> {
         dispatch_sql!(self, history(page))
+    }
+
+    /// The answers given and delivered among the newest `lookback` closed asks (the first
+    /// [`Store::history`] page of that size), newest first: only their namespace, request hash,
+    /// time and answers — no request text, whatever its size — for a page that offers "the
+    /// same answer again" beside an identical question.
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn given_answers(&self, lookback: u32) -> Result<Vec<GivenAnswer>> {
+        dispatch_sql!(self, given_answers(lookback))
     }
 
     /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until

@@ -10,8 +10,9 @@ use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::{
-    AskId, AskRecord, CANDIDATES, CallKey, Change, Closed, HistoryPage, NewAsk, Opened, Outcome,
-    Recorded, Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
+    AskId, AskRecord, CANDIDATES, CallKey, Change, Closed, GivenAnswer, HistoryPage, NewAsk,
+    Opened, Outcome, Recorded, Retention, Reuse, Swept, Timestamp, candidate, duration_ms, lease,
+    reuse_of,
 };
 use crate::model::{found, undelivered};
 use crate::secrets::{NewSecret, SecretRecord};
@@ -245,6 +246,31 @@ impl MemoryStore {
             .into_iter()
             .take(page.limit as usize)
             .cloned()
+            .collect())
+    }
+
+    pub(crate) async fn given_answers(&self, lookback: u32) -> Result<Vec<GivenAnswer>> {
+        let recent = self
+            .history(HistoryPage {
+                after: None,
+                limit: lookback,
+            })
+            .await?;
+        Ok(recent
+            .into_iter()
+            .filter(|r| r.delivered_at.is_some())
+            .filter_map(|r| match r.closed {
+                Some(Closed {
+                    outcome: Outcome::Answered { answer, .. },
+                    at,
+                }) => Some(GivenAnswer {
+                    namespace: r.key.namespace().clone(),
+                    request_hash: r.key.request_hash().to_owned(),
+                    closed_at: at,
+                    answer,
+                }),
+                _ => None,
+            })
             .collect())
     }
 

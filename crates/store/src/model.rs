@@ -570,6 +570,20 @@ pub struct HistoryPage {
     pub limit: u32,
 }
 
+/// An answer the human gave and its agent received: what an identical question (the same
+/// namespace and request) may offer to send again, as the human's own act for the new ask.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenAnswer {
+    /// The ask's namespace.
+    pub namespace: Namespace,
+    /// The hash of the ask's canonical request.
+    pub request_hash: String,
+    /// When it was answered.
+    pub closed_at: Timestamp,
+    /// The answers, as stored (`{"answers":[…]}`).
+    pub answer: serde_json::Value,
+}
+
 /// One page of open asks, newest first (by id, descending): a keyset page, so a page read
 /// costs the same however many asks are open (the partial index on open asks' ids serves it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,10 @@
 
 use crate::channel::ChannelToken;
 use crate::error::{Error, Result};
-use crate::model::{AskId, AskRecord, HistoryPage, Namespace, OpenPage, Timestamp};
-use crate::row::{RawAsk, ask_columns};
+use crate::model::{
+    AskId, AskRecord, GivenAnswer, HistoryPage, Namespace, OpenPage, Outcome, Timestamp,
+};
+use crate::row::{RawAsk, ask_columns, decode_outcome};
 use crate::secrets::{NewSecret, SecretRecord};
 
 /// The statements of one dialect, one per operation.
@@ -33,6 +35,7 @@ pub(crate) struct Statements {
     pub(crate) list_open_page: &'static str,
     pub(crate) history_first: &'static str,
     pub(crate) history_after: &'static str,
+    pub(crate) given_answers: &'static str,
 }
 
 /// The columns a secret is read from, in [`secret_of`]'s order.
@@ -106,6 +109,12 @@ pub(crate) const SQLITE: Statements = Statements {
         " FROM asks WHERE state <> 'open' AND (closed_at, id) < (?1, ?2) \
          ORDER BY closed_at DESC, id DESC LIMIT ?3"
     ),
+    // The newest closed asks as `history_first` reads them, then only the answers delivered.
+    given_answers: "SELECT namespace, request_hash, closed_at, outcome FROM \
+                    (SELECT namespace, request_hash, closed_at, outcome, state, delivered_at, id \
+                     FROM asks WHERE state <> 'open' ORDER BY closed_at DESC, id DESC LIMIT ?1) \
+                    WHERE state = 'answered' AND delivered_at IS NOT NULL \
+                    ORDER BY closed_at DESC, id DESC",
 };
 
 /// Postgres's statements (`$N` placeholders, `ask_user_` tables).
@@ -177,6 +186,12 @@ pub(crate) const POSTGRES: Statements = Statements {
         " FROM ask_user_asks WHERE state <> 'open' AND (closed_at, id) < ($1, $2) \
          ORDER BY closed_at DESC, id DESC LIMIT $3"
     ),
+    given_answers: "SELECT namespace, request_hash, closed_at, outcome FROM \
+                    (SELECT namespace, request_hash, closed_at, outcome, state, delivered_at, id \
+                     FROM ask_user_asks WHERE state <> 'open' \
+                     ORDER BY closed_at DESC, id DESC LIMIT $1) AS recent \
+                    WHERE state = 'answered' AND delivered_at IS NOT NULL \
+                    ORDER BY closed_at DESC, id DESC",
 };
 
 /// A statement parameter: the types these statements bind.
@@ -531,4 +546,28 @@ pub(crate) async fn history<D: SqlDb>(db: &D, page: HistoryPage) -> Result<Vec<A
     };
     let rows = db.rows(sql, params, false).await?;
     records_of(rows, db.location())
+}
+
+pub(crate) async fn given_answers<D: SqlDb>(db: &D, lookback: u32) -> Result<Vec<GivenAnswer>> {
+    let params = vec![Param::Int(i64::from(lookback))];
+    let rows = db.rows(D::STATEMENTS.given_answers, params, false).await?;
+    let location = db.location();
+    let mut given = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut c = Columns::new(row, location);
+        let namespace = Namespace::from_stored(c.text()?);
+        let request_hash = c.text()?;
+        let closed_at = Timestamp(c.int()?);
+        let outcome = c.text()?;
+        // The state says answered; an outcome that reads otherwise is skipped, not offered.
+        if let Ok(Outcome::Answered { answer, .. }) = decode_outcome(&outcome) {
+            given.push(GivenAnswer {
+                namespace,
+                request_hash,
+                closed_at,
+                answer,
+            });
+        }
+    }
+    Ok(given)
 }

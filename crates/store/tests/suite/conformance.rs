@@ -108,6 +108,7 @@ conformance!(
     channel_message_ask_finds_the_ask_by_one_part_of_its_reference,
     open_asks_are_counted_by_namespace_never_by_name,
     the_count_of_open_asks_stays_exact_through_every_change,
+    given_answers_are_the_delivered_answers_of_the_newest_closed_asks,
 );
 
 /// `unmark_delivered` (the MCP client cancelled a request whose result was already sent):
@@ -572,6 +573,100 @@ async fn history_pages_newest_first(f: Fixture) {
         listed,
         expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
     );
+}
+
+/// `given_answers(lookback)`: among the newest `lookback` closed asks (history's order), the
+/// answers whose agent received them, newest first, with their namespace and request hash; an
+/// undelivered answer, a dismissal or a timeout is never offered again, nor is an answer
+/// older than the lookback.
+async fn given_answers_are_the_delivered_answers_of_the_newest_closed_asks(f: Fixture) {
+    let close = |rec: ask_user_store::AskRecord, outcome: Outcome, secs: u64, deliver: bool| {
+        let store = f.store.clone();
+        async move {
+            let at = T0.plus(Duration::from_secs(secs));
+            store.record_outcome(rec.id, &outcome, at).await.unwrap();
+            if deliver {
+                assert!(store.mark_delivered(rec.id, &outcome, at).await.unwrap());
+            }
+            rec
+        }
+    };
+    // Oldest first: an answer delivered (then pushed out of a lookback of 4), an answer
+    // delivered, one undelivered, a delivered dismissal, a timeout, the newest answer delivered.
+    let oldest = created(&f.store, &keyed("g0", T0)).await;
+    close(
+        oldest,
+        answered(serde_json::json!({"answers": [0]})),
+        1,
+        true,
+    )
+    .await;
+    let older = created(&f.store, &keyed("g1", T0)).await;
+    let older = close(
+        older,
+        answered(serde_json::json!({"answers": [1]})),
+        2,
+        true,
+    )
+    .await;
+    let waiting = created(&f.store, &keyed("g2", T0)).await;
+    close(
+        waiting,
+        answered(serde_json::json!({"answers": [2]})),
+        3,
+        false,
+    )
+    .await;
+    let dismissed = created(&f.store, &keyed("g3", T0)).await;
+    let by = Responder {
+        answerer: "terminal".into(),
+        channel: None,
+        user: None,
+        submission: None,
+    };
+    close(dismissed, Outcome::Dismissed { by }, 4, true).await;
+    let timed_out = created(&f.store, &keyed("g4", T0)).await;
+    close(timed_out, Outcome::TimedOut, 5, false).await;
+    let newest = created(&f.store, &keyed("g5", T0)).await;
+    let newest = close(
+        newest,
+        answered(serde_json::json!({"answers": [5]})),
+        6,
+        true,
+    )
+    .await;
+    created(&f.store, &keyed("still-open", T0)).await;
+
+    let given = f.store.given_answers(5).await.unwrap();
+    let seen: Vec<_> = given
+        .iter()
+        .map(|g| {
+            (
+                g.namespace.clone(),
+                g.request_hash.clone(),
+                g.closed_at,
+                g.answer.clone(),
+            )
+        })
+        .collect();
+    let expected: Vec<_> = [(&newest, 6, 5), (&older, 2, 1)]
+        .into_iter()
+        .map(|(rec, secs, n)| {
+            (
+                rec.key.namespace().clone(),
+                rec.key.request_hash().to_owned(),
+                T0.plus(Duration::from_secs(secs)),
+                serde_json::json!({ "answers": [n] }),
+            )
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    assert_eq!(
+        f.store.given_answers(4).await.unwrap().len(),
+        1,
+        "g1 is 5th newest"
+    );
+    assert!(f.store.given_answers(0).await.unwrap().is_empty());
 }
 
 async fn waiter_hears_outcome_recorded_through_another_handle(f: Fixture) {
