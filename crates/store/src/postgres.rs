@@ -149,30 +149,25 @@ const CLOCK_TOLERANCE_MS: i64 = 2_000;
 
 /// The database's clock minus this process's (ms; 0 within [`CLOCK_TOLERANCE_MS`]), read
 /// once: the midpoint of one round trip.
-async fn measure_skew(client: &Client, shown: &str) -> Result<i64> {
+async fn measure_skew(conn: &Conn) -> Result<i64> {
     let before = Timestamp::now();
-    let row = client
-        .query_one(
+    let db: i64 = conn
+        .cached()
+        .row(
             "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
             &[],
+            |r| r.try_get(0),
         )
-        .await
-        .map_err(|e| Error::Backend {
-            location: shown.to_owned(),
-            detail: detail(&e),
-        })?;
+        .await?;
     let after = Timestamp::now();
-    let db: i64 = row.try_get(0).map_err(|e| Error::Backend {
-        location: shown.to_owned(),
-        detail: detail(&e),
-    })?;
     let skew = db - (before.0 + (after.0 - before.0) / 2);
     if skew.abs() < CLOCK_TOLERANCE_MS {
         return Ok(0);
     }
     tracing::warn!(
-        "this machine's clock is {} s off the clock of the database {shown}: the store's decisions take the database's",
-        -skew / 1000
+        "this machine's clock is {} s off the clock of the database {}: the store's decisions take the database's",
+        -skew / 1000,
+        conn.cached().shown()
     );
     Ok(skew)
 }
@@ -225,6 +220,14 @@ fn detail(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// The store's error for a failed statement or call of the driver on the server `shown`.
+fn pg_error(shown: &str, e: &tokio_postgres::Error) -> Error {
+    Error::Backend {
+        location: shown.to_owned(),
+        detail: detail(e),
+    }
+}
+
 fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgres::Error> {
     Ok(RawAsk {
         id: r.try_get(0)?,
@@ -246,12 +249,11 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
 }
 
 async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    let unreachable = |e: &tokio_postgres::Error| Error::Unreachable {
+    let connected = async { tuned(url)?.connect(NoTls).await }.await;
+    connected.map_err(|e| Error::Unreachable {
         location: shown.to_owned(),
-        detail: detail(e),
-    };
-    let cfg = tuned(url).map_err(|e| unreachable(&e))?;
-    cfg.connect(NoTls).await.map_err(|e| unreachable(&e))
+        detail: detail(&e),
+    })
 }
 
 /// A connection that has run `LISTEN`, the connection still to be driven by the caller.
@@ -279,49 +281,42 @@ async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)
     Ok((client, conn))
 }
 
-async fn migrate(client: &mut Client, shown: &str) -> Result<()> {
-    let err = |e: tokio_postgres::Error| Error::Backend {
-        location: shown.to_owned(),
-        detail: detail(&e),
-    };
-    let tx = client.transaction().await.map_err(err)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(err)?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS ask_user_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
-    )
-    .await
-    .map_err(err)?;
-    let meta = |key: &'static str| {
-        let tx = &tx;
-        async move {
-            tx.query_opt("SELECT value FROM ask_user_meta WHERE key = $1", &[&key])
-                .await
-                .map(|r| r.map_or(0, |r| r.get::<_, i64>(0)))
-        }
-    };
-    let found = meta("schema_version").await.map_err(err)?;
-    let compat = meta("compatible_from").await.map_err(err)?;
-    if schema::check(shown, found, compat)? {
-        for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
-            tx.batch_execute(m.postgres).await.map_err(err)?;
-            tx.execute(
-                "INSERT INTO ask_user_meta (key, value) VALUES ('schema_version', $1), ('compatible_from', $2) \
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&m.version, &m.compatible_from.max(compat)],
+async fn migrate(conn: &mut Conn) -> Result<()> {
+    conn.in_tx(async |tx| {
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS ask_user_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+        )
+        .await?;
+        let meta = async |key: &'static str| {
+            tx.row_opt(
+                "SELECT value FROM ask_user_meta WHERE key = $1",
+                &[&key],
+                |r| r.try_get::<_, i64>(0),
             )
             .await
-            .map_err(err)?;
+            .map(|v| v.unwrap_or(0))
+        };
+        let found = meta("schema_version").await?;
+        let compat = meta("compatible_from").await?;
+        if schema::check(tx.shown(), found, compat)? {
+            for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
+                tx.batch_execute(m.postgres).await?;
+                tx.execute(
+                    "INSERT INTO ask_user_meta (key, value) VALUES ('schema_version', $1), ('compatible_from', $2) \
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    &[&m.version, &m.compatible_from.max(compat)],
+                )
+                .await?;
+            }
         }
-    }
-    tx.commit().await.map_err(err)
+        Ok(())
+    })
+    .await
 }
 
-async fn notify_ids(
-    c: &Cached<'_, impl GenericClient + Sync>,
-    ids: &[AskId],
-) -> std::result::Result<(), tokio_postgres::Error> {
+async fn notify_ids(c: &Cached<'_, impl GenericClient + Sync>, ids: &[AskId]) -> Result<()> {
     for id in ids {
         c.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id.0.to_string()])
             .await?;
@@ -329,36 +324,30 @@ async fn notify_ids(
     Ok(())
 }
 
-async fn get_raw(
-    c: &Cached<'_, impl GenericClient + Sync>,
-    id: AskId,
-) -> std::result::Result<Option<RawAsk>, tokio_postgres::Error> {
-    match c
-        .query_opt(
-            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
-            &[&id.0],
-        )
-        .await?
-    {
-        Some(r) => Ok(Some(read_row(&r)?)),
-        None => Ok(None),
-    }
+async fn get_raw(c: &Cached<'_, impl GenericClient + Sync>, id: AskId) -> Result<Option<RawAsk>> {
+    c.row_opt(
+        &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
+        &[&id.0],
+        read_row,
+    )
+    .await
 }
 
 impl PgStore {
     pub(crate) async fn open(url: &str) -> Result<PgStore> {
         let shown = shown_of(url);
-        let (mut client, conn) = connect(url, &shown).await?;
+        let (client, conn) = connect(url, &shown).await?;
         tokio::spawn(conn);
-        migrate(&mut client, &shown).await?;
-        let skew_ms = measure_skew(&client, &shown).await?;
+        let mut first = Conn::new(client, &shown);
+        migrate(&mut first).await?;
+        let skew_ms = measure_skew(&first).await?;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let (intakes, start_intakes) = group::Intakes::start();
         let store = PgStore {
             inner: Arc::new(Inner {
                 url: url.into(),
                 shown,
-                clients: std::iter::once(Mutex::new(Some(Conn::new(client))))
+                clients: std::iter::once(Mutex::new(Some(first)))
                     .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
                     .collect(),
                 next: std::sync::atomic::AtomicUsize::new(0),
@@ -390,13 +379,6 @@ impl PgStore {
         Error::Backend {
             location: self.inner.shown.clone(),
             detail: "no connection".to_owned(),
-        }
-    }
-
-    fn err(&self, e: &tokio_postgres::Error) -> Error {
-        Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: detail(e),
         }
     }
 
@@ -440,7 +422,7 @@ impl PgStore {
             let (client, conn) = connect(self.inner.url.expose(), &self.inner.shown).await?;
             tokio::spawn(conn);
             // A new connection: the statements prepared on the old one are gone with it.
-            *guard = Some(Conn::new(client));
+            *guard = Some(Conn::new(client, &self.inner.shown));
         }
         Ok(Pooled {
             guard,
@@ -454,14 +436,8 @@ impl PgStore {
         f: impl AsyncFnOnce(&Cached<'_, tokio_postgres::Transaction<'_>>) -> Result<T>,
     ) -> Result<T> {
         let mut guard = self.client().await?;
-        let conn = guard.as_mut().ok_or_else(|| Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        })?;
-        let (tx, stmts) = conn.transaction().await.map_err(|e| self.err(&e))?;
-        let out = f(&Cached { c: &tx, stmts }).await?;
-        tx.commit().await.map_err(|e| self.err(&e))?;
-        Ok(out)
+        let conn = guard.as_mut().ok_or_else(|| self.no_connection())?;
+        conn.in_tx(f).await
     }
 
     /// Runs `f` on a query connection without a transaction of its own: for one statement,
@@ -492,11 +468,9 @@ impl PgStore {
         // The key has asks: the full rule, in a transaction under the key's lock.
         let opened = self
             .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
                 let lock_key = Self::lock_key(ask);
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
-                    .await
-                    .map_err(e)?;
+                    .await?;
                 let latest = self.newest_candidate(tx, ask, &*liveness).await?;
                 match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
@@ -507,17 +481,16 @@ impl PgStore {
                              WHERE id = $1",
                             &[&rec.id.0, &until.0],
                         )
-                        .await
-                        .map_err(e)?;
-                        notify_ids(tx, &[rec.id]).await.map_err(e)?;
+                        .await?;
+                        notify_ids(tx, &[rec.id]).await?;
                         rec.attached = true;
                         rec.detached_at = None;
                         rec.lease_until = Some(until);
                         Ok(Opened::Reattached(rec))
                     }
                     _ => {
-                        let row = tx
-                            .query_one(
+                        let id = tx
+                            .row(
                                 "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
                                  created_at, grace_ms, attached, lease_until, namespace) \
                                  VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $9) RETURNING id",
@@ -532,11 +505,10 @@ impl PgStore {
                                     &ask.created_at.plus(lease()).0,
                                     &ask.key.namespace().as_str(),
                                 ],
+                                |r| r.try_get(0).map(AskId),
                             )
-                            .await
-                            .map_err(e)?;
-                        let id = AskId(row.try_get(0).map_err(e)?);
-                        notify_ids(tx, &[id]).await.map_err(e)?;
+                            .await?;
+                        notify_ids(tx, &[id]).await?;
                         Ok(Opened::Created(ask.created(id)))
                     }
                 }
@@ -576,7 +548,7 @@ impl PgStore {
         liveness: &dyn Liveness,
     ) -> Result<Option<AskRecord>> {
         let rows = client
-            .query(
+            .rows(
                 &format!(
                     "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
                      AND request_hash = $3 ORDER BY id DESC LIMIT $4"
@@ -587,13 +559,11 @@ impl PgStore {
                     &ask.key.request_hash(),
                     &CANDIDATES,
                 ],
+                read_row,
             )
-            .await
-            .map_err(|e| self.err(&e))?;
-        for r in &rows {
-            let rec = read_row(r)
-                .map_err(|e| self.err(&e))?
-                .into_record(&self.inner.shown)?;
+            .await?;
+        for raw in rows {
+            let rec = raw.into_record(&self.inner.shown)?;
             if candidate(&rec, ask, liveness) {
                 return Ok(Some(rec));
             }
@@ -607,10 +577,7 @@ impl PgStore {
         liveness: Arc<dyn Liveness>,
     ) -> Result<Option<AskRecord>> {
         let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or_else(|| Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        })?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let latest = self
             .newest_candidate(&conn.cached(), ask, &*liveness)
             .await?;
@@ -622,45 +589,34 @@ impl PgStore {
         let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
         let swept = self
             .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
-                let rows = tx
-                    .query(
+                let expired = tx
+                    .rows(
                         "UPDATE ask_user_asks SET attached = FALSE, detached_at = lease_until \
                          WHERE state = 'open' AND attached AND lease_until IS NOT NULL \
                          AND lease_until <= $1 RETURNING id",
                         &[&now.0],
+                        |r| r.try_get(0).map(AskId),
                     )
-                    .await
-                    .map_err(e)?;
-                let mut expired = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    expired.push(AskId(r.try_get(0).map_err(e)?));
-                }
-                notify_ids(tx, &expired).await.map_err(e)?;
-                let rows = tx
-                    .query(
+                    .await?;
+                notify_ids(tx, &expired).await?;
+                let withdrawn = tx
+                    .rows(
                         "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $2, closed_at = $1 \
                          WHERE state = 'open' AND NOT attached AND detached_at + grace_ms <= $1 RETURNING id",
                         &[&now.0, &withdrawn_json],
+                        |r| r.try_get(0).map(AskId),
                     )
-                    .await
-                    .map_err(e)?;
-                let mut withdrawn = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    withdrawn.push(AskId(r.try_get(0).map_err(e)?));
-                }
-                notify_ids(tx, &withdrawn).await.map_err(e)?;
+                    .await?;
+                notify_ids(tx, &withdrawn).await?;
                 let purged = tx
                     .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1 \
                      AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))", &[&cutoff])
-                    .await
-                    .map_err(e)?;
+                    .await?;
                 tx.batch_execute(
                     "DELETE FROM ask_user_channel_tokens WHERE ask NOT IN (SELECT id FROM ask_user_asks); \
                      DELETE FROM ask_user_channel_messages WHERE ask NOT IN (SELECT id FROM ask_user_asks);",
                 )
-                .await
-                .map_err(e)?;
+                .await?;
                 Ok(Swept { expired, withdrawn, purged })
             })
             .await?;
@@ -677,21 +633,25 @@ impl PgStore {
         at: Timestamp,
     ) -> Result<Spend> {
         self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
             let row = tx
-                .query_opt(
+                .row_opt(
                     "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
                      WHERE hash = $1 FOR UPDATE",
                     &[&hash],
+                    |r| {
+                        Ok((
+                            r.try_get::<_, i64>(0)?,
+                            r.try_get::<_, String>(1)?,
+                            r.try_get::<_, String>(2)?,
+                            r.try_get::<_, Option<String>>(3)?,
+                            r.try_get::<_, Option<i64>>(4)?,
+                        ))
+                    },
                 )
-                .await
-                .map_err(e)?;
-            let Some(row) = row else {
+                .await?;
+            let Some((a, ch, choice, user, used)) = row else {
                 return Ok(Spend::Unknown);
             };
-            let a: i64 = row.try_get(0).map_err(e)?;
-            let ch: String = row.try_get(1).map_err(e)?;
-            let used: Option<i64> = row.try_get(4).map_err(e)?;
             if a != ask.0 || ch != channel {
                 return Ok(Spend::Elsewhere);
             }
@@ -702,14 +662,13 @@ impl PgStore {
                 "UPDATE ask_user_channel_tokens SET used_at = $2 WHERE hash = $1",
                 &[&hash, &at.0],
             )
-            .await
-            .map_err(e)?;
+            .await?;
             Ok(Spend::Spent(ChannelToken {
                 hash: hash.to_owned(),
                 ask: AskId(a),
                 channel: ch,
-                choice: row.try_get(2).map_err(e)?,
-                user: row.try_get(3).map_err(e)?,
+                choice,
+                user,
             }))
         })
         .await
@@ -814,7 +773,6 @@ impl PgStore {
             )
             .await
             .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
         })
         .await
     }
@@ -833,7 +791,6 @@ impl PgStore {
             )
             .await
             .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
         })
         .await
     }
@@ -846,28 +803,18 @@ impl PgStore {
             )
             .await
             .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
         })
         .await
     }
 
     pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
         self.on_conn(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let row = tx
-                .query_opt(
-                    "SELECT holder, until FROM ask_user_leases WHERE name = $1",
-                    &[&name],
-                )
-                .await
-                .map_err(e)?;
-            match row {
-                None => Ok(None),
-                Some(r) => Ok(Some((
-                    r.try_get::<_, String>(0).map_err(e)?,
-                    Timestamp(r.try_get(1).map_err(e)?),
-                ))),
-            }
+            tx.row_opt(
+                "SELECT holder, until FROM ask_user_leases WHERE name = $1",
+                &[&name],
+                |r| Ok((r.try_get::<_, String>(0)?, Timestamp(r.try_get(1)?))),
+            )
+            .await
         })
         .await
     }
@@ -917,10 +864,7 @@ impl SqlDb for PgStore {
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
-        conn.cached()
-            .execute(sql, &refs)
-            .await
-            .map_err(|e| self.err(&e))
+        conn.cached().execute(sql, &refs).await
     }
 
     async fn rows(
@@ -932,13 +876,6 @@ impl SqlDb for PgStore {
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
-        let rows = conn
-            .cached()
-            .query(sql, &refs)
-            .await
-            .map_err(|e| self.err(&e))?;
-        rows.iter()
-            .map(|r| cells_of(r).map_err(|e| self.err(&e)))
-            .collect()
+        conn.cached().rows(sql, &refs, cells_of).await
     }
 }
