@@ -38,7 +38,7 @@ use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket}
 use cached::{Cached, Conn};
 
 use crate::channel::{ChannelToken, Spend};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
@@ -220,11 +220,18 @@ fn detail(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// The driver's error as a [`Cause`], with its SQLSTATE when the server gave one.
+fn cause(e: tokio_postgres::Error) -> Cause {
+    let code = e.code().map(|c| c.code().to_owned());
+    Cause::new(e, code)
+}
+
 /// The store's error for a failed statement or call of the driver on the server `shown`.
-fn pg_error(shown: &str, e: &tokio_postgres::Error) -> Error {
+fn pg_error(shown: &str, e: tokio_postgres::Error) -> Error {
     Error::Backend {
         location: shown.to_owned(),
-        detail: detail(e),
+        detail: detail(&e),
+        cause: Some(cause(e)),
     }
 }
 
@@ -253,15 +260,20 @@ async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
     connected.map_err(|e| Error::Unreachable {
         location: shown.to_owned(),
         detail: detail(&e),
+        cause: Some(cause(e)),
     })
 }
 
 /// A connection that has run `LISTEN`, the connection still to be driven by the caller.
 async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
     let (client, mut conn) = connect(url, shown).await?;
-    let unreachable = |detail: String| Error::Unreachable {
+    // `None`: the server closed the connection.
+    let unreachable = |e: Option<tokio_postgres::Error>| Error::Unreachable {
         location: shown.to_owned(),
-        detail,
+        detail: e
+            .as_ref()
+            .map_or_else(|| "the server closed the connection".to_owned(), detail),
+        cause: e.map(cause),
     };
     {
         let sql = format!("LISTEN {CHANNEL}");
@@ -269,11 +281,14 @@ async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)
         tokio::pin!(listen);
         loop {
             tokio::select! {
-                r = &mut listen => { r.map_err(|e| unreachable(detail(&e)))?; break; }
+                r = &mut listen => match r {
+                    Ok(()) => break,
+                    Err(e) => return Err(unreachable(Some(e))),
+                },
                 m = poll_fn(|cx| conn.poll_message(cx)) => match m {
                     Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(unreachable(detail(&e))),
-                    None => return Err(unreachable("the server closed the connection".to_owned())),
+                    Some(Err(e)) => return Err(unreachable(Some(e))),
+                    None => return Err(unreachable(None)),
                 }
             }
         }
@@ -376,10 +391,7 @@ impl PgStore {
     }
 
     fn no_connection(&self) -> Error {
-        Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        }
+        Error::backend(&self.inner.shown, "no connection")
     }
 
     /// A query connection of the pool: the first to be free (a free one with a live

@@ -35,7 +35,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use tokio::sync::broadcast;
 
 use crate::channel::{ChannelToken, Spend};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::feed::FEED_CAPACITY;
 use crate::liveness::Liveness;
 use crate::model::found;
@@ -112,13 +112,26 @@ fn disk_is_full(shown: &str) -> bool {
     rustix::fs::statvfs(dir).is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < 64 * 1024)
 }
 
-/// Maps a SQLite error to the store's error for the file `shown`.
+/// Maps a SQLite error to the store's error for the file `shown`, keeping it as the cause. A
+/// message of SQLite's own is followed by its extended result code (`… (SQLite code 1555)`),
+/// except where the store's text quotes it in parentheses already (a corrupt file).
 fn map_err(shown: &str, e: rusqlite::Error) -> Error {
-    let detail = e.to_string();
-    match e.sqlite_error_code() {
+    let said = e.to_string();
+    let code = e.sqlite_error().map(|f| f.extended_code);
+    // Without a message of its own, rusqlite's text is "Error code N: …" already.
+    let detail = match (&e, code) {
+        (rusqlite::Error::SqliteFailure(_, Some(_)), Some(n)) => {
+            format!("{said} (SQLite code {n})")
+        }
+        _ => said.clone(),
+    };
+    let kind = e.sqlite_error_code();
+    let cause = Some(Cause::new(e, code.map(|n| n.to_string())));
+    match kind {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Error::Corrupt {
             path: shown.to_owned(),
-            detail,
+            detail: said,
+            cause,
         },
         Some(ErrorCode::DiskFull) => Error::DiskFull {
             path: shown.to_owned(),
@@ -130,17 +143,20 @@ fn map_err(shown: &str, e: rusqlite::Error) -> Error {
             Error::ReadOnly {
                 path: shown.to_owned(),
                 detail,
+                cause,
             }
         }
         _ => Error::Backend {
             location: shown.to_owned(),
             detail,
+            cause,
         },
     }
 }
 
-/// Maps an I/O error while creating the store's file or directory.
-fn map_io(shown: &str, e: &std::io::Error) -> Error {
+/// Maps an I/O error while creating the store's file or directory, keeping it as the cause.
+fn map_io(shown: &str, e: std::io::Error) -> Error {
+    let detail = e.to_string();
     match e.raw_os_error() {
         Some(28) => Error::DiskFull {
             path: shown.to_owned(),
@@ -152,12 +168,14 @@ fn map_io(shown: &str, e: &std::io::Error) -> Error {
         {
             Error::ReadOnly {
                 path: shown.to_owned(),
-                detail: e.to_string(),
+                detail,
+                cause: Some(Cause::new(e, None)),
             }
         }
         _ => Error::Backend {
             location: shown.to_owned(),
-            detail: e.to_string(),
+            detail,
+            cause: Some(Cause::new(e, None)),
         },
     }
 }
@@ -176,7 +194,7 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
             OpenOptions::new()
                 .write(true)
                 .open(path)
-                .map_err(|e| map_io(shown, &e))?;
+                .map_err(|e| map_io(shown, e))?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -184,7 +202,7 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
                     .recursive(true)
                     .mode(0o700)
                     .create(dir)
-                    .map_err(|e| map_io(shown, &e))?;
+                    .map_err(|e| map_io(shown, e))?;
             }
             match OpenOptions::new()
                 .write(true)
@@ -194,10 +212,10 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
             {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(map_io(shown, &e)),
+                Err(e) => return Err(map_io(shown, e)),
             }
         }
-        Err(e) => return Err(map_io(shown, &e)),
+        Err(e) => return Err(map_io(shown, e)),
     }
     // An empty file holds nothing: switching it to WAL writes only its header, through a
     // rollback journal (four syncs at full sync). That write goes unsynced, then the file is
@@ -217,7 +235,7 @@ fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
     if empty {
         File::open(path)
             .and_then(|f| f.sync_all())
-            .map_err(|e| map_io(shown, &e))?;
+            .map_err(|e| map_io(shown, e))?;
     }
     db.with(|c| {
         c.pragma_update(None, "synchronous", "FULL")?;
@@ -243,10 +261,10 @@ fn set_wal(db: &Db<'_>) -> Result<()> {
         match r {
             Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
             Ok(mode) => {
-                return Err(Error::Backend {
-                    location: db.shown().to_owned(),
-                    detail: format!("cannot switch the journal to WAL (it stays {mode})"),
-                });
+                return Err(Error::backend(
+                    db.shown(),
+                    format!("cannot switch the journal to WAL (it stays {mode})"),
+                ));
             }
             Err(e)
                 if matches!(
@@ -381,10 +399,7 @@ impl SqliteStore {
             }
         })
         .await
-        .map_err(|e| Error::Backend {
-            location: shown.clone(),
-            detail: e.to_string(),
-        })??;
+        .map_err(|e| Error::backend(&shown, e.to_string()))??;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let path_for_id = path.clone();
         let conns = Arc::new(pool::Conns::start(conn, path.clone(), shown.clone())?);

@@ -219,10 +219,7 @@ pub(crate) trait SqlDb {
 }
 
 fn bad_column(location: &str) -> Error {
-    Error::Backend {
-        location: location.to_owned(),
-        detail: "a column holds a value of an unexpected type".to_owned(),
-    }
+    Error::backend(location, "a column holds a value of an unexpected type")
 }
 
 /// Reads a row's columns in order.

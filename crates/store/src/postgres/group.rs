@@ -149,10 +149,7 @@ async fn intake<J: Send + 'static>(
 }
 
 fn stopped(shown: &str) -> Error {
-    Error::Backend {
-        location: shown.to_owned(),
-        detail: "the store's writer has stopped".to_owned(),
-    }
+    Error::backend(shown, "the store's writer has stopped")
 }
 
 /// Why a group failed: before its `COMMIT` (nothing of it is stored), or at it (unknown).

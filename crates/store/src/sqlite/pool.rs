@@ -77,10 +77,7 @@ where
             (_, Some(Err(e))) => Err(e),
             (Some(e), _) => Err(e.clone()),
             (None, Some(ok)) => ok,
-            (None, None) => Err(Error::Backend {
-                location: String::new(),
-                detail: "the write was not run".to_owned(),
-            }),
+            (None, None) => Err(Error::backend("", "the write was not run")),
         };
         // The caller may have stopped waiting (its future dropped): nothing to tell then.
         let _ = self.reply.send(out);
@@ -114,10 +111,7 @@ impl Conns {
                 let checkpointer = checkpointer.clone();
                 move || write_loop(writer, &shown, &queue, &commits, &checkpointer)
             })
-            .map_err(|e| Error::Backend {
-                location: shown.clone(),
-                detail: format!("cannot start the store's writer: {e}"),
-            })?;
+            .map_err(|e| Error::backend(&shown, format!("cannot start the store's writer: {e}")))?;
         Ok(Conns {
             path,
             shown,
@@ -140,10 +134,7 @@ impl Conns {
             result: None,
             reply,
         });
-        let gone = || Error::Backend {
-            location: self.shown.clone(),
-            detail: "the store's writer has stopped".to_owned(),
-        };
+        let gone = || Error::backend(&self.shown, "the store's writer has stopped");
         self.jobs.send(job).map_err(|_| gone())?;
         // Awaited on the blocking pool, as reads are: a runtime on a paused test clock (the
         // simulation, `crates/sim`) then does not jump its clock ahead while the commit runs,
@@ -171,10 +162,7 @@ impl Conns {
             }
         })
         .await
-        .map_err(|e| Error::Backend {
-            location: self.shown.clone(),
-            detail: e.to_string(),
-        })?
+        .map_err(|e| Error::backend(&self.shown, e.to_string()))?
     }
 
     /// A free reader, else the next in turn once free.
@@ -198,10 +186,7 @@ impl Drop for Conns {
 }
 
 fn unreachable_reader<T>(shown: &str) -> Result<T> {
-    Err(Error::Backend {
-        location: shown.to_owned(),
-        detail: "no reader connection".to_owned(),
-    })
+    Err(Error::backend(shown, "no reader connection"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,10 +258,8 @@ fn commit_group(
             if conn.is_autocommit() {
                 // The write's error rolled the whole transaction back: the writes before it
                 // are lost too.
-                let e = failed.unwrap_or_else(|| Error::Backend {
-                    location: shown.to_owned(),
-                    detail: "the transaction ended early".to_owned(),
-                });
+                let e =
+                    failed.unwrap_or_else(|| Error::backend(shown, "the transaction ended early"));
                 for done in ran.drain(..) {
                     done.finish(Some(&e));
                 }
