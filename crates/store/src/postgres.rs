@@ -452,14 +452,6 @@ impl PgStore {
         conn.in_tx(f).await
     }
 
-    /// Runs `f` on a query connection without a transaction of its own: for one statement,
-    /// which is atomic by itself (`BEGIN` and `COMMIT` would cost two more round trips).
-    async fn on_conn<T>(&self, f: impl AsyncFnOnce(&Cached<'_, Client>) -> Result<T>) -> Result<T> {
-        let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
-        f(&conn.cached()).await
-    }
-
     fn announce(&self, ids: &[AskId]) {
         // This process's followers hear it from the listener too; telling them at once saves
         // a round trip.
@@ -764,71 +756,6 @@ async fn listen_loop(
                 }
             }
         }
-    }
-}
-
-/// Named leases (`crate::lease`): one compare-and-set statement each.
-impl PgStore {
-    pub(crate) async fn acquire_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "INSERT INTO ask_user_leases (name, holder, until) VALUES ($1, $2, $3) \
-                 ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
-                 WHERE ask_user_leases.until <= $4 OR ask_user_leases.holder = EXCLUDED.holder",
-                &[&name, &holder, &until.0, &now.0],
-            )
-            .await
-            .map(|n| n == 1)
-        })
-        .await
-    }
-
-    pub(crate) async fn renew_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "UPDATE ask_user_leases SET until = $3 WHERE name = $1 AND holder = $2 AND until > $4",
-                &[&name, &holder, &until.0, &now.0],
-            )
-            .await
-            .map(|n| n == 1)
-        })
-        .await
-    }
-
-    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "DELETE FROM ask_user_leases WHERE name = $1 AND holder = $2",
-                &[&name, &holder],
-            )
-            .await
-            .map(|n| n == 1)
-        })
-        .await
-    }
-
-    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        self.on_conn(async |tx| {
-            tx.row_opt(
-                "SELECT holder, until FROM ask_user_leases WHERE name = $1",
-                &[&name],
-                |r| Ok((r.try_get::<_, String>(0)?, Timestamp(r.try_get(1)?))),
-            )
-            .await
-        })
-        .await
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, GenericClient, Row, Statement, Transaction};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// One query connection of the pool and the statements prepared on it.
 pub(crate) struct Conn {
@@ -149,9 +149,9 @@ impl<C: GenericClient + Sync> Cached<'_, C> {
         params: Params<'_>,
         f: impl FnOnce(&Row) -> std::result::Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
-        let s = self.stmt(sql).await?;
-        let row = self.located(self.c.query_one(&s, params).await)?;
-        self.located(f(&row))
+        self.row_opt(sql, params, f)
+            .await?
+            .ok_or_else(|| Error::backend(self.shown, "the statement returned no row"))
     }
 
     /// Statements without parameters, several at once: not prepared.

@@ -5,6 +5,8 @@
 //! connection, inside its group's transaction), a write's own part on a [`Tx`] (a savepoint,
 //! or the migration's transaction). Each runs statements through [`Run`].
 
+use std::ops::Deref;
+
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Params, Row, TransactionBehavior};
 
 use super::map_err;
@@ -75,102 +77,76 @@ pub(super) trait Run {
     }
 }
 
-/// A connection with the store's file: a reader's, or one being opened.
-pub(super) struct Db<'c> {
-    conn: &'c Connection,
-    shown: &'c str,
+/// A connection `C` with the store's file: [`Db`], [`Writer`] or [`Tx`].
+pub(super) struct On<'s, C> {
+    conn: C,
+    shown: &'s str,
 }
 
-impl<'c> Db<'c> {
-    pub(super) fn new(conn: &'c Connection, shown: &'c str) -> Db<'c> {
-        Db { conn, shown }
+/// A reader's connection, or one being opened.
+pub(super) type Db<'c> = On<'c, &'c Connection>;
+
+/// The writer's connection: a write opens its savepoint on it.
+pub(super) type Writer<'c> = On<'c, &'c mut Connection>;
+
+/// A savepoint or a transaction: rolled back when dropped, unless committed.
+pub(super) type Tx<'c> = On<'c, Scope<'c>>;
+
+impl<'s, C> On<'s, C> {
+    pub(super) fn new(conn: C, shown: &'s str) -> On<'s, C> {
+        On { conn, shown }
     }
 }
 
-impl Run for Db<'_> {
+impl<C: Deref<Target = Connection>> Run for On<'_, C> {
     fn conn(&self) -> &Connection {
-        self.conn
+        &self.conn
     }
     fn shown(&self) -> &str {
         self.shown
     }
 }
 
-/// The writer's connection, with the store's file: a write opens its savepoint on it.
-pub(super) struct Writer<'c> {
-    conn: &'c mut Connection,
-    shown: &'c str,
-}
-
-impl<'c> Writer<'c> {
-    pub(super) fn new(conn: &'c mut Connection, shown: &'c str) -> Writer<'c> {
-        Writer { conn, shown }
-    }
-
-    /// A savepoint: rolled back when dropped, unless committed.
+impl Writer<'_> {
+    /// A savepoint.
     pub(super) fn savepoint(&mut self) -> Result<Tx<'_>> {
-        let shown = self.shown;
-        let sp = opening(shown, || self.conn.savepoint())?;
-        Ok(Tx {
-            inner: Inner::Savepoint(sp),
-            shown,
-        })
+        let sp = opening(self.shown, || self.conn.savepoint())?;
+        Ok(On::new(Scope::Savepoint(sp), self.shown))
     }
 
-    /// A transaction that takes the write lock at once (`BEGIN IMMEDIATE`): rolled back when
-    /// dropped, unless committed.
+    /// A transaction that takes the write lock at once (`BEGIN IMMEDIATE`).
     pub(super) fn immediate(&mut self) -> Result<Tx<'_>> {
-        let shown = self.shown;
-        let tx = opening(shown, || {
+        let tx = opening(self.shown, || {
             self.conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
         })?;
-        Ok(Tx {
-            inner: Inner::Transaction(tx),
-            shown,
-        })
+        Ok(On::new(Scope::Transaction(tx), self.shown))
     }
 }
 
-impl Run for Writer<'_> {
-    fn conn(&self) -> &Connection {
-        self.conn
-    }
-    fn shown(&self) -> &str {
-        self.shown
-    }
-}
-
-/// A savepoint or transaction, with the store's file.
-pub(super) struct Tx<'c> {
-    inner: Inner<'c>,
-    shown: &'c str,
-}
-
-enum Inner<'c> {
+/// What a [`Tx`] runs in.
+pub(super) enum Scope<'c> {
     Savepoint(rusqlite::Savepoint<'c>),
     Transaction(rusqlite::Transaction<'c>),
+}
+
+impl Deref for Scope<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Scope::Savepoint(sp) => sp,
+            Scope::Transaction(tx) => tx,
+        }
+    }
 }
 
 impl Tx<'_> {
     /// Keeps what it wrote.
     pub(super) fn commit(self) -> Result<()> {
-        opening(self.shown, || match self.inner {
-            Inner::Savepoint(sp) => sp.commit(),
-            Inner::Transaction(tx) => tx.commit(),
+        opening(self.shown, || match self.conn {
+            Scope::Savepoint(sp) => sp.commit(),
+            Scope::Transaction(tx) => tx.commit(),
         })
-    }
-}
-
-impl Run for Tx<'_> {
-    fn conn(&self) -> &Connection {
-        match &self.inner {
-            Inner::Savepoint(sp) => sp,
-            Inner::Transaction(tx) => tx,
-        }
-    }
-    fn shown(&self) -> &str {
-        self.shown
     }
 }
 
