@@ -151,14 +151,15 @@ const CLOCK_TOLERANCE_MS: i64 = 2_000;
 /// once: the midpoint of one round trip.
 async fn measure_skew(conn: &Conn) -> Result<i64> {
     let before = Timestamp::now();
-    let db: i64 = conn
-        .cached()
-        .row(
+    let c = conn.cached();
+    let db: i64 = c.one(
+        c.rows(
             "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
             &[],
             |r| r.try_get(0),
         )
-        .await?;
+        .await?,
+    )?;
     let after = Timestamp::now();
     let skew = db - (before.0 + (after.0 - before.0) / 2);
     if skew.abs() < CLOCK_TOLERANCE_MS {
@@ -305,13 +306,13 @@ async fn migrate(conn: &mut Conn) -> Result<()> {
         )
         .await?;
         let meta = async |key: &'static str| {
-            tx.row_opt(
+            tx.rows(
                 "SELECT value FROM ask_user_meta WHERE key = $1",
                 &[&key],
                 |r| r.try_get::<_, i64>(0),
             )
             .await
-            .map(|v| v.unwrap_or(0))
+            .map(|v| v.first().copied().unwrap_or(0))
         };
         let found = meta("schema_version").await?;
         let compat = meta("compatible_from").await?;
@@ -340,12 +341,15 @@ async fn notify_ids(c: &Cached<'_, impl GenericClient + Sync>, ids: &[AskId]) ->
 }
 
 async fn get_raw(c: &Cached<'_, impl GenericClient + Sync>, id: AskId) -> Result<Option<RawAsk>> {
-    c.row_opt(
-        &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
-        &[&id.0],
-        read_row,
-    )
-    .await
+    // The primary key: one row at most.
+    let rows = c
+        .rows(
+            &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
+            &[&id.0],
+            read_row,
+        )
+        .await?;
+    Ok(rows.into_iter().next())
 }
 
 impl PgStore {
@@ -493,8 +497,8 @@ impl PgStore {
                         Ok(Opened::Reattached(rec))
                     }
                     _ => {
-                        let id = tx
-                            .row(
+                        let ids = tx
+                            .rows(
                                 "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
                                  created_at, grace_ms, attached, lease_until, namespace) \
                                  VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $9) RETURNING id",
@@ -512,6 +516,7 @@ impl PgStore {
                                 |r| r.try_get(0).map(AskId),
                             )
                             .await?;
+                        let id = tx.one(ids)?;
                         notify_ids(tx, &[id]).await?;
                         Ok(Opened::Created(ask.created(id)))
                     }
@@ -637,8 +642,8 @@ impl PgStore {
         at: Timestamp,
     ) -> Result<Spend> {
         self.in_tx(async |tx| {
-            let row = tx
-                .row_opt(
+            let rows = tx
+                .rows(
                     "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
                      WHERE hash = $1 FOR UPDATE",
                     &[&hash],
@@ -653,7 +658,8 @@ impl PgStore {
                     },
                 )
                 .await?;
-            let Some((a, ch, choice, user, used)) = row else {
+            // The primary key: one row at most.
+            let Some((a, ch, choice, user, used)) = rows.into_iter().next() else {
                 return Ok(Spend::Unknown);
             };
             if a != ask.0 || ch != channel {

@@ -280,15 +280,16 @@ fn set_wal(db: &Db<'_>) -> Result<()> {
 }
 
 fn meta_value(db: &impl Run, key: &str) -> Result<Option<i64>> {
-    db.row_opt("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+    db.cached("SELECT value FROM meta WHERE key = ?1", |s| {
+        s.query_row([key], |r| r.get(0)).optional()
+    })
 }
 
 fn migrate(w: &mut Writer<'_>) -> Result<()> {
     // A read first: an up-to-date store needs no write lock.
-    let has_meta = w.row(
+    let has_meta = w.cached(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-        [],
-        |r| r.get::<_, i64>(0),
+        |s| s.query_row([], |r| r.get::<_, i64>(0)),
     )? > 0;
     if has_meta {
         let found = meta_value(w, "schema_version")?.unwrap_or(0);
@@ -712,8 +713,8 @@ impl SqliteStore {
                 // The stamp the changes would carry; the counter is bumped only when an ask
                 // changed, so a sweep with nothing to do writes nothing (and its commit syncs
                 // nothing: it is on every start's way to the first frame).
-                let seq = tx.row("SELECT value + 1 FROM meta WHERE key = 'seq'", [], |r| {
-                    r.get::<_, i64>(0)
+                let seq = tx.cached("SELECT value + 1 FROM meta WHERE key = 'seq'", |s| {
+                    s.query_row([], |r| r.get::<_, i64>(0))
                 })?;
                 let expired = tx.rows(
                     "UPDATE asks SET attached = 0, detached_at = lease_until, \
@@ -772,17 +773,19 @@ impl SqliteStore {
         let (hash, channel) = (hash.to_owned(), channel.to_owned());
         self.write(move |w| {
             let tx = w.savepoint()?;
-            let row = tx.row_opt(
+            let row = tx.cached(
                 "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
-                [&hash],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, Option<i64>>(4)?,
-                    ))
+                |s| {
+                    s.query_row([&hash], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<i64>>(4)?,
+                        ))
+                    })
+                    .optional()
                 },
             )?;
             let spend = match row {

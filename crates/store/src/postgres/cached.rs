@@ -130,28 +130,10 @@ impl<C: GenericClient + Sync> Cached<'_, C> {
         self.located(rows.iter().map(f).collect())
     }
 
-    /// The one row of `sql`, if there is one, read by `f`.
-    pub(crate) async fn row_opt<T>(
-        &self,
-        sql: &str,
-        params: Params<'_>,
-        f: impl FnOnce(&Row) -> std::result::Result<T, tokio_postgres::Error>,
-    ) -> Result<Option<T>> {
-        let s = self.stmt(sql).await?;
-        let row = self.located(self.c.query_opt(&s, params).await)?;
-        self.located(row.as_ref().map(f).transpose())
-    }
-
-    /// The one row of `sql` (none is an error), read by `f`.
-    pub(crate) async fn row<T>(
-        &self,
-        sql: &str,
-        params: Params<'_>,
-        f: impl FnOnce(&Row) -> std::result::Result<T, tokio_postgres::Error>,
-    ) -> Result<T> {
-        self.row_opt(sql, params, f)
-            .await?
-            .ok_or_else(|| Error::backend(self.shown, "the statement returned no row"))
+    /// The one row a statement returned (none is an error).
+    pub(crate) fn one<T>(&self, rows: Vec<T>) -> Result<T> {
+        let none = || Error::backend(self.shown, "the statement returned no row");
+        rows.into_iter().next().ok_or_else(none)
     }
 
     /// Statements without parameters, several at once: not prepared.

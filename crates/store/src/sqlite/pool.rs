@@ -359,7 +359,7 @@ mod tests {
             "one commit for the first write, one for the 21 queued"
         );
         let n: i64 = c
-            .read(|db| Ok(db.row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap()))
+            .read(|db| db.cached("SELECT count(*) FROM t", |s| s.query_row([], |r| r.get(0))))
             .await
             .unwrap();
         assert_eq!(n, 21);

@@ -7,7 +7,7 @@
 
 use std::ops::Deref;
 
-use rusqlite::{CachedStatement, Connection, OptionalExtension, Params, Row, TransactionBehavior};
+use rusqlite::{CachedStatement, Connection, Params, Row, TransactionBehavior};
 
 use super::map_err;
 use crate::error::Result;
@@ -35,26 +35,6 @@ pub(super) trait Run {
     /// Runs statements without parameters.
     fn batch(&self, sql: &str) -> Result<()> {
         self.with(|c| c.execute_batch(sql))
-    }
-
-    /// The first row of `sql` (not kept prepared), read by `f`; no row is an error.
-    fn row<T>(
-        &self,
-        sql: &str,
-        params: impl Params,
-        f: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T> {
-        self.with(|c| c.query_row(sql, params, f))
-    }
-
-    /// The first row of `sql` (not kept prepared), read by `f`, if there is one.
-    fn row_opt<T>(
-        &self,
-        sql: &str,
-        params: impl Params,
-        f: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    ) -> Result<Option<T>> {
-        self.with(|c| c.query_row(sql, params, f).optional())
     }
 
     /// Runs `f` on the statement `sql`, prepared once per connection (kept in its cache).
