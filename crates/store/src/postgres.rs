@@ -21,24 +21,29 @@
 //! it instead of stalling every operation queued behind it), and a server-side
 //! `statement_timeout` of [`STATEMENT_TIMEOUT`]. Connections are plain TCP or a Unix socket
 //! (no TLS yet).
+//!
+//! Connecting and migrating is [`connect`](mod@connect); every statement runs through [`cached`], where the
+//! driver's errors become the store's.
 
 mod cached;
+mod connect;
 mod group;
 mod writes;
 
 use std::future::poll_fn;
-use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket};
+use tokio_postgres::{AsyncMessage, Client, GenericClient};
 
 use cached::{Cached, Conn};
+#[cfg(doc)]
+use connect::{CLOCK_TOLERANCE_MS, CONNECT_TIMEOUT, STATEMENT_TIMEOUT, TCP_USER_TIMEOUT, tuned};
+use connect::{PgConnection, connect, listen_connect, measure_skew, migrate, shown_of};
 
 use crate::channel::{ChannelToken, Spend};
-use crate::error::{Cause, Error, Result};
+use crate::error::{Error, Result};
 use crate::feed::{FEED_CAPACITY, Feed};
 use crate::liveness::Liveness;
 use crate::model::found;
@@ -47,58 +52,16 @@ use crate::model::{
     Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
-use crate::schema;
 use crate::statements::{Cell, Param, SqlDb, Statements};
 
 /// The NOTIFY channel.
 const CHANNEL: &str = "ask_user_changes";
 
-/// The advisory lock key that serialises migrations ("askuser" in ASCII).
-const MIGRATION_LOCK: i64 = 0x61_736b_7573_6572;
-
 /// The longest pause between two reconnect attempts of the listener.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
-
 /// How many query connections one process keeps.
 pub(crate) const POOL_SIZE: usize = 4;
-
-/// How long connecting may take (URL: `connect_timeout`).
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long sent data may stay unacknowledged before the connection is dropped (Linux
-/// `TCP_USER_TIMEOUT`; URL: `tcp_user_timeout`). Keepalives start after the same idle time.
-pub(crate) const TCP_USER_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The longest one statement runs on the server (URL `options` setting `statement_timeout`
-/// replaces it).
-pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// `url`'s connection settings with this backend's timeouts where the URL sets none.
-///
-/// # Errors
-/// The URL's parse error.
-pub(crate) fn tuned(url: &str) -> std::result::Result<Config, tokio_postgres::Error> {
-    let mut cfg = Config::from_str(url)?;
-    if cfg.get_connect_timeout().is_none() {
-        cfg.connect_timeout(CONNECT_TIMEOUT);
-    }
-    if cfg.get_tcp_user_timeout().is_none() {
-        cfg.tcp_user_timeout(TCP_USER_TIMEOUT);
-    }
-    cfg.keepalives(true);
-    if cfg.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
-        cfg.keepalives_idle(TCP_USER_TIMEOUT);
-    }
-    let options = cfg.get_options().unwrap_or("").to_owned();
-    if !options.contains("statement_timeout") {
-        let ms = STATEMENT_TIMEOUT.as_millis();
-        let joined = format!("{options} -c statement_timeout={ms}");
-        cfg.options(joined.trim_start());
-    }
-    Ok(cfg)
-}
 
 /// A pooled query connection in use, with the permit that let the caller take it (the
 /// connection is unlocked before the permit returns: fields drop in order).
@@ -126,7 +89,7 @@ pub(crate) struct PgStore {
 }
 
 struct Inner {
-    /// The URL as given, with its password: only [`connect`] reads it.
+    /// The URL as given, with its password: only [`connect()`] reads it.
     url: ask_user_core::Secret,
     shown: String,
     clients: Vec<Mutex<Option<Conn>>>,
@@ -144,33 +107,10 @@ struct Inner {
     skew_ms: i64,
 }
 
-/// A clock this close to the database's is taken as it is (a round trip, NTP's drift).
-const CLOCK_TOLERANCE_MS: i64 = 2_000;
-
-/// The database's clock minus this process's (ms; 0 within [`CLOCK_TOLERANCE_MS`]), read
-/// once: the midpoint of one round trip.
-async fn measure_skew(conn: &Conn) -> Result<i64> {
-    let before = Timestamp::now();
-    let c = conn.cached();
-    let db: i64 = c.one(
-        c.rows(
-            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-            &[],
-            |r| r.try_get(0),
-        )
-        .await?,
-    )?;
-    let after = Timestamp::now();
-    let skew = db - (before.0 + (after.0 - before.0) / 2);
-    if skew.abs() < CLOCK_TOLERANCE_MS {
-        return Ok(0);
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shutdown.notify_one();
     }
-    tracing::warn!(
-        "this machine's clock is {} s off the clock of the database {}: the store's decisions take the database's",
-        -skew / 1000,
-        conn.cached().shown()
-    );
-    Ok(skew)
 }
 
 impl std::fmt::Debug for Inner {
@@ -178,61 +118,6 @@ impl std::fmt::Debug for Inner {
         f.debug_struct("PgStore")
             .field("server", &self.shown)
             .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.shutdown.notify_one();
-    }
-}
-
-/// The server a URL names, without user or password: `postgres://HOST:PORT/DB`.
-fn shown_of(url: &str) -> String {
-    let Ok(cfg) = Config::from_str(url) else {
-        return "postgres (an unreadable URL)".to_owned();
-    };
-    let host = match cfg.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_owned(),
-    };
-    let port = cfg.get_ports().first().copied().unwrap_or(5432);
-    format!(
-        "postgres://{host}:{port}/{}",
-        cfg.get_dbname().unwrap_or("")
-    )
-}
-
-/// The server's words for an error (tokio-postgres's own text is only "db error").
-fn detail(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(": ");
-                text.push_str(&s.to_string());
-                source = s.source();
-            }
-            text
-        }
-    }
-}
-
-/// The driver's error as a [`Cause`], with its SQLSTATE when the server gave one.
-fn cause(e: tokio_postgres::Error) -> Cause {
-    let code = e.code().map(|c| c.code().to_owned());
-    Cause::new(e, code)
-}
-
-/// The store's error for a failed statement or call of the driver on the server `shown`.
-fn pg_error(shown: &str, e: tokio_postgres::Error) -> Error {
-    Error::Backend {
-        location: shown.to_owned(),
-        detail: detail(&e),
-        cause: Some(cause(e)),
     }
 }
 
@@ -254,82 +139,6 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
         lease_until: r.try_get(13)?,
         namespace: r.try_get(14)?,
     })
-}
-
-async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    let connected = async { tuned(url)?.connect(NoTls).await }.await;
-    connected.map_err(|e| Error::Unreachable {
-        location: shown.to_owned(),
-        detail: detail(&e),
-        cause: Some(cause(e)),
-    })
-}
-
-/// A connection that has run `LISTEN`, the connection still to be driven by the caller.
-async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    let (client, mut conn) = connect(url, shown).await?;
-    // `None`: the server closed the connection.
-    let unreachable = |e: Option<tokio_postgres::Error>| Error::Unreachable {
-        location: shown.to_owned(),
-        detail: e
-            .as_ref()
-            .map_or_else(|| "the server closed the connection".to_owned(), detail),
-        cause: e.map(cause),
-    };
-    {
-        let sql = format!("LISTEN {CHANNEL}");
-        let listen = client.batch_execute(&sql);
-        tokio::pin!(listen);
-        loop {
-            tokio::select! {
-                r = &mut listen => match r {
-                    Ok(()) => break,
-                    Err(e) => return Err(unreachable(Some(e))),
-                },
-                m = poll_fn(|cx| conn.poll_message(cx)) => match m {
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(unreachable(Some(e))),
-                    None => return Err(unreachable(None)),
-                }
-            }
-        }
-    }
-    Ok((client, conn))
-}
-
-async fn migrate(conn: &mut Conn) -> Result<()> {
-    conn.in_tx(async |tx| {
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS ask_user_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
-        )
-        .await?;
-        let meta = async |key: &'static str| {
-            tx.rows(
-                "SELECT value FROM ask_user_meta WHERE key = $1",
-                &[&key],
-                |r| r.try_get::<_, i64>(0),
-            )
-            .await
-            .map(|v| v.first().copied().unwrap_or(0))
-        };
-        let found = meta("schema_version").await?;
-        let compat = meta("compatible_from").await?;
-        if schema::check(tx.shown(), found, compat)? {
-            for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
-                tx.batch_execute(m.postgres).await?;
-                tx.execute(
-                    "INSERT INTO ask_user_meta (key, value) VALUES ('schema_version', $1), ('compatible_from', $2) \
-                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    &[&m.version, &m.compatible_from.max(compat)],
-                )
-                .await?;
-            }
-        }
-        Ok(())
-    })
-    .await
 }
 
 async fn notify_ids(c: &Cached<'_, impl GenericClient + Sync>, ids: &[AskId]) -> Result<()> {

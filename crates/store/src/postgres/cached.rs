@@ -61,7 +61,7 @@ impl Conn {
 }
 
 /// A client or transaction whose statements are prepared once per connection, and whose every
-/// error becomes the store's ([`super::pg_error`]), so callers use `?`.
+/// error becomes the store's ([`super::connect::pg_error`]), so callers use `?`.
 pub(crate) struct Cached<'a, C> {
     c: &'a C,
     stmts: &'a Mutex<HashMap<String, Statement>>,
@@ -73,7 +73,7 @@ type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
 /// The driver's result as the store's, for the server `shown`: every Postgres error of the
 /// store becomes the store's here.
 fn located<T>(shown: &str, r: std::result::Result<T, tokio_postgres::Error>) -> Result<T> {
-    r.map_err(|e| super::pg_error(shown, e))
+    r.map_err(|e| super::connect::pg_error(shown, e))
 }
 
 impl<C: GenericClient + Sync> Cached<'_, C> {

@@ -9,7 +9,7 @@ use std::ops::Deref;
 
 use rusqlite::{CachedStatement, Connection, Params, Row, TransactionBehavior};
 
-use super::map_err;
+use super::open::map_err;
 use crate::error::Result;
 
 /// Statements on one connection (or a transaction or savepoint on it), their errors mapped for
