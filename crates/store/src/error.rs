@@ -1,7 +1,57 @@
 //! The store's errors. Each text names the store (file or server) and says what to do; every
 //! text a user can trigger is pinned by a test (`tests/suite/sqlite.rs`, `tests/suite/errors.rs`).
+//! An error that came from the driver (SQLite, Postgres) or the system keeps it as its
+//! [`std::error::Error::source`] ([`Cause`]), and its text names the driver's code: the
+//! SQLSTATE, or SQLite's extended result code.
+
+use std::sync::Arc;
 
 use crate::model::AskId;
+
+/// The driver's (or the system's) error behind a store error, shared (the store's errors are
+/// `Clone`). As the store error's [`std::error::Error::source`] it is that error itself, so a
+/// caller can downcast it (`rusqlite::Error`, `tokio_postgres::Error`, `std::io::Error`).
+#[derive(Clone)]
+pub struct Cause {
+    error: Arc<dyn std::error::Error + Send + Sync>,
+    code: Option<String>,
+}
+
+impl Cause {
+    /// `error`, with the driver's code for it, if it has one.
+    pub(crate) fn new(
+        error: impl std::error::Error + Send + Sync + 'static,
+        code: Option<String>,
+    ) -> Cause {
+        Cause {
+            error: Arc::new(error),
+            code,
+        }
+    }
+
+    /// The driver's code: Postgres's SQLSTATE (`23505`), SQLite's extended result code
+    /// (`1555`); `None` when the driver gave none (a lost connection, an I/O error).
+    #[must_use]
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+}
+
+/// The driver's error itself: what [`Error`]'s `source()` returns (not this wrapper).
+impl std::ops::Deref for Cause {
+    type Target = dyn std::error::Error + Send + Sync;
+    fn deref(&self) -> &Self::Target {
+        &*self.error
+    }
+}
+
+/// The code only: a driver's error can quote the values of a statement (a key that already
+/// exists), which have no place in a debug print.
+impl std::fmt::Debug for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cause").field("code", &self.code).finish()
+    }
+}
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -31,14 +81,20 @@ pub enum Error {
         path: String,
         /// What SQLite said.
         detail: String,
+        /// SQLite's error.
+        #[source]
+        cause: Option<Cause>,
     },
     /// The store cannot be created or written: a read-only location or missing permission.
     #[error("store {path}: cannot write there: {detail}")]
     ReadOnly {
         /// The path.
         path: String,
-        /// What the system said.
+        /// What the system (or SQLite) said.
         detail: String,
+        /// The system's or SQLite's error.
+        #[source]
+        cause: Option<Cause>,
     },
     /// The disk holding the store is full.
     #[error("store {path}: the disk is full; free some space or pick another store with --store")]
@@ -67,6 +123,9 @@ pub enum Error {
         location: String,
         /// What the client said.
         detail: String,
+        /// The client's error.
+        #[source]
+        cause: Option<Cause>,
     },
     /// No ask with this id is in the store.
     #[error("ask {0} is not in the store")]
@@ -97,7 +156,21 @@ pub enum Error {
         location: String,
         /// What the backend said.
         detail: String,
+        /// The driver's (or the system's) error, when one caused it.
+        #[source]
+        cause: Option<Cause>,
     },
+}
+
+impl Error {
+    /// [`Error::Backend`] with no driver's error behind it.
+    pub(crate) fn backend(location: &str, detail: impl Into<String>) -> Error {
+        Error::Backend {
+            location: location.to_owned(),
+            detail: detail.into(),
+            cause: None,
+        }
+    }
 }
 
 /// The store's result type.

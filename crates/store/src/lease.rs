@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::error::Result;
 use crate::model::Timestamp;
-use crate::{Backend, Store};
+use crate::{Backend, Store, statements};
 
 impl Store {
     /// Takes the lease `name` for `holder` until `now + ttl` when it is free, expired (its
@@ -30,7 +30,7 @@ impl Store {
     ) -> Result<bool> {
         let now = self.at(now);
         let until = now.plus(ttl);
-        dispatch!(self, s => s.acquire_lease(name, holder, now, until))
+        dispatch_sql!(self, acquire_lease(name, holder, now, until))
     }
 
     /// Extends `holder`'s running lease `name` to `now + ttl`. `false` when `holder` does not
@@ -48,7 +48,7 @@ impl Store {
     ) -> Result<bool> {
         let now = self.at(now);
         let until = now.plus(ttl);
-        dispatch!(self, s => s.renew_lease(name, holder, now, until))
+        dispatch_sql!(self, renew_lease(name, holder, now, until))
     }
 
     /// Gives up `holder`'s lease `name` at once, so another may take it without waiting for it
@@ -57,7 +57,7 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        dispatch!(self, s => s.release_lease(name, holder))
+        dispatch_sql!(self, release_lease(name, holder))
     }
 
     /// Who holds the lease `name` and until when, whether or not it has expired; `None` when
@@ -66,6 +66,6 @@ impl Store {
     /// # Errors
     /// The backend's errors.
     pub async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        dispatch!(self, s => s.lease(name))
+        dispatch_sql!(self, lease(name))
     }
 }

@@ -69,7 +69,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use channel::{ChannelToken, Spend};
-pub use error::{Error, Result};
+pub use error::{Cause, Error, Result};
 pub use feed::Feed;
 pub use liveness::{Liveness, ThisMachine, process_identity, this_process};
 pub use model::{

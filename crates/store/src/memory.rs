@@ -331,10 +331,7 @@ impl MemoryStore {
     pub(crate) async fn put_channel_token(&self, token: &ChannelToken) -> Result<()> {
         let mut inner = self.lock();
         if inner.tokens.contains_key(&token.hash) {
-            return Err(Error::Backend {
-                location: "memory".to_owned(),
-                detail: "channel token stored twice".to_owned(),
-            });
+            return Err(Error::backend("memory", "channel token stored twice"));
         }
         inner
             .tokens
@@ -416,10 +413,10 @@ impl MemoryStore {
     pub(crate) async fn add_secret(&self, secret: &NewSecret) -> Result<()> {
         let mut inner = self.lock();
         if inner.secrets.contains_key(&secret.hash) {
-            return Err(Error::Backend {
-                location: "memory".to_owned(),
-                detail: "this secret hash is already stored".to_owned(),
-            });
+            return Err(Error::backend(
+                "memory",
+                "this secret hash is already stored",
+            ));
         }
         inner.secrets.insert(
             secret.hash.clone(),

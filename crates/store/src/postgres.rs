@@ -21,21 +21,26 @@
 //! it instead of stalling every operation queued behind it), and a server-side
 //! `statement_timeout` of [`STATEMENT_TIMEOUT`]. Connections are plain TCP or a Unix socket
 //! (no TLS yet).
+//!
+//! Connecting and migrating is [`connect`](mod@connect); every statement runs through [`cached`], where the
+//! driver's errors become the store's.
 
 mod cached;
+mod connect;
 mod group;
 mod writes;
 
 use std::future::poll_fn;
-use std::str::FromStr;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard, Notify, broadcast};
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{AsyncMessage, Client, Config, GenericClient, NoTls, Socket};
+use tokio_postgres::{AsyncMessage, Client, GenericClient};
 
 use cached::{Cached, Conn};
+#[cfg(doc)]
+use connect::{CLOCK_TOLERANCE_MS, CONNECT_TIMEOUT, STATEMENT_TIMEOUT, TCP_USER_TIMEOUT, tuned};
+use connect::{PgConnection, connect, listen_connect, measure_skew, migrate, shown_of};
 
 use crate::channel::{ChannelToken, Spend};
 use crate::error::{Error, Result};
@@ -47,58 +52,16 @@ use crate::model::{
     Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
-use crate::schema;
 use crate::statements::{Cell, Param, SqlDb, Statements};
 
 /// The NOTIFY channel.
 const CHANNEL: &str = "ask_user_changes";
 
-/// The advisory lock key that serialises migrations ("askuser" in ASCII).
-const MIGRATION_LOCK: i64 = 0x61_736b_7573_6572;
-
 /// The longest pause between two reconnect attempts of the listener.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
-
 /// How many query connections one process keeps.
 pub(crate) const POOL_SIZE: usize = 4;
-
-/// How long connecting may take (URL: `connect_timeout`).
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long sent data may stay unacknowledged before the connection is dropped (Linux
-/// `TCP_USER_TIMEOUT`; URL: `tcp_user_timeout`). Keepalives start after the same idle time.
-pub(crate) const TCP_USER_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The longest one statement runs on the server (URL `options` setting `statement_timeout`
-/// replaces it).
-pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// `url`'s connection settings with this backend's timeouts where the URL sets none.
-///
-/// # Errors
-/// The URL's parse error.
-pub(crate) fn tuned(url: &str) -> std::result::Result<Config, tokio_postgres::Error> {
-    let mut cfg = Config::from_str(url)?;
-    if cfg.get_connect_timeout().is_none() {
-        cfg.connect_timeout(CONNECT_TIMEOUT);
-    }
-    if cfg.get_tcp_user_timeout().is_none() {
-        cfg.tcp_user_timeout(TCP_USER_TIMEOUT);
-    }
-    cfg.keepalives(true);
-    if cfg.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
-        cfg.keepalives_idle(TCP_USER_TIMEOUT);
-    }
-    let options = cfg.get_options().unwrap_or("").to_owned();
-    if !options.contains("statement_timeout") {
-        let ms = STATEMENT_TIMEOUT.as_millis();
-        let joined = format!("{options} -c statement_timeout={ms}");
-        cfg.options(joined.trim_start());
-    }
-    Ok(cfg)
-}
 
 /// A pooled query connection in use, with the permit that let the caller take it (the
 /// connection is unlocked before the permit returns: fields drop in order).
@@ -126,7 +89,7 @@ pub(crate) struct PgStore {
 }
 
 struct Inner {
-    /// The URL as given, with its password: only [`connect`] reads it.
+    /// The URL as given, with its password: only [`connect()`] reads it.
     url: ask_user_core::Secret,
     shown: String,
     clients: Vec<Mutex<Option<Conn>>>,
@@ -144,37 +107,10 @@ struct Inner {
     skew_ms: i64,
 }
 
-/// A clock this close to the database's is taken as it is (a round trip, NTP's drift).
-const CLOCK_TOLERANCE_MS: i64 = 2_000;
-
-/// The database's clock minus this process's (ms; 0 within [`CLOCK_TOLERANCE_MS`]), read
-/// once: the midpoint of one round trip.
-async fn measure_skew(client: &Client, shown: &str) -> Result<i64> {
-    let before = Timestamp::now();
-    let row = client
-        .query_one(
-            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-            &[],
-        )
-        .await
-        .map_err(|e| Error::Backend {
-            location: shown.to_owned(),
-            detail: detail(&e),
-        })?;
-    let after = Timestamp::now();
-    let db: i64 = row.try_get(0).map_err(|e| Error::Backend {
-        location: shown.to_owned(),
-        detail: detail(&e),
-    })?;
-    let skew = db - (before.0 + (after.0 - before.0) / 2);
-    if skew.abs() < CLOCK_TOLERANCE_MS {
-        return Ok(0);
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shutdown.notify_one();
     }
-    tracing::warn!(
-        "this machine's clock is {} s off the clock of the database {shown}: the store's decisions take the database's",
-        -skew / 1000
-    );
-    Ok(skew)
 }
 
 impl std::fmt::Debug for Inner {
@@ -182,46 +118,6 @@ impl std::fmt::Debug for Inner {
         f.debug_struct("PgStore")
             .field("server", &self.shown)
             .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.shutdown.notify_one();
-    }
-}
-
-/// The server a URL names, without user or password: `postgres://HOST:PORT/DB`.
-fn shown_of(url: &str) -> String {
-    let Ok(cfg) = Config::from_str(url) else {
-        return "postgres (an unreadable URL)".to_owned();
-    };
-    let host = match cfg.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_owned(),
-    };
-    let port = cfg.get_ports().first().copied().unwrap_or(5432);
-    format!(
-        "postgres://{host}:{port}/{}",
-        cfg.get_dbname().unwrap_or("")
-    )
-}
-
-/// The server's words for an error (tokio-postgres's own text is only "db error").
-fn detail(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(": ");
-                text.push_str(&s.to_string());
-                source = s.source();
-            }
-            text
-        }
     }
 }
 
@@ -245,83 +141,7 @@ fn read_row(r: &tokio_postgres::Row) -> std::result::Result<RawAsk, tokio_postgr
     })
 }
 
-async fn connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    let unreachable = |e: &tokio_postgres::Error| Error::Unreachable {
-        location: shown.to_owned(),
-        detail: detail(e),
-    };
-    let cfg = tuned(url).map_err(|e| unreachable(&e))?;
-    cfg.connect(NoTls).await.map_err(|e| unreachable(&e))
-}
-
-/// A connection that has run `LISTEN`, the connection still to be driven by the caller.
-async fn listen_connect(url: &str, shown: &str) -> Result<(Client, PgConnection)> {
-    let (client, mut conn) = connect(url, shown).await?;
-    let unreachable = |detail: String| Error::Unreachable {
-        location: shown.to_owned(),
-        detail,
-    };
-    {
-        let sql = format!("LISTEN {CHANNEL}");
-        let listen = client.batch_execute(&sql);
-        tokio::pin!(listen);
-        loop {
-            tokio::select! {
-                r = &mut listen => { r.map_err(|e| unreachable(detail(&e)))?; break; }
-                m = poll_fn(|cx| conn.poll_message(cx)) => match m {
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(unreachable(detail(&e))),
-                    None => return Err(unreachable("the server closed the connection".to_owned())),
-                }
-            }
-        }
-    }
-    Ok((client, conn))
-}
-
-async fn migrate(client: &mut Client, shown: &str) -> Result<()> {
-    let err = |e: tokio_postgres::Error| Error::Backend {
-        location: shown.to_owned(),
-        detail: detail(&e),
-    };
-    let tx = client.transaction().await.map_err(err)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(err)?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS ask_user_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
-    )
-    .await
-    .map_err(err)?;
-    let meta = |key: &'static str| {
-        let tx = &tx;
-        async move {
-            tx.query_opt("SELECT value FROM ask_user_meta WHERE key = $1", &[&key])
-                .await
-                .map(|r| r.map_or(0, |r| r.get::<_, i64>(0)))
-        }
-    };
-    let found = meta("schema_version").await.map_err(err)?;
-    let compat = meta("compatible_from").await.map_err(err)?;
-    if schema::check(shown, found, compat)? {
-        for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
-            tx.batch_execute(m.postgres).await.map_err(err)?;
-            tx.execute(
-                "INSERT INTO ask_user_meta (key, value) VALUES ('schema_version', $1), ('compatible_from', $2) \
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&m.version, &m.compatible_from.max(compat)],
-            )
-            .await
-            .map_err(err)?;
-        }
-    }
-    tx.commit().await.map_err(err)
-}
-
-async fn notify_ids(
-    c: &Cached<'_, impl GenericClient + Sync>,
-    ids: &[AskId],
-) -> std::result::Result<(), tokio_postgres::Error> {
+async fn notify_ids(c: &Cached<'_, impl GenericClient + Sync>, ids: &[AskId]) -> Result<()> {
     for id in ids {
         c.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id.0.to_string()])
             .await?;
@@ -329,36 +149,33 @@ async fn notify_ids(
     Ok(())
 }
 
-async fn get_raw(
-    c: &Cached<'_, impl GenericClient + Sync>,
-    id: AskId,
-) -> std::result::Result<Option<RawAsk>, tokio_postgres::Error> {
-    match c
-        .query_opt(
+async fn get_raw(c: &Cached<'_, impl GenericClient + Sync>, id: AskId) -> Result<Option<RawAsk>> {
+    // The primary key: one row at most.
+    let rows = c
+        .rows(
             &format!("SELECT {COLUMNS} FROM ask_user_asks WHERE id = $1"),
             &[&id.0],
+            read_row,
         )
-        .await?
-    {
-        Some(r) => Ok(Some(read_row(&r)?)),
-        None => Ok(None),
-    }
+        .await?;
+    Ok(rows.into_iter().next())
 }
 
 impl PgStore {
     pub(crate) async fn open(url: &str) -> Result<PgStore> {
         let shown = shown_of(url);
-        let (mut client, conn) = connect(url, &shown).await?;
+        let (client, conn) = connect(url, &shown).await?;
         tokio::spawn(conn);
-        migrate(&mut client, &shown).await?;
-        let skew_ms = measure_skew(&client, &shown).await?;
+        let mut first = Conn::new(client, &shown);
+        migrate(&mut first).await?;
+        let skew_ms = measure_skew(&first).await?;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let (intakes, start_intakes) = group::Intakes::start();
         let store = PgStore {
             inner: Arc::new(Inner {
                 url: url.into(),
                 shown,
-                clients: std::iter::once(Mutex::new(Some(Conn::new(client))))
+                clients: std::iter::once(Mutex::new(Some(first)))
                     .chain((1..POOL_SIZE).map(|_| Mutex::new(None)))
                     .collect(),
                 next: std::sync::atomic::AtomicUsize::new(0),
@@ -387,17 +204,7 @@ impl PgStore {
     }
 
     fn no_connection(&self) -> Error {
-        Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        }
-    }
-
-    fn err(&self, e: &tokio_postgres::Error) -> Error {
-        Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: detail(e),
-        }
+        Error::backend(&self.inner.shown, "no connection")
     }
 
     /// A query connection of the pool: the first to be free (a free one with a live
@@ -440,7 +247,7 @@ impl PgStore {
             let (client, conn) = connect(self.inner.url.expose(), &self.inner.shown).await?;
             tokio::spawn(conn);
             // A new connection: the statements prepared on the old one are gone with it.
-            *guard = Some(Conn::new(client));
+            *guard = Some(Conn::new(client, &self.inner.shown));
         }
         Ok(Pooled {
             guard,
@@ -454,22 +261,8 @@ impl PgStore {
         f: impl AsyncFnOnce(&Cached<'_, tokio_postgres::Transaction<'_>>) -> Result<T>,
     ) -> Result<T> {
         let mut guard = self.client().await?;
-        let conn = guard.as_mut().ok_or_else(|| Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        })?;
-        let (tx, stmts) = conn.transaction().await.map_err(|e| self.err(&e))?;
-        let out = f(&Cached { c: &tx, stmts }).await?;
-        tx.commit().await.map_err(|e| self.err(&e))?;
-        Ok(out)
-    }
-
-    /// Runs `f` on a query connection without a transaction of its own: for one statement,
-    /// which is atomic by itself (`BEGIN` and `COMMIT` would cost two more round trips).
-    async fn on_conn<T>(&self, f: impl AsyncFnOnce(&Cached<'_, Client>) -> Result<T>) -> Result<T> {
-        let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
-        f(&conn.cached()).await
+        let conn = guard.as_mut().ok_or_else(|| self.no_connection())?;
+        conn.in_tx(f).await
     }
 
     fn announce(&self, ids: &[AskId]) {
@@ -492,11 +285,9 @@ impl PgStore {
         // The key has asks: the full rule, in a transaction under the key's lock.
         let opened = self
             .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
                 let lock_key = Self::lock_key(ask);
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&lock_key])
-                    .await
-                    .map_err(e)?;
+                    .await?;
                 let latest = self.newest_candidate(tx, ask, &*liveness).await?;
                 match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => Ok(Opened::Undelivered(rec)),
@@ -507,17 +298,16 @@ impl PgStore {
                              WHERE id = $1",
                             &[&rec.id.0, &until.0],
                         )
-                        .await
-                        .map_err(e)?;
-                        notify_ids(tx, &[rec.id]).await.map_err(e)?;
+                        .await?;
+                        notify_ids(tx, &[rec.id]).await?;
                         rec.attached = true;
                         rec.detached_at = None;
                         rec.lease_until = Some(until);
                         Ok(Opened::Reattached(rec))
                     }
                     _ => {
-                        let row = tx
-                            .query_one(
+                        let ids = tx
+                            .rows(
                                 "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
                                  created_at, grace_ms, attached, lease_until, namespace) \
                                  VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $9) RETURNING id",
@@ -532,11 +322,11 @@ impl PgStore {
                                     &ask.created_at.plus(lease()).0,
                                     &ask.key.namespace().as_str(),
                                 ],
+                                |r| r.try_get(0).map(AskId),
                             )
-                            .await
-                            .map_err(e)?;
-                        let id = AskId(row.try_get(0).map_err(e)?);
-                        notify_ids(tx, &[id]).await.map_err(e)?;
+                            .await?;
+                        let id = tx.one(ids)?;
+                        notify_ids(tx, &[id]).await?;
                         Ok(Opened::Created(ask.created(id)))
                     }
                 }
@@ -576,7 +366,7 @@ impl PgStore {
         liveness: &dyn Liveness,
     ) -> Result<Option<AskRecord>> {
         let rows = client
-            .query(
+            .rows(
                 &format!(
                     "SELECT {COLUMNS} FROM ask_user_asks WHERE namespace = $1 AND scope = $2 \
                      AND request_hash = $3 ORDER BY id DESC LIMIT $4"
@@ -587,13 +377,11 @@ impl PgStore {
                     &ask.key.request_hash(),
                     &CANDIDATES,
                 ],
+                read_row,
             )
-            .await
-            .map_err(|e| self.err(&e))?;
-        for r in &rows {
-            let rec = read_row(r)
-                .map_err(|e| self.err(&e))?
-                .into_record(&self.inner.shown)?;
+            .await?;
+        for raw in rows {
+            let rec = raw.into_record(&self.inner.shown)?;
             if candidate(&rec, ask, liveness) {
                 return Ok(Some(rec));
             }
@@ -607,10 +395,7 @@ impl PgStore {
         liveness: Arc<dyn Liveness>,
     ) -> Result<Option<AskRecord>> {
         let guard = self.client().await?;
-        let conn = guard.as_ref().ok_or_else(|| Error::Backend {
-            location: self.inner.shown.clone(),
-            detail: "no connection".to_owned(),
-        })?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let latest = self
             .newest_candidate(&conn.cached(), ask, &*liveness)
             .await?;
@@ -622,45 +407,34 @@ impl PgStore {
         let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
         let swept = self
             .in_tx(async |tx| {
-                let e = |e: tokio_postgres::Error| self.err(&e);
-                let rows = tx
-                    .query(
+                let expired = tx
+                    .rows(
                         "UPDATE ask_user_asks SET attached = FALSE, detached_at = lease_until \
                          WHERE state = 'open' AND attached AND lease_until IS NOT NULL \
                          AND lease_until <= $1 RETURNING id",
                         &[&now.0],
+                        |r| r.try_get(0).map(AskId),
                     )
-                    .await
-                    .map_err(e)?;
-                let mut expired = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    expired.push(AskId(r.try_get(0).map_err(e)?));
-                }
-                notify_ids(tx, &expired).await.map_err(e)?;
-                let rows = tx
-                    .query(
+                    .await?;
+                notify_ids(tx, &expired).await?;
+                let withdrawn = tx
+                    .rows(
                         "UPDATE ask_user_asks SET state = 'withdrawn', outcome = $2, closed_at = $1 \
                          WHERE state = 'open' AND NOT attached AND detached_at + grace_ms <= $1 RETURNING id",
                         &[&now.0, &withdrawn_json],
+                        |r| r.try_get(0).map(AskId),
                     )
-                    .await
-                    .map_err(e)?;
-                let mut withdrawn = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    withdrawn.push(AskId(r.try_get(0).map_err(e)?));
-                }
-                notify_ids(tx, &withdrawn).await.map_err(e)?;
+                    .await?;
+                notify_ids(tx, &withdrawn).await?;
                 let purged = tx
                     .execute("DELETE FROM ask_user_asks WHERE state <> 'open' AND closed_at <= $1 \
                      AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))", &[&cutoff])
-                    .await
-                    .map_err(e)?;
+                    .await?;
                 tx.batch_execute(
                     "DELETE FROM ask_user_channel_tokens WHERE ask NOT IN (SELECT id FROM ask_user_asks); \
                      DELETE FROM ask_user_channel_messages WHERE ask NOT IN (SELECT id FROM ask_user_asks);",
                 )
-                .await
-                .map_err(e)?;
+                .await?;
                 Ok(Swept { expired, withdrawn, purged })
             })
             .await?;
@@ -677,21 +451,26 @@ impl PgStore {
         at: Timestamp,
     ) -> Result<Spend> {
         self.in_tx(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let row = tx
-                .query_opt(
+            let rows = tx
+                .rows(
                     "SELECT ask, channel, choice, user_id, used_at FROM ask_user_channel_tokens \
                      WHERE hash = $1 FOR UPDATE",
                     &[&hash],
+                    |r| {
+                        Ok((
+                            r.try_get::<_, i64>(0)?,
+                            r.try_get::<_, String>(1)?,
+                            r.try_get::<_, String>(2)?,
+                            r.try_get::<_, Option<String>>(3)?,
+                            r.try_get::<_, Option<i64>>(4)?,
+                        ))
+                    },
                 )
-                .await
-                .map_err(e)?;
-            let Some(row) = row else {
+                .await?;
+            // The primary key: one row at most.
+            let Some((a, ch, choice, user, used)) = rows.into_iter().next() else {
                 return Ok(Spend::Unknown);
             };
-            let a: i64 = row.try_get(0).map_err(e)?;
-            let ch: String = row.try_get(1).map_err(e)?;
-            let used: Option<i64> = row.try_get(4).map_err(e)?;
             if a != ask.0 || ch != channel {
                 return Ok(Spend::Elsewhere);
             }
@@ -702,14 +481,13 @@ impl PgStore {
                 "UPDATE ask_user_channel_tokens SET used_at = $2 WHERE hash = $1",
                 &[&hash, &at.0],
             )
-            .await
-            .map_err(e)?;
+            .await?;
             Ok(Spend::Spent(ChannelToken {
                 hash: hash.to_owned(),
                 ask: AskId(a),
                 channel: ch,
-                choice: row.try_get(2).map_err(e)?,
-                user: row.try_get(3).map_err(e)?,
+                choice,
+                user,
             }))
         })
         .await
@@ -796,83 +574,6 @@ async fn listen_loop(
     }
 }
 
-/// Named leases (`crate::lease`): one compare-and-set statement each.
-impl PgStore {
-    pub(crate) async fn acquire_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "INSERT INTO ask_user_leases (name, holder, until) VALUES ($1, $2, $3) \
-                 ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
-                 WHERE ask_user_leases.until <= $4 OR ask_user_leases.holder = EXCLUDED.holder",
-                &[&name, &holder, &until.0, &now.0],
-            )
-            .await
-            .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn renew_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "UPDATE ask_user_leases SET until = $3 WHERE name = $1 AND holder = $2 AND until > $4",
-                &[&name, &holder, &until.0, &now.0],
-            )
-            .await
-            .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        self.on_conn(async |tx| {
-            tx.execute(
-                "DELETE FROM ask_user_leases WHERE name = $1 AND holder = $2",
-                &[&name, &holder],
-            )
-            .await
-            .map(|n| n == 1)
-            .map_err(|e| self.err(&e))
-        })
-        .await
-    }
-
-    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        self.on_conn(async |tx| {
-            let e = |e: tokio_postgres::Error| self.err(&e);
-            let row = tx
-                .query_opt(
-                    "SELECT holder, until FROM ask_user_leases WHERE name = $1",
-                    &[&name],
-                )
-                .await
-                .map_err(e)?;
-            match row {
-                None => Ok(None),
-                Some(r) => Ok(Some((
-                    r.try_get::<_, String>(0).map_err(e)?,
-                    Timestamp(r.try_get(1).map_err(e)?),
-                ))),
-            }
-        })
-        .await
-    }
-}
-
 impl Param {
     fn as_pg(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
         match self {
@@ -917,10 +618,7 @@ impl SqlDb for PgStore {
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
-        conn.cached()
-            .execute(sql, &refs)
-            .await
-            .map_err(|e| self.err(&e))
+        conn.cached().execute(sql, &refs).await
     }
 
     async fn rows(
@@ -932,13 +630,6 @@ impl SqlDb for PgStore {
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let refs: Vec<_> = params.iter().map(Param::as_pg).collect();
-        let rows = conn
-            .cached()
-            .query(sql, &refs)
-            .await
-            .map_err(|e| self.err(&e))?;
-        rows.iter()
-            .map(|r| cells_of(r).map_err(|e| self.err(&e)))
-            .collect()
+        conn.cached().rows(sql, &refs, cells_of).await
     }
 }

@@ -12,24 +12,30 @@
 //! crate: inotify on Linux) and reads the asks whose `seq` passed the last one it saw
 //! ([`watch`]). A waiting
 //! process therefore sleeps in the kernel until a writer commits.
+//!
+//! Opening the file and migrating it is [`open`]; every statement runs through [`run`], where
+//! SQLite's errors become the store's.
 
 mod checkpoint;
+mod open;
 mod pool;
+mod run;
 mod watch;
 
 pub use checkpoint::{CLOSE_WAIT_TEST_ENV, WAL_BOUND_PAGES};
+use open::{meta_value, open_connection};
+use run::{Db, Run, Writer};
 use watch::Watch;
 pub use watch::{SAFETY_SCAN_TEST_ENV, WATCH_TEST_ENV};
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rusqlite::config::DbConfig;
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::broadcast;
 
 use crate::channel::{ChannelToken, Spend};
@@ -42,7 +48,6 @@ use crate::model::{
     Swept, Timestamp, candidate, duration_ms, lease, reuse_of,
 };
 use crate::row::{COLUMNS, RawAsk, encode_asker, encode_outcome};
-use crate::schema;
 use crate::statements::{Cell, Param, SqlDb, Statements};
 
 /// How long a writer waits for another process's write lock before failing.
@@ -99,248 +104,28 @@ fn notify_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Whether the file system holding `shown` has (almost) no space left: SQLite reports a full
-/// disk met while growing its shared-memory file or syncing as a generic I/O error.
-fn disk_is_full(shown: &str) -> bool {
-    let path = Path::new(shown);
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    rustix::fs::statvfs(dir).is_ok_and(|s| s.f_bavail.saturating_mul(s.f_frsize) < 64 * 1024)
-}
-
-/// Maps a SQLite error to the store's error for the file `shown`.
-fn map_err(shown: &str, e: rusqlite::Error) -> Error {
-    let detail = e.to_string();
-    match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Error::Corrupt {
-            path: shown.to_owned(),
-            detail,
-        },
-        Some(ErrorCode::DiskFull) => Error::DiskFull {
-            path: shown.to_owned(),
-        },
-        Some(ErrorCode::SystemIoFailure) if disk_is_full(shown) => Error::DiskFull {
-            path: shown.to_owned(),
-        },
-        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
-            Error::ReadOnly {
-                path: shown.to_owned(),
-                detail,
-            }
-        }
-        _ => Error::Backend {
-            location: shown.to_owned(),
-            detail,
-        },
-    }
-}
-
-/// Maps an I/O error while creating the store's file or directory.
-fn map_io(shown: &str, e: &std::io::Error) -> Error {
-    match e.raw_os_error() {
-        Some(28) => Error::DiskFull {
-            path: shown.to_owned(),
-        },
-        _ if matches!(
-            e.kind(),
-            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-        ) =>
-        {
-            Error::ReadOnly {
-                path: shown.to_owned(),
-                detail: e.to_string(),
-            }
-        }
-        _ => Error::Backend {
-            location: shown.to_owned(),
-            detail: e.to_string(),
-        },
-    }
-}
-
-/// Opens the connection, sets WAL (kept at close) and full sync, and migrates.
-fn open_connection(path: &Path, shown: &str) -> Result<Connection> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return Err(Error::IsDirectory {
-                path: shown.to_owned(),
-            });
-        }
-        Ok(_) => {
-            // SQLite would open a file it cannot write read-only and fail later with a vaguer
-            // message ("unable to open database file").
-            OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| map_io(shown, &e))?;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(|e| map_io(shown, &e))?;
-            }
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-            {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(map_io(shown, &e)),
-            }
-        }
-        Err(e) => return Err(map_io(shown, &e)),
-    }
-    // An empty file holds nothing: switching it to WAL writes only its header, through a
-    // rollback journal (four syncs at full sync). That write goes unsynced, then the file is
-    // synced once, before any commit relies on the header (a WAL beside an empty file is
-    // dropped by SQLite).
-    let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
-    let mut conn = Connection::open(path).map_err(|e| map_err(shown, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(|e| map_err(shown, e))?;
-    if empty {
-        conn.pragma_update(None, "synchronous", "OFF")
-            .map_err(|e| map_err(shown, e))?;
-    }
-    set_wal(&conn, shown)?;
-    if empty {
-        File::open(path)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| map_io(shown, &e))?;
-    }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(|e| map_err(shown, e))?;
-    // Keep the WAL (and its index) when the last connection closes: deleting it at every exit
-    // made every start re-create it and sync it and the directory before the first commit. The
-    // WAL is checkpointed on a thread of its own instead of inside the commit that fills it
-    // (SQLite's automatic checkpoint, switched off here): see [`checkpoint`].
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-        .map_err(|e| map_err(shown, e))?;
-    checkpoint::watch_wal(&conn).map_err(|e| map_err(shown, e))?;
-    migrate(&mut conn, shown)?;
-    Ok(conn)
-}
-
-/// Switches to WAL. The switch takes an exclusive lock for which SQLite may not call the busy
-/// handler, so a busy answer is retried until [`BUSY_TIMEOUT`].
-fn set_wal(conn: &Connection, shown: &str) -> Result<()> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    loop {
-        let r: rusqlite::Result<String> =
-            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0));
-        match r {
-            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
-            Ok(mode) => {
-                return Err(Error::Backend {
-                    location: shown.to_owned(),
-                    detail: format!("cannot switch the journal to WAL (it stays {mode})"),
-                });
-            }
-            Err(e)
-                if matches!(
-                    e.sqlite_error_code(),
-                    Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-                ) && Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(e) => return Err(map_err(shown, e)),
-        }
-    }
-}
-
-fn meta_value(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-        .optional()
-}
-
-fn migrate(conn: &mut Connection, shown: &str) -> Result<()> {
-    let err = |e| map_err(shown, e);
-    // A read first: an up-to-date store needs no write lock.
-    let has_meta: bool = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(err)?
-        > 0;
-    if has_meta {
-        let found = meta_value(conn, "schema_version")
-            .map_err(err)?
-            .unwrap_or(0);
-        let compat = meta_value(conn, "compatible_from")
-            .map_err(err)?
-            .unwrap_or(0);
-        if !schema::check(shown, found, compat)? {
-            return Ok(());
-        }
-    }
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(err)?;
-    let conn_tx: &Connection = &tx;
-    conn_tx
-        .execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-        )
-        .map_err(err)?;
-    let found = meta_value(conn_tx, "schema_version")
-        .map_err(err)?
-        .unwrap_or(0);
-    let compat = meta_value(conn_tx, "compatible_from")
-        .map_err(err)?
-        .unwrap_or(0);
-    if schema::check(shown, found, compat)? {
-        for m in schema::MIGRATIONS.iter().filter(|m| m.version > found) {
-            conn_tx.execute_batch(m.sqlite).map_err(err)?;
-            conn_tx
-                .execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1), ('compatible_from', ?2) \
-                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    params![m.version, m.compatible_from.max(compat)],
-                )
-                .map_err(err)?;
-        }
-    }
-    tx.commit().map_err(err)
-}
-
 /// The newest ask of `ask`'s key a call may re-attach to ([`candidate`]), among the key's
 /// newest [`CANDIDATES`].
 fn newest_candidate(
-    tx: &Connection,
+    db: &impl Run,
     ask: &NewAsk,
     liveness: &dyn Liveness,
-    shown: &str,
 ) -> Result<Option<AskRecord>> {
-    let err = |e| map_err(shown, e);
-    let mut statement = tx
-        .prepare_cached(&format!(
+    let rows = db.rows(
+        &format!(
             "SELECT {COLUMNS} FROM asks WHERE namespace = ?1 AND scope = ?2 \
              AND request_hash = ?3 ORDER BY id DESC LIMIT ?4"
-        ))
-        .map_err(err)?;
-    let rows = statement
-        .query_map(
-            params![
-                ask.key.namespace().as_str(),
-                ask.key.scope(),
-                ask.key.request_hash(),
-                CANDIDATES
-            ],
-            read_row,
-        )
-        .map_err(err)?;
+        ),
+        params![
+            ask.key.namespace().as_str(),
+            ask.key.scope(),
+            ask.key.request_hash(),
+            CANDIDATES
+        ],
+        read_row,
+    )?;
     for row in rows {
-        let rec = row.map_err(err)?.into_record(shown)?;
+        let rec = row.into_record(db.shown())?;
         if candidate(&rec, ask, liveness) {
             return Ok(Some(rec));
         }
@@ -369,15 +154,17 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAsk> {
 }
 
 /// Bumps and returns the change counter (inside a write transaction).
-fn next_seq(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.prepare_cached("UPDATE meta SET value = value + 1 WHERE key = 'seq' RETURNING value")?
-        .query_row([], |r| r.get(0))
+fn next_seq(db: &impl Run) -> Result<i64> {
+    db.cached(
+        "UPDATE meta SET value = value + 1 WHERE key = 'seq' RETURNING value",
+        |s| s.query_row([], |r| r.get(0)),
+    )
 }
 
-fn get_raw(conn: &Connection, id: AskId) -> rusqlite::Result<Option<RawAsk>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM asks WHERE id = ?1"))?
-        .query_row([id.0], read_row)
-        .optional()
+fn get_raw(db: &impl Run, id: AskId) -> Result<Option<RawAsk>> {
+    db.cached(&format!("SELECT {COLUMNS} FROM asks WHERE id = ?1"), |s| {
+        s.query_row([id.0], read_row).optional()
+    })
 }
 
 impl SqliteStore {
@@ -402,10 +189,7 @@ impl SqliteStore {
             }
         })
         .await
-        .map_err(|e| Error::Backend {
-            location: shown.clone(),
-            detail: e.to_string(),
-        })??;
+        .map_err(|e| Error::backend(&shown, e.to_string()))??;
         let (tx, _) = broadcast::channel(FEED_CAPACITY);
         let path_for_id = path.clone();
         let conns = Arc::new(pool::Conns::start(conn, path.clone(), shown.clone())?);
@@ -457,7 +241,7 @@ impl SqliteStore {
     /// Runs `write` in the writer's next group commit; returns once it is durable.
     async fn write<T: Send + 'static>(
         &self,
-        write: impl FnOnce(&mut Connection, &str) -> Result<T> + Send + 'static,
+        write: impl FnOnce(&mut Writer<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.inner.conns.write(write).await
     }
@@ -466,7 +250,7 @@ impl SqliteStore {
     /// deleted or replaced).
     async fn read<T: Send + 'static>(
         &self,
-        read: impl FnOnce(&Connection, &str) -> Result<T> + Send + 'static,
+        read: impl FnOnce(&Db<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         // A reader opened after the file was deleted cannot open it: say so as such.
         self.inner
@@ -499,52 +283,50 @@ impl SqliteStore {
     ) -> Result<Opened> {
         let ask = ask.clone();
         let opened = self
-            .write(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let tx = conn.savepoint().map_err(err)?;
-                let latest = newest_candidate(&tx, &ask, &*liveness, shown)?;
+            .write(move |w| {
+                let tx = w.savepoint()?;
+                let latest = newest_candidate(&tx, &ask, &*liveness)?;
                 let opened = match (reuse_of(latest.as_ref(), ask.created_at), latest) {
                     (Reuse::Undelivered, Some(rec)) => return Ok(Opened::Undelivered(rec)),
                     (Reuse::Reattach, Some(mut rec)) => {
-                        let seq = next_seq(&tx).map_err(err)?;
+                        let seq = next_seq(&tx)?;
                         let until = ask.created_at.plus(lease());
                         tx.execute(
                             "UPDATE asks SET attached = 1, detached_at = NULL, lease_until = ?3, seq = ?2 \
                              WHERE id = ?1",
                             params![rec.id.0, seq, until.0],
-                        )
-                        .map_err(err)?;
+                        )?;
                         rec.attached = true;
                         rec.detached_at = None;
                         rec.lease_until = Some(until);
                         Opened::Reattached(rec)
                     }
                     _ => {
-                        let seq = next_seq(&tx).map_err(err)?;
-                        tx.prepare_cached(
+                        let seq = next_seq(&tx)?;
+                        tx.cached(
                             "INSERT INTO asks (scope, request_hash, host_keyed, request, asker, created_at, \
                              grace_ms, attached, seq, lease_until, namespace) \
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10)",
-                        )
-                        .map_err(err)?
-                        .execute(params![
-                                ask.key.scope(),
-                                ask.key.request_hash(),
-                                ask.key.is_host_keyed(),
-                                ask.request,
-                                encode_asker(&ask.asker),
-                                ask.created_at.0,
-                                duration_ms(ask.grace),
-                                seq,
-                                ask.created_at.plus(lease()).0,
-                                ask.key.namespace().as_str()
-                            ])
-                        .map_err(err)?;
-                        let id = AskId(tx.last_insert_rowid());
+                            |s| {
+                                s.execute(params![
+                                    ask.key.scope(),
+                                    ask.key.request_hash(),
+                                    ask.key.is_host_keyed(),
+                                    ask.request,
+                                    encode_asker(&ask.asker),
+                                    ask.created_at.0,
+                                    duration_ms(ask.grace),
+                                    seq,
+                                    ask.created_at.plus(lease()).0,
+                                    ask.key.namespace().as_str()
+                                ])
+                            },
+                        )?;
+                        let id = AskId(tx.conn().last_insert_rowid());
                         Opened::Created(ask.created(id))
                     }
                 };
-                tx.commit().map_err(err)?;
+                tx.commit()?;
                 Ok(opened)
             })
             .await?;
@@ -563,32 +345,27 @@ impl SqliteStore {
         let state = outcome.state_name();
         let encoded = encode_outcome(outcome);
         let recorded = self
-            .write(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let tx = conn.savepoint().map_err(err)?;
-                let seq = next_seq(&tx).map_err(err)?;
-                let n = tx
-                    .prepare_cached(
-                        "UPDATE asks SET state = ?2, outcome = ?3, closed_at = ?4, seq = ?5 \
-                         WHERE id = ?1 AND state = 'open'",
-                    )
-                    .map_err(err)?
-                    .execute(params![id.0, state, encoded, at.0, seq])
-                    .map_err(err)?;
+            .write(move |w| {
+                let tx = w.savepoint()?;
+                let seq = next_seq(&tx)?;
+                let n = tx.cached(
+                    "UPDATE asks SET state = ?2, outcome = ?3, closed_at = ?4, seq = ?5 \
+                     WHERE id = ?1 AND state = 'open'",
+                    |s| s.execute(params![id.0, state, encoded, at.0, seq]),
+                )?;
                 let recorded = if n == 1 {
                     Recorded::Won
                 } else {
-                    let rec = get_raw(&tx, id)
-                        .map_err(err)?
+                    let rec = get_raw(&tx, id)?
                         .ok_or(Error::NotFound(id))?
-                        .into_record(shown)?;
+                        .into_record(tx.shown())?;
                     match rec.closed {
                         Some(c) => Recorded::Lost(c),
                         None => return Err(Error::NotFound(id)),
                     }
                 };
                 // A lost race wrote nothing; its commit only ends the transaction.
-                tx.commit().map_err(err)?;
+                tx.commit()?;
                 Ok(recorded)
             })
             .await?;
@@ -607,17 +384,12 @@ impl SqliteStore {
         value: Option<i64>,
     ) -> Result<bool> {
         let changed = self
-            .write(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let tx = conn.savepoint().map_err(err)?;
-                let seq = next_seq(&tx).map_err(err)?;
-                let n = tx
-                    .prepare_cached(sql)
-                    .map_err(err)?
-                    .execute(params![id.0, value, seq])
-                    .map_err(err)?;
+            .write(move |w| {
+                let tx = w.savepoint()?;
+                let seq = next_seq(&tx)?;
+                let n = tx.cached(sql, |s| s.execute(params![id.0, value, seq]))?;
                 if n == 0 {
-                    let exists = get_raw(&tx, id).map_err(err)?.is_some();
+                    let exists = get_raw(&tx, id)?.is_some();
                     drop(tx); // rolls the savepoint back
                     return if exists {
                         Ok(false)
@@ -625,7 +397,7 @@ impl SqliteStore {
                         Err(Error::NotFound(id))
                     };
                 }
-                tx.commit().map_err(err)?;
+                tx.commit()?;
                 Ok(true)
             })
             .await?;
@@ -671,13 +443,11 @@ impl SqliteStore {
     ) -> Result<bool> {
         let expected = outcome.clone();
         let (matches, changed) = self
-            .write(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let tx = conn.savepoint().map_err(err)?;
-                let rec = get_raw(&tx, id)
-                    .map_err(err)?
+            .write(move |w| {
+                let tx = w.savepoint()?;
+                let rec = get_raw(&tx, id)?
                     .ok_or(Error::NotFound(id))?
-                    .into_record(shown)?;
+                    .into_record(tx.shown())?;
                 if rec.closed.is_none_or(|c| c.outcome != expected) {
                     drop(tx); // rolls the savepoint back
                     return Ok((false, false));
@@ -686,13 +456,12 @@ impl SqliteStore {
                     drop(tx); // rolls the savepoint back
                     return Ok((true, false));
                 }
-                let seq = next_seq(&tx).map_err(err)?;
+                let seq = next_seq(&tx)?;
                 tx.execute(
                     "UPDATE asks SET delivered_at = ?2, seq = ?3 WHERE id = ?1",
                     params![id.0, at.0, seq],
-                )
-                .map_err(err)?;
-                tx.commit().map_err(err)?;
+                )?;
+                tx.commit()?;
                 Ok((true, true))
             })
             .await?;
@@ -718,8 +487,8 @@ impl SqliteStore {
         liveness: Arc<dyn Liveness>,
     ) -> Result<Option<AskRecord>> {
         let ask = ask.clone();
-        self.read(move |conn, shown| {
-            let latest = newest_candidate(conn, &ask, &*liveness, shown)?;
+        self.read(move |db| {
+            let latest = newest_candidate(db, &ask, &*liveness)?;
             Ok(found(latest, ask.created_at))
         })
         .await
@@ -728,59 +497,47 @@ impl SqliteStore {
     pub(crate) async fn sweep(&self, now: Timestamp, retention: Retention) -> Result<Swept> {
         let withdrawn_json = encode_outcome(&Outcome::Withdrawn);
         let swept = self
-            .write(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let tx = conn.savepoint().map_err(err)?;
+            .write(move |w| {
+                let tx = w.savepoint()?;
                 // The stamp the changes would carry; the counter is bumped only when an ask
                 // changed, so a sweep with nothing to do writes nothing (and its commit syncs
                 // nothing: it is on every start's way to the first frame).
-                let seq = tx
-                    .query_row("SELECT value + 1 FROM meta WHERE key = 'seq'", [], |r| r.get::<_, i64>(0))
-                    .map_err(err)?;
-                let mut expired = Vec::new();
-                {
-                    let mut stmt = tx
-                        .prepare(
-                            "UPDATE asks SET attached = 0, detached_at = lease_until, \
-                             seq = ?2 WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL \
-                             AND lease_until <= ?1 RETURNING id",
-                        )
-                        .map_err(err)?;
-                    let rows = stmt.query_map(params![now.0, seq], |r| r.get(0)).map_err(err)?;
-                    for r in rows {
-                        expired.push(AskId(r.map_err(err)?));
-                    }
-                }
-                let mut withdrawn = Vec::new();
-                {
-                    let mut stmt = tx
-                        .prepare(
-                            "UPDATE asks SET state = 'withdrawn', outcome = ?2, closed_at = ?1, seq = ?3 \
-                             WHERE state = 'open' AND attached = 0 AND detached_at + grace_ms <= ?1 \
-                             RETURNING id",
-                        )
-                        .map_err(err)?;
-                    let rows = stmt.query_map(params![now.0, withdrawn_json, seq], |r| r.get(0)).map_err(err)?;
-                    for r in rows {
-                        withdrawn.push(AskId(r.map_err(err)?));
-                    }
-                }
+                let seq = tx.cached("SELECT value + 1 FROM meta WHERE key = 'seq'", |s| {
+                    s.query_row([], |r| r.get::<_, i64>(0))
+                })?;
+                let expired = tx.rows(
+                    "UPDATE asks SET attached = 0, detached_at = lease_until, \
+                     seq = ?2 WHERE state = 'open' AND attached = 1 AND lease_until IS NOT NULL \
+                     AND lease_until <= ?1 RETURNING id",
+                    params![now.0, seq],
+                    |r| r.get(0).map(AskId),
+                )?;
+                let withdrawn = tx.rows(
+                    "UPDATE asks SET state = 'withdrawn', outcome = ?2, closed_at = ?1, seq = ?3 \
+                     WHERE state = 'open' AND attached = 0 AND detached_at + grace_ms <= ?1 \
+                     RETURNING id",
+                    params![now.0, withdrawn_json, seq],
+                    |r| r.get(0).map(AskId),
+                )?;
                 let cutoff = now.0.saturating_sub(duration_ms(retention.keep_closed));
-                let purged = tx
-                    .execute("DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1 \
-                         AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))", [cutoff])
-                    .map_err(err)?;
-                tx.execute_batch(
+                let purged = tx.execute(
+                    "DELETE FROM asks WHERE state <> 'open' AND closed_at <= ?1 \
+                     AND (delivered_at IS NOT NULL OR state NOT IN ('answered', 'dismissed'))",
+                    [cutoff],
+                )?;
+                tx.batch(
                     "DELETE FROM channel_tokens WHERE ask NOT IN (SELECT id FROM asks); \
                      DELETE FROM channel_messages WHERE ask NOT IN (SELECT id FROM asks);",
-                )
-                .map_err(err)?;
+                )?;
                 if !expired.is_empty() || !withdrawn.is_empty() {
-                    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'seq'", [seq])
-                        .map_err(err)?;
+                    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'seq'", [seq])?;
                 }
-                tx.commit().map_err(err)?;
-                Ok(Swept { expired, withdrawn, purged: purged as u64 })
+                tx.commit()?;
+                Ok(Swept {
+                    expired,
+                    withdrawn,
+                    purged: purged as u64,
+                })
             })
             .await?;
         if !swept.expired.is_empty() || !swept.withdrawn.is_empty() {
@@ -803,16 +560,12 @@ impl SqliteStore {
         at: Timestamp,
     ) -> Result<Spend> {
         let (hash, channel) = (hash.to_owned(), channel.to_owned());
-        self.write(move |conn, shown| {
-            let err = |e| map_err(shown, e);
-            let tx = conn
-                .savepoint()
-                .map_err(err)?;
-            let row = tx
-                .query_row(
-                    "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
-                    [&hash],
-                    |r| {
+        self.write(move |w| {
+            let tx = w.savepoint()?;
+            let row = tx.cached(
+                "SELECT ask, channel, choice, user_id, used_at FROM channel_tokens WHERE hash = ?1",
+                |s| {
+                    s.query_row([&hash], |r| {
                         Ok((
                             r.get::<_, i64>(0)?,
                             r.get::<_, String>(1)?,
@@ -820,10 +573,10 @@ impl SqliteStore {
                             r.get::<_, Option<String>>(3)?,
                             r.get::<_, Option<i64>>(4)?,
                         ))
-                    },
-                )
-                .optional()
-                .map_err(err)?;
+                    })
+                    .optional()
+                },
+            )?;
             let spend = match row {
                 None => Spend::Unknown,
                 Some((a, ch, _, _, _)) if a != ask.0 || ch != channel => Spend::Elsewhere,
@@ -832,8 +585,7 @@ impl SqliteStore {
                     tx.execute(
                         "UPDATE channel_tokens SET used_at = ?2 WHERE hash = ?1 AND used_at IS NULL",
                         params![hash, at.0],
-                    )
-                    .map_err(err)?;
+                    )?;
                     Spend::Spent(ChannelToken {
                         hash: hash.clone(),
                         ask: AskId(a),
@@ -843,7 +595,7 @@ impl SqliteStore {
                     })
                 }
             };
-            tx.commit().map_err(err)?;
+            tx.commit()?;
             Ok(spend)
         })
         .await
@@ -855,91 +607,18 @@ impl SqliteStore {
     /// woken by a renewal (nothing they show changed).
     pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
         let until = at.plus(lease()).0;
-        self.write(move |conn, shown| {
-            let err = |e| map_err(shown, e);
-            let n = conn
-                .execute(
-                    "UPDATE asks SET lease_until = ?2 WHERE id = ?1 AND state = 'open' AND attached = 1",
-                    params![id.0, until],
-                )
-                .map_err(err)?;
+        self.write(move |w| {
+            let n = w.execute(
+                "UPDATE asks SET lease_until = ?2 WHERE id = ?1 AND state = 'open' AND attached = 1",
+                params![id.0, until],
+            )?;
             if n == 1 {
                 return Ok(true);
             }
-            match get_raw(conn, id).map_err(err)? {
+            match get_raw(w, id)? {
                 Some(_) => Ok(false),
                 None => Err(Error::NotFound(id)),
             }
-        })
-        .await
-    }
-}
-
-/// Named leases (`crate::lease`): one compare-and-set statement each.
-impl SqliteStore {
-    pub(crate) async fn acquire_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.write(move |conn, shown| {
-            conn.execute(
-                "INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
-                 WHERE leases.until <= ?4 OR leases.holder = excluded.holder",
-                params![name, holder, until.0, now.0],
-            )
-            .map(|n| n == 1)
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn renew_lease(
-        &self,
-        name: &str,
-        holder: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<bool> {
-        let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.write(move |conn, shown| {
-            conn.execute(
-                "UPDATE leases SET until = ?3 WHERE name = ?1 AND holder = ?2 AND until > ?4",
-                params![name, holder, until.0, now.0],
-            )
-            .map(|n| n == 1)
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn release_lease(&self, name: &str, holder: &str) -> Result<bool> {
-        let (name, holder) = (name.to_owned(), holder.to_owned());
-        self.write(move |conn, shown| {
-            conn.execute(
-                "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
-                params![name, holder],
-            )
-            .map(|n| n == 1)
-            .map_err(|e| map_err(shown, e))
-        })
-        .await
-    }
-
-    pub(crate) async fn lease(&self, name: &str) -> Result<Option<(String, Timestamp)>> {
-        let name = name.to_owned();
-        self.read(move |conn, shown| {
-            conn.query_row(
-                "SELECT holder, until FROM leases WHERE name = ?1",
-                params![name],
-                |r| Ok((r.get::<_, String>(0)?, Timestamp(r.get(1)?))),
-            )
-            .optional()
-            .map_err(|e| map_err(shown, e))
         })
         .await
     }
@@ -967,22 +646,13 @@ fn cell_of(v: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Cell> {
     })
 }
 
-fn run_rows(conn: &Connection, shown: &str, sql: &str, params: &[Param]) -> Result<Vec<Vec<Cell>>> {
-    let err = |e| map_err(shown, e);
-    let mut stmt = conn.prepare_cached(sql).map_err(err)?;
-    let n = stmt.column_count();
-    let mut rows = stmt
-        .query(rusqlite::params_from_iter(params.iter()))
-        .map_err(err)?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(err)? {
-        let row = (0..n)
+/// Every row of `sql`, each column as a [`Cell`].
+fn run_rows(db: &impl Run, sql: &str, params: &[Param]) -> Result<Vec<Vec<Cell>>> {
+    db.rows(sql, rusqlite::params_from_iter(params.iter()), |r| {
+        (0..r.as_ref().column_count())
             .map(|i| r.get_ref(i).and_then(cell_of))
-            .collect::<rusqlite::Result<Vec<Cell>>>()
-            .map_err(err)?;
-        out.push(row);
-    }
-    Ok(out)
+            .collect()
+    })
 }
 
 impl SqlDb for SqliteStore {
@@ -993,11 +663,11 @@ impl SqlDb for SqliteStore {
     }
 
     async fn execute(&self, sql: &'static str, params: Vec<Param>) -> Result<u64> {
-        self.write(move |conn, shown| {
-            let mut stmt = conn.prepare_cached(sql).map_err(|e| map_err(shown, e))?;
-            stmt.execute(rusqlite::params_from_iter(params.iter()))
-                .map(|n| n as u64)
-                .map_err(|e| map_err(shown, e))
+        self.write(move |w| {
+            w.cached(sql, |s| {
+                s.execute(rusqlite::params_from_iter(params.iter()))
+            })
+            .map(|n| n as u64)
         })
         .await
     }
@@ -1009,11 +679,9 @@ impl SqlDb for SqliteStore {
         write: bool,
     ) -> Result<Vec<Vec<Cell>>> {
         if write {
-            self.write(move |conn, shown| run_rows(conn, shown, sql, &params))
-                .await
+            self.write(move |w| run_rows(w, sql, &params)).await
         } else {
-            self.read(move |conn, shown| run_rows(conn, shown, sql, &params))
-                .await
+            self.read(move |db| run_rows(db, sql, &params)).await
         }
     }
 }

@@ -36,6 +36,10 @@ pub(crate) struct Statements {
     pub(crate) history_first: &'static str,
     pub(crate) history_after: &'static str,
     pub(crate) given_answers: &'static str,
+    pub(crate) acquire_lease: &'static str,
+    pub(crate) renew_lease: &'static str,
+    pub(crate) release_lease: &'static str,
+    pub(crate) lease: &'static str,
 }
 
 /// The columns a secret is read from, in [`secret_of`]'s order.
@@ -115,6 +119,12 @@ pub(crate) const SQLITE: Statements = Statements {
                      FROM asks WHERE state <> 'open' ORDER BY closed_at DESC, id DESC LIMIT ?1) \
                     WHERE state = 'answered' AND delivered_at IS NOT NULL \
                     ORDER BY closed_at DESC, id DESC",
+    acquire_lease: "INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3) \
+                    ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
+                    WHERE leases.until <= ?4 OR leases.holder = excluded.holder",
+    renew_lease: "UPDATE leases SET until = ?3 WHERE name = ?1 AND holder = ?2 AND until > ?4",
+    release_lease: "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
+    lease: "SELECT holder, until FROM leases WHERE name = ?1",
 };
 
 /// Postgres's statements (`$N` placeholders, `ask_user_` tables).
@@ -192,6 +202,12 @@ pub(crate) const POSTGRES: Statements = Statements {
                      ORDER BY closed_at DESC, id DESC LIMIT $1) AS recent \
                     WHERE state = 'answered' AND delivered_at IS NOT NULL \
                     ORDER BY closed_at DESC, id DESC",
+    acquire_lease: "INSERT INTO ask_user_leases (name, holder, until) VALUES ($1, $2, $3) \
+                    ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
+                    WHERE ask_user_leases.until <= $4 OR ask_user_leases.holder = EXCLUDED.holder",
+    renew_lease: "UPDATE ask_user_leases SET until = $3 WHERE name = $1 AND holder = $2 AND until > $4",
+    release_lease: "DELETE FROM ask_user_leases WHERE name = $1 AND holder = $2",
+    lease: "SELECT holder, until FROM ask_user_leases WHERE name = $1",
 };
 
 /// A statement parameter: the types these statements bind.
@@ -234,10 +250,7 @@ pub(crate) trait SqlDb {
 }
 
 fn bad_column(location: &str) -> Error {
-    Error::Backend {
-        location: location.to_owned(),
-        detail: "a column holds a value of an unexpected type".to_owned(),
-    }
+    Error::backend(location, "a column holds a value of an unexpected type")
 }
 
 /// Reads a row's columns in order.
@@ -570,4 +583,52 @@ pub(crate) async fn given_answers<D: SqlDb>(db: &D, lookback: u32) -> Result<Vec
         }
     }
     Ok(given)
+}
+
+/// Named leases (`crate::lease`): one compare-and-set statement each.
+pub(crate) async fn acquire_lease<D: SqlDb>(
+    db: &D,
+    name: &str,
+    holder: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> Result<bool> {
+    let params = lease_params(name, holder, now, until);
+    Ok(db.execute(D::STATEMENTS.acquire_lease, params).await? == 1)
+}
+
+pub(crate) async fn renew_lease<D: SqlDb>(
+    db: &D,
+    name: &str,
+    holder: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> Result<bool> {
+    let params = lease_params(name, holder, now, until);
+    Ok(db.execute(D::STATEMENTS.renew_lease, params).await? == 1)
+}
+
+/// The parameters of a lease's compare-and-set: name, holder, until, now.
+fn lease_params(name: &str, holder: &str, now: Timestamp, until: Timestamp) -> Vec<Param> {
+    vec![
+        Param::Text(name.to_owned()),
+        Param::Text(holder.to_owned()),
+        Param::Int(until.0),
+        Param::Int(now.0),
+    ]
+}
+
+pub(crate) async fn release_lease<D: SqlDb>(db: &D, name: &str, holder: &str) -> Result<bool> {
+    let params = vec![Param::Text(name.to_owned()), Param::Text(holder.to_owned())];
+    Ok(db.execute(D::STATEMENTS.release_lease, params).await? == 1)
+}
+
+pub(crate) async fn lease<D: SqlDb>(db: &D, name: &str) -> Result<Option<(String, Timestamp)>> {
+    let params = vec![Param::Text(name.to_owned())];
+    let rows = db.rows(D::STATEMENTS.lease, params, false).await?;
+    let Some(row) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut c = Columns::new(row, db.location());
+    Ok(Some((c.text()?, Timestamp(c.int()?))))
 }

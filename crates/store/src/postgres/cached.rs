@@ -11,19 +11,24 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Error, GenericClient, Row, Statement};
+use tokio_postgres::{Client, GenericClient, Row, Statement, Transaction};
+
+use crate::error::{Error, Result};
 
 /// One query connection of the pool and the statements prepared on it.
 pub(crate) struct Conn {
     pub(crate) client: Client,
     stmts: Mutex<HashMap<String, Statement>>,
+    /// The server, for messages.
+    shown: String,
 }
 
 impl Conn {
-    pub(crate) fn new(client: Client) -> Conn {
+    pub(crate) fn new(client: Client, shown: &str) -> Conn {
         Conn {
             client,
             stmts: Mutex::new(HashMap::new()),
+            shown: shown.to_owned(),
         }
     }
 
@@ -32,36 +37,59 @@ impl Conn {
         Cached {
             c: &self.client,
             stmts: &self.stmts,
+            shown: &self.shown,
         }
     }
 
-    /// A transaction on it, with the connection's cached statements.
-    pub(crate) async fn transaction(
+    /// Runs `f` in a transaction on it (with the connection's cached statements), and
+    /// commits when `f` succeeded (else the transaction is rolled back).
+    pub(crate) async fn in_tx<T>(
         &mut self,
-    ) -> Result<
-        (
-            tokio_postgres::Transaction<'_>,
-            &Mutex<HashMap<String, Statement>>,
-        ),
-        Error,
-    > {
-        let tx = self.client.transaction().await?;
-        Ok((tx, &self.stmts))
+        f: impl AsyncFnOnce(&Cached<'_, Transaction<'_>>) -> Result<T>,
+    ) -> Result<T> {
+        let shown = self.shown.as_str();
+        let tx = located(shown, self.client.transaction().await)?;
+        let out = f(&Cached {
+            c: &tx,
+            stmts: &self.stmts,
+            shown,
+        })
+        .await?;
+        located(shown, tx.commit().await)?;
+        Ok(out)
     }
 }
 
-/// A client or transaction whose statements are prepared once per connection.
+/// A client or transaction whose statements are prepared once per connection, and whose every
+/// error becomes the store's ([`super::connect::pg_error`]), so callers use `?`.
 pub(crate) struct Cached<'a, C> {
-    pub(crate) c: &'a C,
-    pub(crate) stmts: &'a Mutex<HashMap<String, Statement>>,
+    c: &'a C,
+    stmts: &'a Mutex<HashMap<String, Statement>>,
+    shown: &'a str,
 }
 
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
 
+/// The driver's result as the store's, for the server `shown`: every Postgres error of the
+/// store becomes the store's here.
+fn located<T>(shown: &str, r: std::result::Result<T, tokio_postgres::Error>) -> Result<T> {
+    r.map_err(|e| super::connect::pg_error(shown, e))
+}
+
 impl<C: GenericClient + Sync> Cached<'_, C> {
+    /// The server, for messages.
+    pub(crate) fn shown(&self) -> &str {
+        self.shown
+    }
+
+    /// The driver's result as the store's.
+    pub(crate) fn located<T>(&self, r: std::result::Result<T, tokio_postgres::Error>) -> Result<T> {
+        located(self.shown, r)
+    }
+
     /// The statement for `sql`, prepared on this connection once (one round trip the first
     /// time, none after). A pipeline prepares its statements with this before it sends them.
-    pub(crate) async fn stmt(&self, sql: &str) -> Result<Statement, Error> {
+    pub(crate) async fn stmt(&self, sql: &str) -> Result<Statement> {
         let known = self
             .stmts
             .lock()
@@ -71,7 +99,7 @@ impl<C: GenericClient + Sync> Cached<'_, C> {
         if let Some(s) = known {
             return Ok(s);
         }
-        let s = self.c.prepare(sql).await?;
+        let s = self.located(self.c.prepare(sql).await)?;
         self.stmts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -79,32 +107,37 @@ impl<C: GenericClient + Sync> Cached<'_, C> {
         Ok(s)
     }
 
-    pub(crate) async fn execute(&self, sql: &str, params: Params<'_>) -> Result<u64, Error> {
+    /// Runs `sql`; how many rows it changed.
+    pub(crate) async fn execute(&self, sql: &str, params: Params<'_>) -> Result<u64> {
         let s = self.stmt(sql).await?;
-        self.c.execute(&s, params).await
+        self.located(self.c.execute(&s, params).await)
     }
 
-    pub(crate) async fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, Error> {
+    /// The rows of `sql`, as the driver gives them.
+    pub(crate) async fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>> {
         let s = self.stmt(sql).await?;
-        self.c.query(&s, params).await
+        self.located(self.c.query(&s, params).await)
     }
 
-    pub(crate) async fn query_opt(
+    /// Every row of `sql`, each read by `f`.
+    pub(crate) async fn rows<T>(
         &self,
         sql: &str,
         params: Params<'_>,
-    ) -> Result<Option<Row>, Error> {
-        let s = self.stmt(sql).await?;
-        self.c.query_opt(&s, params).await
+        f: impl FnMut(&Row) -> std::result::Result<T, tokio_postgres::Error>,
+    ) -> Result<Vec<T>> {
+        let rows = self.query(sql, params).await?;
+        self.located(rows.iter().map(f).collect())
     }
 
-    pub(crate) async fn query_one(&self, sql: &str, params: Params<'_>) -> Result<Row, Error> {
-        let s = self.stmt(sql).await?;
-        self.c.query_one(&s, params).await
+    /// The one row a statement returned (none is an error).
+    pub(crate) fn one<T>(&self, rows: Vec<T>) -> Result<T> {
+        let none = || Error::backend(self.shown, "the statement returned no row");
+        rows.into_iter().next().ok_or_else(none)
     }
 
     /// Statements without parameters, several at once: not prepared.
-    pub(crate) async fn batch_execute(&self, sql: &str) -> Result<(), Error> {
-        self.c.batch_execute(sql).await
+    pub(crate) async fn batch_execute(&self, sql: &str) -> Result<()> {
+        self.located(self.c.batch_execute(sql).await)
     }
 }

@@ -149,16 +149,20 @@ async fn intake<J: Send + 'static>(
 }
 
 fn stopped(shown: &str) -> Error {
-    Error::Backend {
-        location: shown.to_owned(),
-        detail: "the store's writer has stopped".to_owned(),
-    }
+    Error::backend(shown, "the store's writer has stopped")
 }
 
 /// Why a group failed: before its `COMMIT` (nothing of it is stored), or at it (unknown).
 enum Failed {
     Before(Error),
     AtCommit(Error),
+}
+
+/// An error met before the `COMMIT` was sent or answered (`?` in a group's steps).
+impl From<Error> for Failed {
+    fn from(e: Error) -> Failed {
+        Failed::Before(e)
+    }
 }
 
 impl PgStore {
@@ -170,13 +174,12 @@ impl PgStore {
             ask: ask.clone(),
             reply,
         };
-        let shown = &self.inner.shown;
-        self.inner
-            .intakes
-            .opens
-            .send(job)
-            .map_err(|_| stopped(shown))?;
-        answer.await.map_err(|_| stopped(shown))?
+        if self.inner.intakes.opens.send(job).is_err() {
+            return Err(stopped(&self.inner.shown));
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(stopped(&self.inner.shown)))
     }
 
     /// Queues an outcome for the next group of outcomes: `Ok(true)` when it won.
@@ -195,13 +198,12 @@ impl PgStore {
             at,
             reply,
         };
-        let shown = &self.inner.shown;
-        self.inner
-            .intakes
-            .closes
-            .send(job)
-            .map_err(|_| stopped(shown))?;
-        answer.await.map_err(|_| stopped(shown))?
+        if self.inner.intakes.closes.send(job).is_err() {
+            return Err(stopped(&self.inner.shown));
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(stopped(&self.inner.shown)))
     }
 
     async fn run_opens(&self, jobs: Vec<OpenJob>) {
@@ -257,7 +259,6 @@ impl PgStore {
         &self,
         group: &[OpenJob],
     ) -> std::result::Result<Vec<Option<AskRecord>>, Failed> {
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let n = group.len();
         let mut cols = (
             Vec::with_capacity(n),
@@ -288,45 +289,41 @@ impl PgStore {
             &cols.0, &cols.1, &cols.2, &cols.3, &cols.4, &cols.5, &cols.6, &cols.7, &cols.8,
         ];
         let lock_params: [&(dyn ToSql + Sync); 1] = [&locks];
-        let guard = self.client().await.map_err(Failed::Before)?;
-        let conn = guard
-            .as_ref()
-            .ok_or_else(|| Failed::Before(self.no_connection()))?;
-        let cached = conn.cached();
-        let lock = cached
-            .stmt(LOCK_KEYS)
-            .await
-            .map_err(|x| Failed::Before(e(x)))?;
-        let insert = cached
-            .stmt(INSERT_NEW)
-            .await
-            .map_err(|x| Failed::Before(e(x)))?;
-        let c = &conn.client;
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        let c = conn.cached();
+        // Prepared first (a round trip each, the first time on this connection), so that the
+        // pipeline below sends everything on its first poll.
+        c.stmt(LOCK_KEYS).await?;
+        c.stmt(INSERT_NEW).await?;
         // `biased`: polled in this order, so sent in this order, all on the first poll.
         let (begun, locked, inserted, committed) = tokio::join!(
             biased;
             c.batch_execute("BEGIN"),
-            c.execute(&lock, &lock_params),
-            c.query(&insert, &params),
+            c.execute(LOCK_KEYS, &lock_params),
+            c.query(INSERT_NEW, &params),
             c.batch_execute("COMMIT"),
         );
         // The first error is the cause; after it the server rolled the transaction back (its
         // `COMMIT` answers `ROLLBACK`), so nothing of the group is stored.
-        let before = |x| Failed::Before(e(x));
-        begun.map_err(before)?;
-        locked.map_err(before)?;
-        let rows = inserted.map_err(before)?;
-        committed.map_err(|x| Failed::AtCommit(e(x)))?;
+        begun?;
+        locked?;
+        let rows = inserted?;
+        committed.map_err(Failed::AtCommit)?;
+        let read = |row: &tokio_postgres::Row| {
+            Ok((
+                row.try_get::<_, i64>(0)?,
+                row.try_get::<_, String>(1)?,
+                row.try_get::<_, String>(2)?,
+                row.try_get::<_, String>(3)?,
+            ))
+        };
+        // Read after the `COMMIT`: a row that cannot be read leaves the group's fate unknown.
+        let rows: Vec<(i64, String, String, String)> = c
+            .located(rows.iter().map(read).collect())
+            .map_err(Failed::AtCommit)?;
         let mut created: Vec<Option<AskRecord>> = vec![None; n];
-        for row in &rows {
-            let read = |i| row.try_get::<_, String>(i);
-            let (id, namespace, scope, hash) = (
-                row.try_get::<_, i64>(0)
-                    .map_err(|x| Failed::AtCommit(e(x)))?,
-                read(1).map_err(|x| Failed::AtCommit(e(x)))?,
-                read(2).map_err(|x| Failed::AtCommit(e(x)))?,
-                read(3).map_err(|x| Failed::AtCommit(e(x)))?,
-            );
+        for (id, namespace, scope, hash) in rows {
             let at = group.iter().position(|j| {
                 j.ask.key.namespace().as_str() == namespace
                     && j.ask.key.scope() == scope
@@ -392,43 +389,32 @@ impl PgStore {
 
     /// One transaction for `group` (distinct asks): the ids of the asks it closed.
     async fn close_all(&self, group: &[CloseJob]) -> std::result::Result<HashSet<i64>, Failed> {
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let ids: Vec<i64> = group.iter().map(|j| j.id.0).collect();
         let states: Vec<&str> = group.iter().map(|j| j.state).collect();
         let outcomes: Vec<&str> = group.iter().map(|j| j.outcome.as_str()).collect();
         let ats: Vec<i64> = group.iter().map(|j| j.at.0).collect();
         let params: [&(dyn ToSql + Sync); 4] = [&ids, &states, &outcomes, &ats];
-        let guard = self.client().await.map_err(Failed::Before)?;
-        let conn = guard
-            .as_ref()
-            .ok_or_else(|| Failed::Before(self.no_connection()))?;
-        let close = conn
-            .cached()
-            .stmt(CLOSE_OPEN)
-            .await
-            .map_err(|x| Failed::Before(e(x)))?;
+        let guard = self.client().await?;
+        let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
+        let c = conn.cached();
+        c.stmt(CLOSE_OPEN).await?;
         let rows = if group.len() == 1 {
             // One statement is its own transaction: no `BEGIN`/`COMMIT` to send. Its failure
             // leaves nothing stored either.
-            conn.client
-                .query(&close, &params)
-                .await
-                .map_err(|x| Failed::Before(e(x)))?
+            c.query(CLOSE_OPEN, &params).await?
         } else {
-            let c = &conn.client;
             let (begun, closed, committed) = tokio::join!(
                 biased;
                 c.batch_execute("BEGIN"),
-                c.query(&close, &params),
+                c.query(CLOSE_OPEN, &params),
                 c.batch_execute("COMMIT"),
             );
-            begun.map_err(|x| Failed::Before(e(x)))?;
-            let rows = closed.map_err(|x| Failed::Before(e(x)))?;
-            committed.map_err(|x| Failed::AtCommit(e(x)))?;
+            begun?;
+            let rows = closed?;
+            committed.map_err(Failed::AtCommit)?;
             rows
         };
-        rows.iter()
-            .map(|r| r.try_get::<_, i64>(0).map_err(|x| Failed::AtCommit(e(x))))
-            .collect()
+        c.located(rows.iter().map(|r| r.try_get::<_, i64>(0)).collect())
+            .map_err(Failed::AtCommit)
     }
 }

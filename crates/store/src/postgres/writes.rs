@@ -66,15 +66,13 @@ impl PgStore {
             self.announce(&[id]);
             return Ok(Recorded::Won);
         }
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let c = conn.cached();
         // Lost (or missing): read what counted, now that the winner has committed (the update
         // waited for its row lock and found the ask closed).
         let rec = get_raw(&c, id)
-            .await
-            .map_err(e)?
+            .await?
             .ok_or(Error::NotFound(id))?
             .into_record(&self.inner.shown)?;
         rec.closed.map(Recorded::Lost).ok_or(Error::NotFound(id))
@@ -88,16 +86,15 @@ impl PgStore {
         sql: &'static str,
         v: Option<i64>,
     ) -> Result<()> {
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let c = conn.cached();
-        if c.execute(sql, &[&id.0, &v]).await.map_err(e)? == 1 {
+        if c.execute(sql, &[&id.0, &v]).await? == 1 {
             drop(guard);
             self.announce(&[id]);
             return Ok(());
         }
-        match get_raw(&c, id).await.map_err(e)? {
+        match get_raw(&c, id).await? {
             Some(_) => Ok(()),
             None => Err(Error::NotFound(id)),
         }
@@ -113,17 +110,13 @@ impl PgStore {
         outcome: &Outcome,
         at: Timestamp,
     ) -> Result<bool> {
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let c = conn.cached();
         // A delivery taken back between the read and the write makes the write match nothing:
         // read again (each turn follows another call's write, so this ends).
         loop {
-            let raw = get_raw(&c, id)
-                .await
-                .map_err(e)?
-                .ok_or(Error::NotFound(id))?;
+            let raw = get_raw(&c, id).await?.ok_or(Error::NotFound(id))?;
             let stored = raw.outcome.clone();
             let rec = raw.into_record(&self.inner.shown)?;
             if rec.closed.is_none_or(|c| c.outcome != *outcome) {
@@ -132,10 +125,7 @@ impl PgStore {
             if rec.delivered_at.is_some() {
                 return Ok(true);
             }
-            let marked = c
-                .execute(MARK_DELIVERED, &[&id.0, &at.0, &stored])
-                .await
-                .map_err(e)?;
+            let marked = c.execute(MARK_DELIVERED, &[&id.0, &at.0, &stored]).await?;
             if marked == 1 {
                 drop(guard);
                 self.announce(&[id]);
@@ -147,14 +137,13 @@ impl PgStore {
     /// Extends the lease in place, with no notification (nothing a follower shows changed).
     pub(crate) async fn renew(&self, id: AskId, at: Timestamp) -> Result<bool> {
         let until = at.plus(lease()).0;
-        let e = |e: tokio_postgres::Error| self.err(&e);
         let guard = self.client().await?;
         let conn = guard.as_ref().ok_or_else(|| self.no_connection())?;
         let c = conn.cached();
-        if c.execute(RENEW, &[&id.0, &until]).await.map_err(e)? == 1 {
+        if c.execute(RENEW, &[&id.0, &until]).await? == 1 {
             return Ok(true);
         }
-        match get_raw(&c, id).await.map_err(e)? {
+        match get_raw(&c, id).await? {
             Some(_) => Ok(false),
             None => Err(Error::NotFound(id)),
         }

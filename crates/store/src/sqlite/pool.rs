@@ -29,8 +29,9 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
+use super::BUSY_TIMEOUT;
 use super::checkpoint::{self, Checkpointer};
-use super::{BUSY_TIMEOUT, map_err};
+use super::run::{Db, Run, Writer};
 use crate::error::{Error, Result};
 
 /// How many writes one commit takes at most.
@@ -61,11 +62,11 @@ struct Pending<T, F> {
 impl<T, F> Job for Pending<T, F>
 where
     T: Send,
-    F: FnOnce(&mut Connection, &str) -> Result<T> + Send,
+    F: FnOnce(&mut Writer<'_>) -> Result<T> + Send,
 {
     fn run(&mut self, conn: &mut Connection, shown: &str) -> Option<Error> {
         let write = self.write.take()?;
-        let result = write(conn, shown);
+        let result = write(&mut Writer::new(conn, shown));
         let failed = result.as_ref().err().cloned();
         self.result = Some(result);
         failed
@@ -76,10 +77,7 @@ where
             (_, Some(Err(e))) => Err(e),
             (Some(e), _) => Err(e.clone()),
             (None, Some(ok)) => ok,
-            (None, None) => Err(Error::Backend {
-                location: String::new(),
-                detail: "the write was not run".to_owned(),
-            }),
+            (None, None) => Err(Error::backend("", "the write was not run")),
         };
         // The caller may have stopped waiting (its future dropped): nothing to tell then.
         let _ = self.reply.send(out);
@@ -113,10 +111,7 @@ impl Conns {
                 let checkpointer = checkpointer.clone();
                 move || write_loop(writer, &shown, &queue, &commits, &checkpointer)
             })
-            .map_err(|e| Error::Backend {
-                location: shown.clone(),
-                detail: format!("cannot start the store's writer: {e}"),
-            })?;
+            .map_err(|e| Error::backend(&shown, format!("cannot start the store's writer: {e}")))?;
         Ok(Conns {
             path,
             shown,
@@ -131,7 +126,7 @@ impl Conns {
     /// Runs `write` in the next group commit; returns once that commit is durable.
     pub(super) async fn write<T: Send + 'static>(
         &self,
-        write: impl FnOnce(&mut Connection, &str) -> Result<T> + Send + 'static,
+        write: impl FnOnce(&mut Writer<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (reply, result) = oneshot::channel();
         let job = Box::new(Pending {
@@ -139,10 +134,7 @@ impl Conns {
             result: None,
             reply,
         });
-        let gone = || Error::Backend {
-            location: self.shown.clone(),
-            detail: "the store's writer has stopped".to_owned(),
-        };
+        let gone = || Error::backend(&self.shown, "the store's writer has stopped");
         self.jobs.send(job).map_err(|_| gone())?;
         // Awaited on the blocking pool, as reads are: a runtime on a paused test clock (the
         // simulation, `crates/sim`) then does not jump its clock ahead while the commit runs,
@@ -156,7 +148,7 @@ impl Conns {
     /// Runs `read` on a reader connection in a blocking thread.
     pub(super) async fn read<T: Send + 'static>(
         self: &std::sync::Arc<Self>,
-        read: impl FnOnce(&Connection, &str) -> Result<T> + Send + 'static,
+        read: impl FnOnce(&Db<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -165,15 +157,12 @@ impl Conns {
                 *slot = Some(open_reader(&this.path, &this.shown)?);
             }
             match slot.as_ref() {
-                Some(conn) => read(conn, &this.shown),
+                Some(conn) => read(&Db::new(conn, &this.shown)),
                 None => unreachable_reader(&this.shown),
             }
         })
         .await
-        .map_err(|e| Error::Backend {
-            location: self.shown.clone(),
-            detail: e.to_string(),
-        })?
+        .map_err(|e| Error::backend(&self.shown, e.to_string()))?
     }
 
     /// A free reader, else the next in turn once free.
@@ -197,10 +186,7 @@ impl Drop for Conns {
 }
 
 fn unreachable_reader<T>(shown: &str) -> Result<T> {
-    Err(Error::Backend {
-        location: shown.to_owned(),
-        detail: "no reader connection".to_owned(),
-    })
+    Err(Error::backend(shown, "no reader connection"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -211,20 +197,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A read connection: the file must exist (never created here), queries only.
 fn open_reader(path: &std::path::Path, shown: &str) -> Result<Connection> {
-    let err = |e| map_err(shown, e);
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(err)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
-    conn.pragma_update(None, "query_only", true).map_err(err)?;
-    // It never commits, so it would never checkpoint; off all the same, like every connection
-    // of the store's (the checkpoint thread does it).
-    conn.pragma_update(None, "wal_autocheckpoint", 0)
-        .map_err(err)?;
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    // Like the writer: the last connection to close keeps the WAL.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-        .map_err(err)?;
-    Ok(conn)
+    let open = || {
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "query_only", true)?;
+        // It never commits, so it would never checkpoint; off all the same, like every
+        // connection of the store's (the checkpoint thread does it).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // Like the writer: the last connection to close keeps the WAL.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        Ok(conn)
+    };
+    super::run::opening(shown, open)
 }
 
 /// The writer thread: group after group until every handle is gone.
@@ -259,8 +245,7 @@ fn commit_group(
 ) {
     let mut rest = group.into_iter().peekable();
     while rest.peek().is_some() {
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-            let e = map_err(shown, e);
+        if let Err(e) = Db::new(conn, shown).batch("BEGIN IMMEDIATE") {
             for job in rest {
                 job.finish(Some(&e));
             }
@@ -273,10 +258,8 @@ fn commit_group(
             if conn.is_autocommit() {
                 // The write's error rolled the whole transaction back: the writes before it
                 // are lost too.
-                let e = failed.unwrap_or_else(|| Error::Backend {
-                    location: shown.to_owned(),
-                    detail: "the transaction ended early".to_owned(),
-                });
+                let e =
+                    failed.unwrap_or_else(|| Error::backend(shown, "the transaction ended early"));
                 for done in ran.drain(..) {
                     done.finish(Some(&e));
                 }
@@ -289,7 +272,7 @@ fn commit_group(
         if aborted {
             continue;
         }
-        let committed = conn.execute_batch("COMMIT").map_err(|e| map_err(shown, e));
+        let committed = Db::new(conn, shown).batch("COMMIT");
         if committed.is_err() && !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
         }
@@ -320,12 +303,8 @@ mod tests {
         Arc::new(Conns::start(conn, path, "t".to_owned()).unwrap())
     }
 
-    fn insert(v: i64) -> impl FnOnce(&mut Connection, &str) -> Result<()> + Send + 'static {
-        move |conn, shown| {
-            conn.execute("INSERT INTO t (v) VALUES (?1)", [v])
-                .map(drop)
-                .map_err(|e| map_err(shown, e))
-        }
+    fn insert(v: i64) -> impl FnOnce(&mut Writer<'_>) -> Result<()> + Send + 'static {
+        move |w| w.execute("INSERT INTO t (v) VALUES (?1)", [v]).map(drop)
     }
 
     /// Writes queued while the writer is busy share its next commit; each caller gets its
@@ -340,10 +319,10 @@ mod tests {
         let first = tokio::spawn({
             let c = c.clone();
             async move {
-                c.write(move |conn, shown| {
+                c.write(move |w| {
                     let _ = started.send(());
                     held.recv().unwrap();
-                    insert(0)(conn, shown)
+                    insert(0)(w)
                 })
                 .await
             }
@@ -380,11 +359,7 @@ mod tests {
             "one commit for the first write, one for the 21 queued"
         );
         let n: i64 = c
-            .read(|conn, _| {
-                Ok(conn
-                    .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-                    .unwrap())
-            })
+            .read(|db| db.cached("SELECT count(*) FROM t", |s| s.query_row([], |r| r.get(0))))
             .await
             .unwrap();
         assert_eq!(n, 21);

@@ -11,7 +11,8 @@ use std::time::Duration;
 use notify::Watcher;
 use tokio::sync::Notify;
 
-use super::{Inner, SqliteStore, map_err, meta_value, notify_path};
+use super::run::Run;
+use super::{Inner, SqliteStore, meta_value, notify_path};
 use crate::error::Result;
 use crate::feed::Feed;
 use crate::model::{AskId, Change};
@@ -122,10 +123,7 @@ impl SqliteStore {
     /// Starts following other processes' writes: a file watch on the sidecar and a task that
     /// announces the asks whose `seq` passed the last one seen.
     async fn start_watch(&self) -> Result<()> {
-        let start = self
-            .read(|conn, shown| meta_value(conn, "seq").map_err(|e| map_err(shown, e)))
-            .await?
-            .unwrap_or(0);
+        let start = self.read(|db| meta_value(db, "seq")).await?.unwrap_or(0);
         self.inner.last_seq.store(start, Ordering::SeqCst);
         let wake = Arc::new(Notify::new());
         let target = notify_path(&self.inner.path);
@@ -218,16 +216,12 @@ async fn scan_loop(weak: Weak<Inner>, wake: Arc<Notify>) {
         let last = inner.last_seq.load(Ordering::SeqCst);
         let scanned = inner
             .conns
-            .read(move |conn, shown| {
-                let err = |e| map_err(shown, e);
-                let mut stmt = conn
-                    .prepare_cached("SELECT id, seq FROM asks WHERE seq > ?1 ORDER BY seq")
-                    .map_err(err)?;
-                let rows = stmt
-                    .query_map([last], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(err)?;
-                rows.collect::<rusqlite::Result<Vec<(i64, i64)>>>()
-                    .map_err(err)
+            .read(move |db| {
+                db.rows(
+                    "SELECT id, seq FROM asks WHERE seq > ?1 ORDER BY seq",
+                    [last],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
             })
             .await;
         match scanned {

@@ -403,3 +403,41 @@ async fn an_upgraded_database_counts_its_open_asks_once_and_keeps_the_count() {
     admin.batch_execute("TRUNCATE ask_user_asks").await.unwrap();
     assert_eq!(upgraded.count_open().await.unwrap(), 0);
 }
+
+/// A statement the server refuses (a second channel token with the same hash: the primary
+/// key) names its SQLSTATE in the text, and keeps the driver's error, with that code, as its
+/// source.
+#[tokio::test]
+async fn a_refused_statement_names_and_keeps_its_sqlstate() {
+    let f = common::postgres().await;
+    let token = ask_user_store::ChannelToken {
+        hash: "h".into(),
+        ask: ask_user_store::AskId(1),
+        channel: "ntfy".into(),
+        choice: "{}".into(),
+        user: None,
+    };
+    f.store.put_channel_token(&token).await.unwrap();
+    let e = f.store.put_channel_token(&token).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: duplicate key value violates unique constraint \"ask_user_channel_tokens_pkey\" (23505)",
+            f.store.location()
+        )
+    );
+    match &e {
+        ask_user_store::Error::Backend { cause: Some(c), .. } => {
+            assert_eq!(c.code(), Some("23505"));
+        }
+        other => panic!("not a backend error with its cause: {other:?}"),
+    }
+    let source = std::error::Error::source(&e).expect("the driver's error is the source");
+    let pg = source
+        .downcast_ref::<tokio_postgres::Error>()
+        .expect("the source is the driver's own error");
+    assert_eq!(
+        pg.code(),
+        Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION)
+    );
+}

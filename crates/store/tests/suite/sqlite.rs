@@ -612,3 +612,44 @@ async fn the_first_page_reads_no_more_at_100k_open_asks_than_a_page() {
         assert!(steps < 10_000, "{sql}: {steps} steps, {plan:?}");
     }
 }
+
+/// A statement SQLite refuses (a second channel token with the same hash: the primary key)
+/// names SQLite's extended result code in its text, and keeps SQLite's error as its source.
+#[tokio::test]
+async fn a_refused_statement_names_and_keeps_sqlites_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite3");
+    let store = Store::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let token = ask_user_store::ChannelToken {
+        hash: "h".into(),
+        ask: AskId(1),
+        channel: "ntfy".into(),
+        choice: "{}".into(),
+        user: None,
+    };
+    store.put_channel_token(&token).await.unwrap();
+    let e = store.put_channel_token(&token).await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "store {}: UNIQUE constraint failed: channel_tokens.hash (SQLite code 1555)",
+            path.display()
+        )
+    );
+    match &e {
+        ask_user_store::Error::Backend { cause: Some(c), .. } => {
+            assert_eq!(c.code(), Some("1555"));
+        }
+        other => panic!("not a backend error with its cause: {other:?}"),
+    }
+    let source = std::error::Error::source(&e).expect("the driver's error is the source");
+    let sqlite = source
+        .downcast_ref::<rusqlite::Error>()
+        .expect("the source is SQLite's own error");
+    assert_eq!(
+        sqlite.sqlite_error().map(|f| f.extended_code),
+        Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+    );
+}
