@@ -640,8 +640,18 @@ impl Store {
             if !rec.is_open() {
                 return Ok(rec);
             }
+            let _parked = self.waiters.park();
             let _ = tokio::time::timeout(recheck, woken).await;
         }
+    }
+
+    /// How many [`Store::wait_outcome`] calls on this handle (and its clones) read their ask
+    /// open and are parked on its wake-up now: for tests that must record an outcome only once
+    /// a waiter is waiting, instead of sleeping and hoping.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn parked_waits(&self) -> usize {
+        self.waiters.parked()
     }
 
     /// How this handle learns of other processes' changes, for diagnostics and tests: SQLite's

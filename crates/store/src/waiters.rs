@@ -15,7 +15,7 @@
 //! one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tokio::sync::Notify;
@@ -31,6 +31,17 @@ pub(crate) struct Waiters {
     running: AtomicBool,
     /// Serialises starting the dispatcher.
     starting: tokio::sync::Mutex<()>,
+    /// How many waits read their ask open and are parked on its wake-up now.
+    parked: AtomicUsize,
+}
+
+/// A wait parked on its wake-up, counted in [`Waiters::parked`] while it lives.
+pub(crate) struct Parked<'a>(&'a Waiters);
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        self.0.parked.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug)]
@@ -90,6 +101,18 @@ impl Waiters {
     }
 
     /// Whether a dispatcher follows the feed now.
+    /// Counts a wait as parked (it read its ask open and now awaits its wake-up) until the
+    /// guard drops.
+    pub(crate) fn park(&self) -> Parked<'_> {
+        self.parked.fetch_add(1, Ordering::SeqCst);
+        Parked(self)
+    }
+
+    /// How many waits are parked now ([`Waiters::park`]).
+    pub(crate) fn parked(&self) -> usize {
+        self.parked.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn is_running(&self) -> bool {
         self.running.load(Ordering::Acquire)
     }

@@ -672,8 +672,16 @@ async fn given_answers_are_the_delivered_answers_of_the_newest_closed_asks(f: Fi
 async fn waiter_hears_outcome_recorded_through_another_handle(f: Fixture) {
     let rec = created(&f.store, &keyed("k1", T0)).await;
     let waiter = f.second().await;
+    let parked = waiter.clone();
     let waiting = tokio::spawn(async move { waiter.wait_outcome(rec.id).await.unwrap() });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Recorded once the waiter read the ask open and waits: what wakes it is the change.
+    tokio::time::timeout(DEADLINE, async {
+        while parked.parked_waits() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the waiter never parked");
     let answer = answered(serde_json::json!({"Which?": "A"}));
     f.store.record_outcome(rec.id, &answer, T0).await.unwrap();
     let got = tokio::time::timeout(DEADLINE, waiting)
