@@ -57,6 +57,13 @@ mod state;
 mod tty;
 
 pub use draft::Draft;
+
+/// **Test only** (read only in builds with this crate's `test-knobs` feature, which its own
+/// tests turn on): how many milliseconds the cursor-position query waits for a terminal that
+/// never answers (300 without it), so a test can hold the terminal's I/O in flight for as long
+/// as it needs.
+#[doc(hidden)]
+pub const CURSOR_QUERY_TEST_ENV: &str = "ASK_USER_TEST_CURSOR_QUERY_MS";
 pub use sanitize::{sanitize, sanitize_line};
 
 use std::time::{Duration, Instant};

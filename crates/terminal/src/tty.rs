@@ -38,6 +38,19 @@ use crate::state::AskState;
 /// bottom row.
 const CURSOR_QUERY_TIMEOUT: Duration = Duration::from_millis(300);
 
+/// How long the cursor query waits: [`CURSOR_QUERY_TIMEOUT`], or in a build with the
+/// `test-knobs` feature the milliseconds in [`crate::CURSOR_QUERY_TEST_ENV`] when set.
+fn cursor_query_timeout() -> Duration {
+    #[cfg(feature = "test-knobs")]
+    if let Some(ms) = std::env::var(crate::CURSOR_QUERY_TEST_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Duration::from_millis(ms);
+    }
+    CURSOR_QUERY_TIMEOUT
+}
+
 /// Opens the controlling terminal for reading and writing. Fails at once (no waiting) when
 /// the process has none (e.g. under `setsid` or in a service), or when it runs in the
 /// background of a shell with job control: taking the terminal there would stop the process
@@ -404,12 +417,12 @@ fn viewport(tty: File, cursor: Position, height: u16) -> io::Result<Terminal<Tty
 }
 
 /// Asks the terminal where the cursor is (`ESC [ 6 n` → `ESC [ row ; col R`), on the tty
-/// itself, waiting at most [`CURSOR_QUERY_TIMEOUT`]. Bytes typed ahead are discarded.
+/// itself, waiting at most [`CURSOR_QUERY_TIMEOUT`] ([`cursor_query_timeout`]). Bytes typed ahead are discarded.
 fn query_cursor(tty: &mut File) -> Option<Position> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     tty.write_all(b"\x1b[6n").ok()?;
     tty.flush().ok()?;
-    let deadline = Instant::now() + CURSOR_QUERY_TIMEOUT;
+    let deadline = Instant::now() + cursor_query_timeout();
     let mut reply = Vec::new();
     loop {
         let left = deadline.checked_duration_since(Instant::now())?;

@@ -178,16 +178,19 @@ fn scenario_child() {
                 println!("CHILD-RESULT {result:?}");
             }
             "runtime" => {
-                // The ask and a task beside it on one current-thread runtime: the task runs
-                // at once unless the ask blocks the thread with terminal I/O.
+                // The ask and a task beside it on one current-thread runtime, the terminal's
+                // cursor query held in flight for 5 s (a terminal that never answers it): the
+                // task writes its mark on the terminal at once unless the ask blocks the thread
+                // with that I/O, in which case the mark comes only after the question is drawn.
                 let cancel = CancellationToken::new();
-                let started = std::time::Instant::now();
                 let terminal = Terminal::new();
                 let ask = terminal.ask(&first, cancel.clone());
                 let beside = async {
-                    let waited = started.elapsed();
-                    println!("BESIDE-RAN-AFTER-MS {}", waited.as_millis());
-                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    let mut tty = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open("/dev/tty")
+                        .unwrap();
+                    std::io::Write::write_all(&mut tty, b"BESIDE-RAN\r\n").unwrap();
                     cancel.cancel();
                 };
                 let (result, ()) = tokio::join!(ask, beside);
@@ -310,54 +313,49 @@ fn term_dumb_gets_plain_lines_without_escapes() {
 
 #[test]
 fn terminal_io_never_blocks_the_callers_runtime() {
-    // The terminal's synchronous tty I/O ran on the caller's async thread.
-    // `script` gives the child a terminal that never answers the cursor-position query, so
-    // that query waits its full 300 ms; a task beside the ask on the same current-thread
-    // runtime must still run at once.
+    // The terminal's synchronous tty I/O ran on the caller's async thread. `script` gives the
+    // child a terminal that never answers the cursor-position query, and the knob holds that
+    // query 5 s; a task beside the ask on the same current-thread runtime writes its mark on
+    // the terminal and cancels the ask. `script`'s record of the terminal shows the order: the
+    // mark before anything of the question (drawn only once the query ended). Proven by order,
+    // not by a time limit.
     if in_scenario() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     let command = format!(
-        "RUST_BACKTRACE=0 {SCENARIO}=runtime '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'",
+        "RUST_BACKTRACE=0 {knob}=5000 {SCENARIO}=runtime '{exe}' --exact suite::pty::scenario_child --nocapture --test-threads 1 > '{dir}/out.txt'",
+        knob = ask_user_terminal::CURSOR_QUERY_TEST_ENV,
         dir = dir.path().display(),
         exe = exe.display(),
     );
-    let mut script = Command::new("script")
-        .args(["-qfec", &command, "/dev/null"])
+    let record = dir.path().join("terminal.txt");
+    let mut script = Command::new("script");
+    script
+        .args(["-qfec", &command])
+        .arg(&record)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "xterm-256color")
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = script.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > ask_user_test_support::DEADLINE {
-            let _ = script.kill();
-            panic!(
-                "the child did not finish: {}",
-                std::fs::read_to_string(dir.path().join("out.txt")).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+        .stdout(std::process::Stdio::null());
+    let (code, _, _) = ask_user_test_support::Reaped(script.spawn().unwrap())
+        .finish(ask_user_test_support::DEADLINE);
+    let status_ok = code == 0;
     let out = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
-    assert!(status.success(), "{out}");
+    assert!(status_ok, "{out}");
     assert!(out.contains("CHILD-RESULT Err(Cancelled)"), "{out}");
-    let waited: u64 = out
-        .split("BESIDE-RAN-AFTER-MS ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|ms| ms.parse().ok())
-        .unwrap();
-    // 300 ms is what a blocked thread waits; the margin allows for a loaded machine.
-    assert!(
-        waited < 250,
-        "the task beside the ask waited {waited} ms:\n{out}"
-    );
+    let terminal = std::fs::read_to_string(&record).unwrap();
+    let mark = terminal
+        .find("BESIDE-RAN")
+        .unwrap_or_else(|| panic!("the task beside never ran: {terminal:?}"));
+    if let Some(question) = terminal.find("Deploy now?") {
+        assert!(
+            mark < question,
+            "the task beside ran only after the question was drawn: {terminal:?}"
+        );
+    }
 }
 
 #[test]
