@@ -538,6 +538,11 @@ pub(crate) struct Tui {
 }
 
 impl Tui {
+    /// The namespace Claude Code runs in.
+    pub(crate) fn ns(&self) -> &Netns {
+        &self._ns
+    }
+
     /// The text the model read from each tool result, once there are `n` (the screen shows an
     /// answer before the host has sent it to the model).
     pub(crate) fn texts(&self, n: usize) -> Vec<String> {
@@ -564,8 +569,12 @@ impl Tui {
 /// directory trusted (in the lab's `~/.claude.json`, keeping what is there), and sends `prompt`
 /// once its prompt shows.
 pub(crate) fn claude_tui(lab: &Lab, turn: &Turn, prompt: &str) -> Tui {
+    claude_tui_in(lab, Netns::new(), turn, prompt)
+}
+
+/// [`claude_tui`] in the namespace `ns` (where a [`LabHub`] may listen).
+pub(crate) fn claude_tui_in(lab: &Lab, ns: Netns, turn: &Turn, prompt: &str) -> Tui {
     let dir = lab.next_run();
-    let ns = Netns::new();
     let (fake, port) = fake_model(&ns, &dir, turn);
     let key = "sk-ant-fake-key-for-the-hook-tests";
     let config = lab.path("home/.claude.json");

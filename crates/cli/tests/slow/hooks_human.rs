@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::hooks::{PROMPT_TOOL, escalated_touch};
-use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, codex, pointed};
+use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, claude_tui_in, codex, pointed};
 
 /// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
 fn pick(pane: &TmuxPane, question: &str, n: usize, option: &str) {
@@ -262,4 +262,49 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
     tui.pane.wait_text("· Which database? → SQLite");
     assert!(!tui.pane.screen().contains("Enter to select"));
     assert_eq!(tui.texts(1), [answered]);
+}
+
+/// The phone path, set up in one command, with the real interactive Claude Code: `setup
+/// claude-code --hub URL --hub-token-file FILE` and `away on`; Claude Code's own question
+/// (AskUserQuestion) waits with its screen saying where, becomes a card on the hub's inbox under
+/// the token's name, the human answers it there, and the model reads that answer.
+#[test]
+fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() {
+    let lab = Lab::new();
+    let ns = ask_user_hosts_e2e::Netns::new();
+    let hub = lab.hub(&ns, "laptop-claude");
+    let token = lab.path("hub.token").display().to_string();
+    lab.ask_user(&[
+        "setup",
+        "claude-code",
+        "--hub",
+        &hub.url,
+        "--hub-token-file",
+        &token,
+    ]);
+    lab.ask_user(&["away", "on"]);
+    let tui = claude_tui_in(
+        &lab,
+        ns,
+        &Turn::call("AskUserQuestion", one_question()),
+        "Ask me",
+    );
+    tui.pane.wait_for("the hook's status names the hub", |s| {
+        s.contains("ask-user: waiting for your answer") && s.contains(&hub.url)
+    });
+    let (ask, reply) = hub.human_answers(
+        &lab,
+        tui.ns(),
+        serde_json::json!([{"id": "q1", "selected": ["SQLite"]}]),
+    );
+    assert_eq!(reply, serde_json::json!({"sent": true}));
+    assert_eq!(ask["agent"], "laptop-claude");
+    tui.pane.wait_text("· Which database? → SQLite");
+    assert!(!tui.pane.screen().contains("Enter to select"));
+    assert_eq!(
+        tui.texts(1),
+        [
+            "Your questions have been answered: \"Which database?\"=\"SQLite\". You can now continue with these answers in mind."
+        ]
+    );
 }
