@@ -569,11 +569,19 @@ impl Tui {
 /// directory trusted (in the lab's `~/.claude.json`, keeping what is there), and sends `prompt`
 /// once its prompt shows.
 pub(crate) fn claude_tui(lab: &Lab, turn: &Turn, prompt: &str) -> Tui {
-    claude_tui_in(lab, Netns::new(), turn, prompt)
+    claude_tui_in(lab, Netns::new(), turn, prompt, false)
 }
 
-/// [`claude_tui`] in the namespace `ns` (where a [`LabHub`] may listen).
-pub(crate) fn claude_tui_in(lab: &Lab, ns: Netns, turn: &Turn, prompt: &str) -> Tui {
+/// [`claude_tui`] in the namespace `ns` (where a [`LabHub`] may listen); with `mcp_first`, the
+/// prompt is typed only once `/mcp` lists ask-user's tool (a model turn that starts sooner is
+/// offered no MCP tool).
+pub(crate) fn claude_tui_in(
+    lab: &Lab,
+    ns: Netns,
+    turn: &Turn,
+    prompt: &str,
+    mcp_first: bool,
+) -> Tui {
     let dir = lab.next_run();
     let (fake, port) = fake_model(&ns, &dir, turn);
     let key = "sk-ant-fake-key-for-the-hook-tests";
@@ -586,7 +594,9 @@ pub(crate) fn claude_tui_in(lab: &Lab, ns: Netns, turn: &Turn, prompt: &str) -> 
     state["projects"][&work] =
         json!({"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true});
     std::fs::write(&config, state.to_string()).unwrap();
-    // `ip netns exec NAME` as the namespace's own command line has it.
+    // `ip netns exec NAME` as the namespace's own command line has it. `ENABLE_TOOL_SEARCH`
+    // off: MCP tools straight in the tool list, not behind the ToolSearch tool the fake model
+    // does not call.
     let probe = ns.command("true");
     let netns: Vec<String> = probe
         .get_args()
@@ -594,7 +604,7 @@ pub(crate) fn claude_tui_in(lab: &Lab, ns: Netns, turn: &Turn, prompt: &str) -> 
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let script = format!(
-        "cd '{work}' && exec ip {netns} env -i PATH='{PATH}' TERM=xterm-256color HOME='{home}' XDG_STATE_HOME='{state}' ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 '{claude}' 2> host.err\n",
+        "cd '{work}' && exec ip {netns} env -i PATH='{PATH}' TERM=xterm-256color HOME='{home}' XDG_STATE_HOME='{state}' ANTHROPIC_BASE_URL=http://127.0.0.1:{port} ANTHROPIC_API_KEY={key} DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ENABLE_TOOL_SEARCH=false '{claude}' 2> host.err\n",
         netns = netns.join(" "),
         home = lab.path("home").display(),
         state = lab.path("state").display(),
@@ -602,6 +612,18 @@ pub(crate) fn claude_tui_in(lab: &Lab, ns: Netns, turn: &Turn, prompt: &str) -> 
     );
     let pane = TmuxPane::start(tempfile::tempdir().unwrap(), &script, 120, 40, "host.err");
     pane.wait_text("auto mode on");
+    if mcp_first {
+        pane.type_text("/mcp");
+        pane.wait_for("/mcp typed", |s| pointed(s, "/mcp"));
+        pane.keys(&["Enter"]);
+        pane.wait_for("ask-user connected with its tool in /mcp", |screen| {
+            screen
+                .lines()
+                .any(|line| line.contains("ask-user") && line.contains("1 tool"))
+        });
+        pane.keys(&["Escape"]);
+        pane.wait_for("/mcp closed", |screen| !screen.contains("MCP servers"));
+    }
     // Keys typed before its input is ready are dropped: type until the text shows, then Enter
     // (typed with the text, Enter is taken as part of a paste).
     let start = Instant::now();

@@ -288,6 +288,7 @@ fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() 
         ns,
         &Turn::call("AskUserQuestion", one_question()),
         "Ask me",
+        false,
     );
     tui.pane.wait_for("the hook's status names the hub", |s| {
         s.contains("ask-user: waiting for your answer") && s.contains(&hub.url)
@@ -307,4 +308,46 @@ fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() 
             "Your questions have been answered: \"Which database?\"=\"SQLite\". You can now continue with these answers in mind."
         ]
     );
+}
+
+/// The same one-command phone path for the MCP tool itself, with the real interactive Claude
+/// Code: its `ask_user_question` call (the entry setup wrote, `mcp --hub URL`: the hub the only
+/// answerer, no form in the terminal) is a card on the hub's inbox, answered there, and the model
+/// reads the answer as the tool's result.
+#[test]
+fn interactive_claude_set_up_with_a_hub_asks_the_tool_on_the_hub_page() {
+    let lab = Lab::new();
+    let ns = ask_user_hosts_e2e::Netns::new();
+    let hub = lab.hub(&ns, "laptop-claude");
+    let token = lab.path("hub.token").display().to_string();
+    lab.ask_user(&[
+        "setup",
+        "claude-code",
+        "--hub",
+        &hub.url,
+        "--hub-token-file",
+        &token,
+    ]);
+    let arguments = serde_json::json!({"questions": [{"id": "db", "header": "Database",
+        "question": "Which database?",
+        "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}]});
+    let tui = claude_tui_in(
+        &lab,
+        ns,
+        &Turn::call("mcp__ask-user__ask_user_question", arguments),
+        "Ask me",
+        true,
+    );
+    let (ask, reply) = hub.human_answers(
+        &lab,
+        tui.ns(),
+        serde_json::json!([{"id": "db", "selected": ["SQLite"]}]),
+    );
+    assert_eq!(reply, serde_json::json!({"sent": true}));
+    assert_eq!(ask["agent"], "laptop-claude");
+    assert_eq!(
+        tui.texts(1),
+        [r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#]
+    );
+    assert!(!tui.pane.screen().contains("Enter to select"));
 }
