@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub use hosts::tool_text;
-pub use tui::{RESULT_DEADLINE, Session, interactive};
+pub use tui::{RESULT_DEADLINE, Session, claude_mcp_connected, interactive};
 
 /// How long one host run may take before the test fails (generous: a headless run takes
 /// about a second here; CI machines are slow).

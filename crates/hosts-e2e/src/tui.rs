@@ -93,22 +93,28 @@ fn quote(word: &OsStr) -> String {
     hosts::shell_quote(&word.to_string_lossy())
 }
 
+/// Claude Code, its prompt showing: opens `/mcp`, waits until it lists ask-user with its one
+/// tool (connected), and closes it. A model turn that starts sooner is offered no MCP tool.
+pub fn claude_mcp_connected(pane: &TmuxPane) {
+    pane.type_text("/mcp");
+    pane.wait_text("❯ /mcp");
+    pane.keys(&["Enter"]);
+    pane.wait_for("ask-user connected with its tool in /mcp", |screen| {
+        screen
+            .lines()
+            .any(|line| line.contains("ask-user") && line.contains("1 tool"))
+    });
+    pane.keys(&["Escape"]);
+    pane.wait_for("/mcp closed", |screen| !screen.contains("MCP servers"));
+}
+
 impl Session {
     /// Claude Code: waits until `/mcp` lists the server's tool, then types the prompt (a
     /// prompt on the command line goes to the model before MCP tools are listed).
     fn prompt_when_connected(&self) {
         let pane = &self.pane;
         pane.wait_text("auto mode on");
-        pane.type_text("/mcp");
-        pane.wait_text("❯ /mcp");
-        pane.keys(&["Enter"]);
-        pane.wait_for("ask-user connected with its tool in /mcp", |screen| {
-            screen
-                .lines()
-                .any(|line| line.contains("ask-user") && line.contains("1 tool"))
-        });
-        pane.keys(&["Escape"]);
-        pane.wait_for("/mcp closed", |screen| !screen.contains("MCP servers"));
+        claude_mcp_connected(pane);
         pane.type_text(hosts::PROMPT);
         pane.wait_for("the prompt typed", |screen| {
             screen

@@ -613,16 +613,7 @@ pub(crate) fn claude_tui_in(
     let pane = TmuxPane::start(tempfile::tempdir().unwrap(), &script, 120, 40, "host.err");
     pane.wait_text("auto mode on");
     if mcp_first {
-        pane.type_text("/mcp");
-        pane.wait_for("/mcp typed", |s| pointed(s, "/mcp"));
-        pane.keys(&["Enter"]);
-        pane.wait_for("ask-user connected with its tool in /mcp", |screen| {
-            screen
-                .lines()
-                .any(|line| line.contains("ask-user") && line.contains("1 tool"))
-        });
-        pane.keys(&["Escape"]);
-        pane.wait_for("/mcp closed", |screen| !screen.contains("MCP servers"));
+        ask_user_hosts_e2e::claude_mcp_connected(&pane);
     }
     // Keys typed before its input is ready are dropped: type until the text shows, then Enter
     // (typed with the text, Enter is taken as part of a paste).

@@ -264,13 +264,9 @@ fn interactive_claude_keeps_its_own_dialog_while_away_is_off_and_asks_the_inbox_
     assert_eq!(tui.texts(1), [answered]);
 }
 
-/// The phone path, set up in one command, with the real interactive Claude Code: `setup
-/// claude-code --hub URL --hub-token-file FILE` and `away on`; Claude Code's own question
-/// (AskUserQuestion) waits with its screen saying where, becomes a card on the hub's inbox under
-/// the token's name, the human answers it there, and the model reads that answer.
-#[test]
-fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() {
-    let lab = Lab::new();
+/// The phone path as a new user sets it up: a hub in `ns` with the agent token `laptop-claude`
+/// in a file of mode 0600, and `ask-user setup claude-code --hub URL --hub-token-file FILE`.
+fn phone_path(lab: &Lab) -> (ask_user_hosts_e2e::Netns, super::hooks_host::LabHub) {
     let ns = ask_user_hosts_e2e::Netns::new();
     let hub = lab.hub(&ns, "laptop-claude");
     let token = lab.path("hub.token").display().to_string();
@@ -282,6 +278,17 @@ fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() 
         "--hub-token-file",
         &token,
     ]);
+    (ns, hub)
+}
+
+/// The phone path, set up in one command, with the real interactive Claude Code: `setup
+/// claude-code --hub URL --hub-token-file FILE` and `away on`; Claude Code's own question
+/// (AskUserQuestion) waits with its screen saying where, becomes a card on the hub's inbox under
+/// the token's name, the human answers it there, and the model reads that answer.
+#[test]
+fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() {
+    let lab = Lab::new();
+    let (ns, hub) = phone_path(&lab);
     lab.ask_user(&["away", "on"]);
     let tui = claude_tui_in(
         &lab,
@@ -317,17 +324,7 @@ fn interactive_claude_set_up_with_a_hub_asks_its_own_question_on_the_hub_page() 
 #[test]
 fn interactive_claude_set_up_with_a_hub_asks_the_tool_on_the_hub_page() {
     let lab = Lab::new();
-    let ns = ask_user_hosts_e2e::Netns::new();
-    let hub = lab.hub(&ns, "laptop-claude");
-    let token = lab.path("hub.token").display().to_string();
-    lab.ask_user(&[
-        "setup",
-        "claude-code",
-        "--hub",
-        &hub.url,
-        "--hub-token-file",
-        &token,
-    ]);
+    let (ns, hub) = phone_path(&lab);
     let arguments = serde_json::json!({"questions": [{"id": "db", "header": "Database",
         "question": "Which database?",
         "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}]});
