@@ -611,7 +611,22 @@ pub(crate) fn claude_tui_in(
         claude = host_bin(Host::ClaudeCode).display(),
     );
     let pane = TmuxPane::start(tempfile::tempdir().unwrap(), &script, 120, 40, "host.err");
-    pane.wait_text("auto mode on");
+    // Its footer once ready: the permission mode it started in (auto by default). Started in
+    // the default mode, it first offers to make auto mode the default, which would take
+    // permission prompts away from the hook: the person keeps manual mode, as `doctor` advises.
+    const OFFER: &str = "Make auto mode your default permission mode?";
+    let ready = |s: &str| s.contains("auto mode on") || s.contains("? for shortcuts");
+    pane.wait_for("claude ready", |s| ready(s) || s.contains(OFFER));
+    if pane.screen().contains(OFFER) {
+        pane.keys(&["Down"]);
+        pane.wait_for("the pointer on manual mode", |s| {
+            pointed(s, "No, keep manual mode")
+        });
+        // Its dialog drops a key that comes the moment it redrew (hooks_human.rs).
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        pane.keys(&["Enter"]);
+        pane.wait_for("claude ready", ready);
+    }
     if mcp_first {
         ask_user_hosts_e2e::claude_mcp_connected(&pane);
     }

@@ -348,3 +348,47 @@ fn interactive_claude_set_up_with_a_hub_asks_the_tool_on_the_hub_page() {
     );
     assert!(!tui.pane.screen().contains("Enter to select"));
 }
+
+/// An Allow on the phone for the real interactive Claude Code, set up in one command, in the
+/// permission mode `doctor` tells a user to set (`permissions.defaultMode: "default"`; in auto
+/// mode Claude Code decides its prompts itself): its permission prompt for `touch FILE` is a card
+/// on the hub's inbox naming the exact command, the human allows it once there, the command
+/// runs, and the model reads Bash's result.
+#[test]
+fn interactive_claude_set_up_with_a_hub_asks_permission_on_the_hub_page_and_runs_the_command() {
+    let lab = Lab::new();
+    let (ns, hub) = phone_path(&lab);
+    lab.ask_user(&["away", "on"]);
+    let settings = lab.path("home/.claude/settings.json");
+    let mut user: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    user["permissions"]["defaultMode"] = json!("default");
+    std::fs::write(&settings, user.to_string()).unwrap();
+    let made = lab.path("work/made");
+    let command = format!("touch '{}'", made.display());
+    let tui = claude_tui_in(
+        &lab,
+        ns,
+        &Turn::call(
+            "Bash",
+            json!({"command": command, "description": "Make a file"}),
+        ),
+        "Make a file",
+        false,
+    );
+    let (ask, reply) = hub.human_answers(
+        &lab,
+        tui.ns(),
+        json!([{"id": "permission", "selected": ["Allow once"]}]),
+    );
+    assert_eq!(reply, json!({"sent": true}));
+    assert_eq!(ask["agent"], "laptop-claude");
+    assert!(
+        ask["questions"][0]["question"]
+            .as_str()
+            .is_some_and(|q| q.contains(&command)),
+        "{ask}"
+    );
+    assert_eq!(tui.texts(1), ["(Bash completed with no output)"]);
+    assert!(made.exists());
+}
