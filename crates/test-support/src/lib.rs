@@ -19,7 +19,7 @@
 pub mod fakes;
 pub mod postgres;
 mod process;
-pub use process::{Reaped, Signal, hermetic, signal, signal_group};
+pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_with_input};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,14 +2,29 @@
 //! journal at startup, arguments over the caps refused (not truncated), and in a real pty a
 //! timeout that fires while a batch is half answered and SIGINT while the question is up.
 
+use std::path::Path;
+
 use ask_user_host::{Entry, read};
 use pretty_assertions::assert_eq;
 
-use super::support::{Pane, run};
+use super::support::{Pane, Run, run};
 
 const GO: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
 const BATCH: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Service name?"},{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
+
+/// `ask-user ask --answers ANSWERS --journal JOURNAL EXTRA`, `stdin` piped in.
+fn run_journaled(answers: &Path, journal: &Path, extra: &[&str], stdin: &str) -> Run {
+    let mut args = vec![
+        "ask",
+        "--answers",
+        answers.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args, stdin)
+}
 
 #[test]
 fn journal_and_notify_record_and_announce_the_ask() {
@@ -21,18 +36,7 @@ fn journal_and_notify_record_and_announce_the_ask() {
     );
     std::fs::write(&answers, r#"{"answers":[{"id":"go","selected":["No"]}]}"#).unwrap();
     let notify = format!("cat > '{}'", notified.display());
-    let done = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-            "--notify",
-            &notify,
-        ],
-        GO,
-    );
+    let done = run_journaled(&answers, &journal, &["--notify", &notify], GO);
     assert_eq!(
         (done.status, done.stdout.as_str()),
         (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
@@ -103,16 +107,7 @@ fn arguments_over_the_caps_are_refused_whole_and_nobody_is_asked() {
         r#"{{"questions":[{{"id":"a","question":"{huge}","options":[{}]}}]}}"#,
         many.join(",")
     );
-    let done = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-        ],
-        &args,
-    );
+    let done = run_journaled(&answers, &journal, &[], &args);
     assert_eq!(
         (done.status, done.stdout.as_str()),
         (
@@ -169,10 +164,7 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
 fn sigint_while_the_question_is_up_aborts_and_restores_the_terminal() {
     let pane = Pane::ask(&[], GO);
     pane.wait_text("Deploy now?");
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::INT
-    ));
+    pane.signal(ask_user_test_support::Signal::INT);
     let done = pane.finished();
     assert_eq!(
         (done.status, done.stdout.as_str()),

@@ -2,12 +2,11 @@
 //! `ask-user inbox` in a real pseudo-terminal (tmux), a real SQLite store; the host's JSON on
 //! stdout. Every process gets a cleared environment with its own state directory.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, TmuxPane};
+use ask_user_test_support::{DEADLINE, TmuxPane, spawn_with_input};
 use pretty_assertions::assert_eq;
 
 use super::support::BIN;
@@ -18,27 +17,18 @@ const ALLOWED: &str = r#"{"hookSpecificOutput":{"hookEventName":"PermissionReque
 /// `ask-user ARGS` with a cleared environment whose state directory is `state`, `stdin` piped
 /// in; stdout and stderr piped.
 fn spawn(state: &Path, args: &[&str], stdin: &str) -> Child {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .env("HOME", state)
-        .env("XDG_STATE_HOME", state)
-        .current_dir(state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child
+    spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", state)
+            .env("XDG_STATE_HOME", state)
+            .current_dir(state),
+        stdin.as_bytes(),
+    )
 }
 
 fn run(state: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {

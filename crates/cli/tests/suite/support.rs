@@ -165,6 +165,14 @@ exec sleep 600
         }
     }
 
+    /// Sends `signal` to the running `ask-user`; asserts it was delivered.
+    pub(crate) fn signal(&self, signal: ask_user_test_support::Signal) {
+        assert!(ask_user_test_support::signal(
+            self.pid().parse().unwrap(),
+            signal
+        ));
+    }
+
     /// The pid of the running `ask-user`.
     pub(crate) fn pid(&self) -> String {
         self.wait_for("the pid file", |_| {

@@ -220,10 +220,7 @@ fn timeout_withdraws_the_question_with_exit_5() {
 fn sigterm_withdraws_the_question_and_restores_the_terminal() {
     let pane = Pane::ask(&[], DB);
     pane.wait_text(OWN);
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::TERM
-    ));
+    pane.signal(ask_user_test_support::Signal::TERM);
     let run = pane.finished();
     assert_eq!(
         (run.status, run.stdout.as_str()),
@@ -577,10 +574,7 @@ fn typed_text_survives_the_question_closing() {
     pane.wait_text(OWN);
     pane.type_text("half a thought about replicas");
     pane.wait_text("half a thought about replicas");
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::TERM
-    ));
+    pane.signal(ask_user_test_support::Signal::TERM);
     assert_eq!(pane.finished().status, 130);
     let screen = pane.screen();
     assert!(screen.contains("✘ Not sent: "), "why it closed:\n{screen}");

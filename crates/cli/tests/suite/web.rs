@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 
+use ask_user_test_support::spawn_with_input;
 use pretty_assertions::assert_eq;
 
 use super::support::{BIN, Pane, repo_file};
@@ -71,26 +72,18 @@ impl Browser {
 /// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
 /// returns the child and the URL it printed on stderr (only because of `--print-url`).
 fn spawn_web(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .arg("ask")
-        .arg("--print-url")
-        .args(args)
-        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
+    let mut child = spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .arg("ask")
+            .arg("--print-url")
+            .args(args)
+            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("RUST_LOG"),
+        DB.as_bytes(),
+    );
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
@@ -259,29 +252,20 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
 
 /// `ask --via web` without a terminal, `--print-url` or a desktop.
 fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .arg("ask")
-        .args(args)
-        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
-    child
+    spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .arg("ask")
+            .args(args)
+            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("RUST_LOG")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().copied()),
+        DB.as_bytes(),
+    )
 }
 
 /// Who may answer (docs/contract.md §8): a harness that shows stderr to the model must not
@@ -360,22 +344,14 @@ fn three_hundred_silent_connections_do_not_lock_the_human_out() {
     let home = tempfile::tempdir().unwrap();
     let mut command = Command::new("sh");
     ask_user_test_support::hermetic(&mut command, home.path());
-    let mut child = command
-        .arg("-c")
-        .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
-        .arg(BIN)
-        .env("ASK_USER_STORE", "memory")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
+    let mut child = spawn_with_input(
+        command
+            .arg("-c")
+            .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
+            .arg(BIN)
+            .env("ASK_USER_STORE", "memory"),
+        DB.as_bytes(),
+    );
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
