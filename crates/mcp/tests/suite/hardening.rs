@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ask_user_core::Question;
 use ask_user_host::{Entry, read};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -111,6 +112,79 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// The journal at `path` holds one answered call: its ask, then its outcome under the same
+/// call id, `ANSWERED` with exactly `expected` (what the model read). Returns the ask's
+/// questions. `what` names the case on failure.
+fn assert_journaled_answer(path: &Path, expected: &str, what: &str) -> Vec<Question> {
+    let lines = read(path).unwrap();
+    let [
+        Entry::Ask {
+            call, questions, ..
+        },
+        Entry::Outcome {
+            call: closed,
+            code,
+            text: logged,
+            ..
+        },
+    ] = &lines[..]
+    else {
+        panic!("{what}: {lines:?}")
+    };
+    assert_eq!(
+        (call, code.as_str(), logged.as_str()),
+        (closed, "ANSWERED", expected),
+        "{what}"
+    );
+    questions.clone()
+}
+
+/// A SQLite store file the server asks with (on the web page, not opened, any free port),
+/// opened by the test too (as `ask-user inbox` opens it), with a runtime to drive it from a
+/// synchronous test.
+struct WebStore {
+    _dir: tempfile::TempDir,
+    url: String,
+    runtime: tokio::runtime::Runtime,
+    store: ask_user_store::Store,
+}
+
+impl WebStore {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = runtime.block_on(ask_user_store::Store::open(&url)).unwrap();
+        Self {
+            _dir: dir,
+            url,
+            runtime,
+            store,
+        }
+    }
+
+    /// The server's flags.
+    fn args(&self) -> [&str; 7] {
+        [
+            "--via",
+            "web",
+            "--no-open",
+            "--web-addr",
+            "127.0.0.1:0",
+            "--store",
+            &self.url,
+        ]
+    }
+
+    /// The asks open in the store.
+    fn open(&self) -> Vec<ask_user_store::AskRecord> {
+        self.runtime.block_on(self.store.list_open()).unwrap()
+    }
+}
+
 fn entries(path: &Path) -> Vec<Entry> {
     if path.exists() {
         read(path).unwrap()
@@ -145,22 +219,7 @@ fn every_call_is_journaled_and_announced_before_the_client_reads_the_result() {
         .to_owned();
     assert_eq!(text, r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
     // By the time the client has the result, both lines are on disk.
-    let lines = read(&journal).unwrap();
-    let [
-        Entry::Ask {
-            call, questions, ..
-        },
-        Entry::Outcome {
-            call: closed,
-            code,
-            text: logged,
-            ..
-        },
-    ] = &lines[..]
-    else {
-        panic!("{lines:?}")
-    };
-    assert_eq!((call, code.as_str(), logged), (closed, "ANSWERED", &text));
+    let questions = assert_journaled_answer(&journal, &text, "stdio");
     assert_eq!(questions[0].id, "go");
     wait_until("the notify command got the request", || notified.exists());
     assert_eq!(
@@ -311,24 +370,7 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
         .await;
         assert_eq!(out["protocol"], protocol);
         assert_eq!(text(&out), r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
-        let lines = read(&journal).unwrap();
-        let [
-            Entry::Ask { call, .. },
-            Entry::Outcome {
-                call: closed,
-                code,
-                text: logged,
-                ..
-            },
-        ] = &lines[..]
-        else {
-            panic!("{mode}: {lines:?}")
-        };
-        assert_eq!(
-            (call, code.as_str(), logged.as_str()),
-            (closed, "ANSWERED", text(&out)),
-            "{mode}"
-        );
+        assert_journaled_answer(&journal, text(&out), mode);
         wait_until("the notify command ran", || {
             std::fs::read_to_string(&notified).is_ok_and(|s| s.ends_with('\n'))
         });
@@ -498,24 +540,10 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
 /// (same client name, new session): the answer comes at once, and is then delivered.
 #[test]
 fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
-    use ask_user_store::{Outcome, Responder, Store, Timestamp};
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let args = [
-        "--via",
-        "web",
-        "--no-open",
-        "--web-addr",
-        "127.0.0.1:0",
-        "--store",
-        &url,
-    ];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let store = runtime.block_on(Store::open(&url)).unwrap();
-    let open = || runtime.block_on(store.list_open()).unwrap();
+    use ask_user_store::{Outcome, Responder, Timestamp};
+    let web = WebStore::new();
+    let (args, runtime, store) = (web.args(), &web.runtime, &web.store);
+    let open = || web.open();
 
     let mut first = Server::start(&args);
     first.call(2);
@@ -559,24 +587,10 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
 /// lease is renewed and the sweep leaves the ask attached.
 #[test]
 fn a_server_killed_while_a_call_waits_leaves_an_ask_the_sweep_marks_detached() {
-    use ask_user_store::{Retention, Store, Timestamp};
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let args = [
-        "--via",
-        "web",
-        "--no-open",
-        "--web-addr",
-        "127.0.0.1:0",
-        "--store",
-        &url,
-    ];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let store = runtime.block_on(Store::open(&url)).unwrap();
-    let open = || runtime.block_on(store.list_open()).unwrap();
+    use ask_user_store::{Retention, Timestamp};
+    let web = WebStore::new();
+    let (args, runtime, store) = (web.args(), &web.runtime, &web.store);
+    let open = || web.open();
     let sweep = || {
         runtime
             .block_on(store.sweep(Timestamp::now(), Retention::default()))
