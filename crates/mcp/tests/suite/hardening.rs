@@ -12,6 +12,7 @@ use ask_user_host::{Entry, read};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use super::delivery::Fixture;
 use super::support::server_bin;
 
 const ARGS: &str =
@@ -139,50 +140,18 @@ fn assert_journaled_answer(path: &Path, expected: &str, what: &str) -> Vec<Quest
     questions.clone()
 }
 
-/// A SQLite store file the server asks with (on the web page, not opened, any free port),
-/// opened by the test too (as `ask-user inbox` opens it), with a runtime to drive it from a
-/// synchronous test.
-struct WebStore {
-    _dir: tempfile::TempDir,
-    url: String,
-    runtime: tokio::runtime::Runtime,
-    store: ask_user_store::Store,
-}
-
-impl WebStore {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let store = runtime.block_on(ask_user_store::Store::open(&url)).unwrap();
-        Self {
-            _dir: dir,
-            url,
-            runtime,
-            store,
-        }
-    }
-
-    /// The server's flags.
-    fn args(&self) -> [&str; 7] {
-        [
-            "--via",
-            "web",
-            "--no-open",
-            "--web-addr",
-            "127.0.0.1:0",
-            "--store",
-            &self.url,
-        ]
-    }
-
-    /// The asks open in the store.
-    fn open(&self) -> Vec<ask_user_store::AskRecord> {
-        self.runtime.block_on(self.store.list_open()).unwrap()
-    }
+/// The server's flags for asking on the web page (not opened, any free port) with the store
+/// at `url`.
+fn web_page_with_store(url: &str) -> [&str; 7] {
+    [
+        "--via",
+        "web",
+        "--no-open",
+        "--web-addr",
+        "127.0.0.1:0",
+        "--store",
+        url,
+    ]
 }
 
 fn entries(path: &Path) -> Vec<Entry> {
@@ -540,10 +509,9 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
 /// (same client name, new session): the answer comes at once, and is then delivered.
 #[test]
 fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
-    use ask_user_store::{Outcome, Responder, Timestamp};
-    let web = WebStore::new();
-    let (args, runtime, store) = (web.args(), &web.runtime, &web.store);
-    let open = || web.open();
+    let f = Fixture::new();
+    let args = web_page_with_store(&f.url);
+    let open = || f.runtime.block_on(f.store.list_open()).unwrap();
 
     let mut first = Server::start(&args);
     first.call(2);
@@ -555,14 +523,7 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
     assert!(!asks[0].attached, "{asks:?}");
     let id = asks[0].id;
 
-    let answer = json!({"answers":[{"id":"go","selected":["No"]}]});
-    let by = Responder {
-        answerer: "the inbox".to_owned(),
-        ..Responder::default()
-    };
-    runtime
-        .block_on(store.record_outcome(id, &Outcome::Answered { answer, by }, Timestamp::now()))
-        .unwrap();
+    f.answer(id);
 
     let mut second = Server::start(&args);
     second.call(2);
@@ -571,13 +532,7 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
         reply["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
         "{reply}"
     );
-    wait_until("the answer is marked delivered", || {
-        runtime
-            .block_on(store.get(id))
-            .unwrap()
-            .delivered_at
-            .is_some()
-    });
+    wait_until("the answer is marked delivered", || f.delivered(id));
     assert!(open().is_empty());
 }
 
@@ -588,12 +543,12 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
 #[test]
 fn a_server_killed_while_a_call_waits_leaves_an_ask_the_sweep_marks_detached() {
     use ask_user_store::{Retention, Timestamp};
-    let web = WebStore::new();
-    let (args, runtime, store) = (web.args(), &web.runtime, &web.store);
-    let open = || web.open();
+    let f = Fixture::new();
+    let args = web_page_with_store(&f.url);
+    let open = || f.runtime.block_on(f.store.list_open()).unwrap();
     let sweep = || {
-        runtime
-            .block_on(store.sweep(Timestamp::now(), Retention::default()))
+        f.runtime
+            .block_on(f.store.sweep(Timestamp::now(), Retention::default()))
             .unwrap()
     };
 
