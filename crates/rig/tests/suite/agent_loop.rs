@@ -13,7 +13,7 @@ use ask_user_scripted::Scripted;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
+use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, assert_two_calls_answered, two_call_answerer};
 use super::fake_model::{FakeModel, Reply, ask_then_quote, last_tool_messages, tool_calls};
 
 fn user(task: &str) -> Vec<Value> {
@@ -111,20 +111,7 @@ async fn two_tool_calls_in_one_response_are_both_answered_in_order() {
         .run(user("Ship it"), &ExecutionContext::default())
         .await
         .unwrap();
-    assert_eq!(*asked.lock().unwrap(), ["deploy", "name"]);
-    assert_eq!(
-        last_tool_messages(&model.requests()[1].body),
-        vec![
-            json!({"role": "tool", "tool_call_id": "call_a",
-                   "content": r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#}),
-            json!({"role": "tool", "tool_call_id": "call_b",
-                   "content": r#"{"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#}),
-        ]
-    );
-    assert_eq!(
-        finished.answer,
-        r#"I received: {"answers":[{"id":"deploy","selected":["Yes"]}]} | {"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#
-    );
+    assert_two_calls_answered(&model, &asked, &finished.answer);
 }
 
 #[tokio::test]
