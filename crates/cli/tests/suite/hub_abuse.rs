@@ -117,13 +117,7 @@ impl Served {
             .await
             .unwrap();
         assert_eq!(resp.status(), 303);
-        let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
-        cookie
-            .split(';')
-            .next()
-            .unwrap()
-            .trim_start_matches("ask_user_hub=")
-            .to_owned()
+        hub_common::cookie_value(&resp)
     }
 }
 

@@ -406,31 +406,7 @@ struct Smtp {
 impl Smtp {
     fn start(dir: &Path) -> Smtp {
         let (cert, key) = (dir.join("smtp-cert.pem"), dir.join("smtp-key.pem"));
-        let ok = Command::new("openssl")
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", dir)
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            ])
-            .args([
-                "-subj",
-                "/CN=127.0.0.1",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1",
-                // rustls (webpki) refuses a CA certificate as the server's own.
-                "-addext",
-                "basicConstraints=critical,CA:FALSE",
-            ])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "openssl req failed");
+        super::hub_common::self_signed(dir, &["rsa:2048"], "1", "/CN=127.0.0.1", &key, &cert);
         let out = dir.join("mail");
         std::fs::create_dir(&out).unwrap();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -69,6 +69,21 @@ impl Browser {
     }
 }
 
+/// The page's URL, the first line `--print-url` writes on the child's stderr (the rest stays
+/// unread on it).
+fn printed_url(child: &mut Child) -> String {
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .strip_prefix("ask-user: answer at ")
+        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
+        .trim_end()
+        .to_owned();
+    child.stderr = Some(stderr.into_inner());
+    url
+}
+
 /// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
 /// returns the child and the URL it printed on stderr (only because of `--print-url`).
 fn spawn_web(args: &[&str]) -> (Child, String) {
@@ -84,15 +99,7 @@ fn spawn_web(args: &[&str]) -> (Child, String) {
             .env_remove("RUST_LOG"),
         DB.as_bytes(),
     );
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url = line
-        .strip_prefix("ask-user: answer at ")
-        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
-        .trim_end()
-        .to_owned();
-    child.stderr = Some(stderr.into_inner());
+    let url = printed_url(&mut child);
     (child, url)
 }
 
@@ -352,15 +359,7 @@ fn three_hundred_silent_connections_do_not_lock_the_human_out() {
             .env("ASK_USER_STORE", "memory"),
         DB.as_bytes(),
     );
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url = line
-        .strip_prefix("ask-user: answer at ")
-        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
-        .trim_end()
-        .to_owned();
-    child.stderr = Some(stderr.into_inner());
+    let url = printed_url(&mut child);
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_once('/').unwrap();
 
