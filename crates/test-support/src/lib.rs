@@ -36,6 +36,37 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The repository's root (this crate is `crates/test-support` in it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// What a browser test's node script needs, installed by `scripts/setup`: playwright-core's
+/// folder (for `PLAYWRIGHT_CORE`) and axe-core's script (for `AXE_CORE`). Panics, naming
+/// `scripts/setup`, when playwright-core or Debian's `/usr/bin/chromium` is missing.
+pub fn browser_tools() -> (PathBuf, PathBuf) {
+    let modules = repo_root().join("tools/node/node_modules");
+    let playwright = modules.join("playwright-core");
+    assert!(
+        playwright.join("package.json").exists(),
+        "playwright-core is missing at {}: run scripts/setup",
+        playwright.display()
+    );
+    assert!(
+        Path::new("/usr/bin/chromium").exists(),
+        "/usr/bin/chromium is missing: run scripts/setup"
+    );
+    (playwright, modules.join("axe-core/axe.min.js"))
+}
+
+/// Whether `text` runs right to left under `dir="auto"`: its first letter is Hebrew, Arabic or
+/// Persian.
+pub fn right_to_left(text: &str) -> bool {
+    text.chars().find(|c| c.is_alphabetic()).is_some_and(
+        |c| matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}'),
+    )
+}
+
 /// How long a condition on the screen may take before the test fails (generous: CI machines
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);

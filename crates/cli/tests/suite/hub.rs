@@ -24,16 +24,7 @@ fn browser(args: &[&str]) -> Value {
 
 /// [`browser`] with `env` set for the driver (a token it needs: never in its argv).
 fn browser_env(args: &[&str], env: &[(&str, &str)]) -> Value {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
-    assert!(
-        playwright.join("package.json").exists(),
-        "playwright-core is missing at {}: run scripts/setup",
-        playwright.display()
-    );
-    assert!(
-        Path::new("/usr/bin/chromium").exists(),
-        "/usr/bin/chromium is missing: run scripts/setup"
-    );
+    let (playwright, _) = ask_user_test_support::browser_tools();
     let out = Command::new("node")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/inbox.cjs"))
         .args(args)

@@ -203,12 +203,7 @@ async fn the_one_ask_read_gives_the_changed_asks_card_and_the_open_count() {
 /// what was sent and the history names labels, not ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_the_finger() {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
-    assert!(
-        playwright.join("package.json").exists(),
-        "playwright-core is missing at {}: run scripts/setup",
-        playwright.display()
-    );
+    let (playwright, axe) = ask_user_test_support::browser_tools();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hub.sqlite3");
     let store_url = format!("sqlite:{}", path.display());
@@ -230,10 +225,7 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/paging.cjs"))
         .args([&link, &hub.url, &token, &alpha])
         .env("PLAYWRIGHT_CORE", playwright)
-        .env(
-            "AXE_CORE",
-            repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
-        )
+        .env("AXE_CORE", &axe)
         .output()
         .expect("node runs (scripts/setup installs it)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -376,7 +368,7 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
 /// a padded project counted, a Hebrew agent name read right to left (`dir="auto"`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right_to_left() {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
+    let (playwright, _) = ask_user_test_support::browser_tools();
     let fixture: Value = serde_json::from_str(
         &std::fs::read_to_string(repo_root().join("crates/core/tests/golden/text-safety.json"))
             .unwrap(),
@@ -457,15 +449,9 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         );
         for (case, shown) in cases.iter().zip(card["questions"].as_array().unwrap()) {
             assert_eq!(shown["text"], case["display"], "{}", case["name"]);
-            // dir="auto": the first strong character decides (Hebrew, Arabic, Persian letters).
-            let right_to_left = case["display"]
-                .as_str()
-                .unwrap()
-                .chars()
-                .find(|c| c.is_alphabetic())
-                .is_some_and(|c| {
-                    matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}')
-                });
+            // dir="auto": the first strong character decides.
+            let right_to_left =
+                ask_user_test_support::right_to_left(case["display"].as_str().unwrap());
             assert_eq!(
                 shown["direction"],
                 if right_to_left { "rtl" } else { "ltr" },

@@ -578,13 +578,8 @@ async fn the_page_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right
     let seen = seen["seen"].as_array().unwrap();
     for (case, shown) in cases.iter().zip(seen) {
         assert_eq!(shown["text"], case["display"], "{}", case["name"]);
-        // dir="auto": the first strong character decides (letters of Hebrew, Arabic, Persian).
-        let right_to_left = case["display"]
-            .as_str()
-            .unwrap()
-            .chars()
-            .find(|c| c.is_alphabetic())
-            .is_some_and(|c| matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}'));
+        // dir="auto": the first strong character decides.
+        let right_to_left = ask_user_test_support::right_to_left(case["display"].as_str().unwrap());
         assert_eq!(
             shown["direction"],
             if right_to_left { "rtl" } else { "ltr" },
