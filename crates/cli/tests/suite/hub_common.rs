@@ -245,14 +245,27 @@ pub(crate) fn self_signed(
 }
 
 pub(crate) async fn inbox(url: &str, cookie: &str) -> Value {
+    let (status, state) = inbox_state(url, cookie, "").await;
+    assert_eq!(status, 200);
+    assert!(state.is_object(), "the state is JSON: {state}");
+    state
+}
+
+/// The inbox state read with `query`, signed in with the session `cookie` (its value): the
+/// status and the body (as a JSON string when it is not JSON).
+pub(crate) async fn inbox_state(url: &str, cookie: &str, query: &str) -> (u16, Value) {
     let resp = http()
-        .get(format!("{url}/inbox/state"))
+        .get(format!("{url}/inbox/state{query}"))
         .header("Cookie", format!("ask_user_hub={cookie}"))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200);
-    resp.json().await.unwrap()
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// Waits until `n` asks are open in the inbox; their ids, newest first.

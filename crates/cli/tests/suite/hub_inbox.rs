@@ -13,7 +13,7 @@ use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Scope, Store, Timest
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use hub_common::{Hub, QUESTION, http, repo_root, session};
+use hub_common::{Hub, QUESTION, http, inbox_state as state, repo_root, session};
 
 const AGENTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
@@ -22,22 +22,6 @@ fn run(args: &[&str]) -> String {
     let (code, out, err) = hub_common::run(args);
     assert_eq!(code, 0, "ask-user {args:?}: {err}");
     out.trim().to_owned()
-}
-
-/// The inbox state read with `query`, signed in with the session `cookie` (its value).
-async fn state(url: &str, cookie: &str, query: &str) -> (u16, Value) {
-    let resp = http()
-        .get(format!("{url}/inbox/state{query}"))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 /// Opens `n` asks in the store, round-robin over [`AGENTS`], the last one newest; closes
