@@ -24,25 +24,7 @@ fn browser(args: &[&str]) -> Value {
 
 /// [`browser`] with `env` set for the driver (a token it needs: never in its argv).
 fn browser_env(args: &[&str], env: &[(&str, &str)]) -> Value {
-    let (playwright, _) = ask_user_test_support::browser_tools();
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/inbox.cjs"))
-        .args(args)
-        .env("PLAYWRIGHT_CORE", playwright)
-        .envs(env.iter().copied())
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("a RESULT line");
-    serde_json::from_str(line).unwrap()
+    browser_script("hub/inbox.cjs", args, env)
 }
 
 /// Runs the futures concurrently on this task and collects their outputs.

@@ -57,6 +57,35 @@ pub(crate) fn ask_user_at(home: &Path) -> Command {
     cmd
 }
 
+/// Runs the browser script `tests/SCRIPT` (node, playwright-core and Chromium; axe-core
+/// offered) with `args` and `env`; its `RESULT` JSON.
+pub(crate) fn browser_script(script: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let (playwright, axe) = ask_user_test_support::browser_tools();
+    let out = Command::new("node")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
+        .args(args)
+        .env("PLAYWRIGHT_CORE", playwright)
+        .env("AXE_CORE", axe)
+        .envs(env.iter().copied())
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .expect("a RESULT line");
+    serde_json::from_str(line).unwrap()
+}
+
 pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -6,14 +6,11 @@
 
 use super::hub_common;
 
-use std::path::Path;
-use std::process::Command;
-
 use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Scope, Store, Timestamp};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use hub_common::{Hub, QUESTION, http, inbox_state as state, repo_root, session};
+use hub_common::{Hub, QUESTION, browser_script, http, inbox_state as state, repo_root, session};
 
 const AGENTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
@@ -187,7 +184,6 @@ async fn the_one_ask_read_gives_the_changed_asks_card_and_the_open_count() {
 /// what was sent and the history names labels, not ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_the_finger() {
-    let (playwright, axe) = ask_user_test_support::browser_tools();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hub.sqlite3");
     let store_url = format!("sqlite:{}", path.display());
@@ -205,26 +201,11 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
         &hub.url,
     ]);
 
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/paging.cjs"))
-        .args([&link, &hub.url, &token, &alpha])
-        .env("PLAYWRIGHT_CORE", playwright)
-        .env("AXE_CORE", &axe)
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = browser_script(
+        "hub_inbox/paging.cjs",
+        &[&link, &hub.url, &token, &alpha],
+        &[],
     );
-    let seen: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .expect("a RESULT line"),
-    )
-    .unwrap();
 
     // `seed` goes round-robin alpha, beta, gamma from the oldest: alpha waits longest.
     let of = |agent: usize| -> Vec<i64> {
@@ -352,7 +333,6 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
 /// a padded project counted, a Hebrew agent name read right to left (`dir="auto"`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right_to_left() {
-    let (playwright, _) = ask_user_test_support::browser_tools();
     let fixture: Value = serde_json::from_str(
         &std::fs::read_to_string(repo_root().join("crates/core/tests/golden/text-safety.json"))
             .unwrap(),
@@ -401,25 +381,11 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         "--url",
         &hub.url,
     ]);
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/corpus.cjs"))
-        .args([&link, &asks.len().to_string()])
-        .env("PLAYWRIGHT_CORE", playwright)
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = browser_script(
+        "hub_inbox/corpus.cjs",
+        &[&link, &asks.len().to_string()],
+        &[],
     );
-    let seen: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .expect("a RESULT line"),
-    )
-    .unwrap();
     assert_eq!(seen["errors"], json!([]));
     let cards = seen["cards"].as_array().unwrap();
     for (id, cases) in &asks {
