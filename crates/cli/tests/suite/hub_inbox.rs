@@ -192,14 +192,7 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
     let token = run(&["hub", "token", "add", "late-agent", "--store", &store_url]);
     let alpha = run(&["hub", "token", "add", "alpha", "--store", &store_url]);
     let hub = Hub::start(&store_url, &[]);
-    let link = run(&[
-        "hub",
-        "login-link",
-        "--store",
-        &store_url,
-        "--url",
-        &hub.url,
-    ]);
+    let link = hub_common::login_link(&store_url, &hub.url);
 
     let seen = browser_script(
         "hub_inbox/paging.cjs",
@@ -373,14 +366,7 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         asks.push((rec.id.0, chunk.to_vec()));
     }
     let hub = Hub::start(&store_url, &[]);
-    let link = run(&[
-        "hub",
-        "login-link",
-        "--store",
-        &store_url,
-        "--url",
-        &hub.url,
-    ]);
+    let link = hub_common::login_link(&store_url, &hub.url);
     let seen = browser_script(
         "hub_inbox/corpus.cjs",
         &[&link, &asks.len().to_string()],
