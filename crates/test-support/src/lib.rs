@@ -7,7 +7,11 @@
 //! Needs `tmux` on `PATH` (`scripts/setup` installs it).
 //!
 //! [`hermetic`] and [`Reaped`]: every spawned binary gets a cleared environment with a private
-//! home, and is killed when the test ends, even by a panic.
+//! home, and is killed when the test ends, even by a panic. [`spawn_piped`] and
+//! [`spawn_with_input`]: a child with its three streams piped, fed its stdin.
+//!
+//! [`browser_tools`] (playwright-core and axe-core, checked present) and [`right_to_left`]: what
+//! the browser tests of the hub and of the web page share.
 //!
 //! [`postgres`]: a throwaway Postgres cluster and fresh databases on it.
 //!
@@ -19,7 +23,7 @@
 pub mod fakes;
 pub mod postgres;
 mod process;
-pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_with_input};
+pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_piped, spawn_with_input};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

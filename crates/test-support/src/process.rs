@@ -46,14 +46,20 @@ pub fn hermetic<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
 /// closes it: an `ask-user` process asked a question the way an agent asks it. The caller
 /// reaps the child (or wraps it in [`Reaped`], see [`Reaped::with_input`]).
 pub fn spawn_with_input(command: &mut Command, input: &[u8]) -> Child {
-    let mut child = command
+    let mut child = spawn_piped(command);
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child
+}
+
+/// Starts `command` with stdin, stdout and stderr piped; panics naming the program when it
+/// cannot start.
+pub fn spawn_piped(command: &mut Command) -> Child {
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child
+        .unwrap_or_else(|error| panic!("{:?} runs: {error}", command.get_program()))
 }
 
 /// A child killed (SIGKILL) and reaped when dropped, also when the test panics: no test

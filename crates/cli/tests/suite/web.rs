@@ -3,7 +3,7 @@
 //! the race the terminal in a real pseudo-terminal (tmux).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command};
 
 use ask_user_test_support::spawn_with_input;
 use pretty_assertions::assert_eq;
@@ -20,19 +20,16 @@ struct Browser {
 
 impl Browser {
     fn start(scenario: &str, url: &str) -> Self {
-        let mut child = Command::new("node")
-            .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
-            .arg(scenario)
-            .arg(url)
-            .env(
-                "PLAYWRIGHT_CORE",
-                repo_file("tools/node/node_modules/playwright-core"),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node runs (scripts/setup installs it and chromium)");
+        let mut child = ask_user_test_support::spawn_piped(
+            Command::new("node")
+                .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
+                .arg(scenario)
+                .arg(url)
+                .env(
+                    "PLAYWRIGHT_CORE",
+                    repo_file("tools/node/node_modules/playwright-core"),
+                ),
+        );
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Self { child, stdout }
     }

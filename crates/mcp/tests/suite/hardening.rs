@@ -36,15 +36,12 @@ impl Server {
 
     /// [`Server::start`] with more environment variables.
     pub(super) fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(server_bin())
-            .args(args)
-            .env("ASK_USER_STORE", "memory")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = ask_user_test_support::spawn_piped(
+            Command::new(server_bin())
+                .args(args)
+                .env("ASK_USER_STORE", "memory")
+                .envs(env.iter().copied()),
+        );
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut stderr = child.stderr.take().unwrap();
@@ -473,15 +470,12 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut child = Command::new(server_bin())
-        .args(["--via", "none"])
-        .env_remove("ASK_USER_STORE")
-        .env("XDG_STATE_HOME", &state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = ask_user_test_support::spawn_piped(
+        Command::new(server_bin())
+            .args(["--via", "none"])
+            .env_remove("ASK_USER_STORE")
+            .env("XDG_STATE_HOME", &state),
+    );
     let hello = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{},
         "clientInfo":{"name":"t","version":"0"}}});
