@@ -65,20 +65,32 @@ fn wait_states(state: &Path, url: &str, want: &[&str]) {
     }
 }
 
-#[test]
-fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path();
-    let url = format!("sqlite:{}", state.join("store.sqlite3").display());
-    let args = [
+/// `ask-user hook claude-code --always --via inbox --store URL`.
+fn hook_via_inbox(url: &str) -> [&str; 7] {
+    [
         "hook",
         "claude-code",
         "--always",
         "--via",
         "inbox",
         "--store",
-        &url,
-    ];
+        url,
+    ]
+}
+
+/// `ask-user inbox --store URL` in a 100×30 pane.
+fn inbox_pane(url: &str) -> TmuxPane {
+    let pane_dir = tempfile::tempdir().unwrap();
+    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
+    TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err")
+}
+
+#[test]
+fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    let url = format!("sqlite:{}", state.join("store.sqlite3").display());
+    let args = hook_via_inbox(&url);
     let mut first = spawn(state, &args, PERMISSION);
     wait_states(state, &url, &["open"]);
     // Grouped under the host and its session, not "unnamed agent".
@@ -95,9 +107,7 @@ fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it
     first.kill().unwrap(); // the host killed the hook at its timeout
     first.wait().unwrap();
 
-    let pane_dir = tempfile::tempdir().unwrap();
-    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
-    let pane = TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err");
+    let pane = inbox_pane(&url);
     pane.wait_text("[Permission] Allow the agent to use Bash?");
     pane.type_text("1");
     pane.keys(&["Enter"]);
@@ -174,20 +184,10 @@ fn claude_codes_question_answered_in_the_inbox_comes_back_as_updated_input() {
         "tool_input": {"questions": [{"question": "Which database?", "header": "Database",
             "options": [{"label": "Postgres"}, {"label": "SQLite"}], "multiSelect": false}]},
     });
-    let args = [
-        "hook",
-        "claude-code",
-        "--always",
-        "--via",
-        "inbox",
-        "--store",
-        &url,
-    ];
+    let args = hook_via_inbox(&url);
     let asking = spawn(state, &args, &event.to_string());
     wait_states(state, &url, &["open"]);
-    let pane_dir = tempfile::tempdir().unwrap();
-    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
-    let pane = TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err");
+    let pane = inbox_pane(&url);
     pane.wait_text("[Database] Which database?");
     pane.type_text("1");
     pane.keys(&["Enter"]);

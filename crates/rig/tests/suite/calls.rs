@@ -59,3 +59,14 @@ pub fn assert_two_calls_answered(model: &FakeModel, asked: &Mutex<Vec<String>>, 
         r#"I received: {"answers":[{"id":"deploy","selected":["Yes"]}]} | {"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#
     );
 }
+
+/// After one call answered by a dismissal: the model read exactly the core's dismissal text
+/// as the call's result, and its final `answer` quotes it.
+pub fn assert_dismissal_reached_the_model(model: &FakeModel, answer: &str) {
+    let dismissed = "Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.";
+    assert_eq!(
+        last_tool_messages(&model.requests()[1].body),
+        vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
+    );
+    assert_eq!(answer, format!("I received: {dismissed}"));
+}
