@@ -122,16 +122,6 @@ fn arguments_over_the_caps_are_refused_whole_and_nobody_is_asked() {
     );
 }
 
-fn assert_cooked_with_cursor(pane: &Pane) {
-    let stty = pane.file("stty.txt").unwrap();
-    let flags: Vec<&str> = stty.split_whitespace().collect();
-    assert!(
-        flags.contains(&"icanon") && flags.contains(&"echo"),
-        "cooked mode again:\n{stty}"
-    );
-    assert_eq!(pane.display("#{cursor_flag}"), "1", "cursor visible");
-}
-
 #[test]
 fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_leaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,15 +134,8 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
     // 8 s leave room for a loaded machine to draw the question and take the key.
     pane.keys(&["Enter"]); // the recommended option of question 1
     pane.wait_text("Service name?");
-    let done = pane.finished();
-    assert_eq!(
-        (done.status, done.stdout.as_str()),
-        (
-            5,
-            "Error: no answer within 8s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
-        )
-    );
-    assert_cooked_with_cursor(&pane);
+    pane.finished_with(5, "Error: no answer within 8s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later.");
+    pane.assert_cooked_with_cursor();
     let lines = read(&journal).unwrap();
     assert!(
         matches!(&lines[..], [Entry::Ask { .. }, Entry::Outcome { code, answers: None, .. }] if code == "ASK_TIMED_OUT"),
@@ -165,12 +148,8 @@ fn sigint_while_the_question_is_up_aborts_and_restores_the_terminal() {
     let pane = Pane::ask(&[], GO);
     pane.wait_text("Deploy now?");
     pane.signal(ask_user_test_support::Signal::INT);
-    let done = pane.finished();
-    assert_eq!(
-        (done.status, done.stdout.as_str()),
-        (130, ask_user_core::ABORTED_TEXT)
-    );
-    assert_cooked_with_cursor(&pane);
+    pane.finished_with(130, ask_user_core::ABORTED_TEXT);
+    pane.assert_cooked_with_cursor();
     assert!(
         !pane.screen().contains("Deploy now?"),
         "the question is cleared"

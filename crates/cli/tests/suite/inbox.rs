@@ -4,7 +4,6 @@
 //! pane), so the ask can be answered there while the inbox holds the typed text.
 
 use ask_user_test_support::TmuxPane;
-use pretty_assertions::assert_eq;
 
 use super::support::{BIN, Pane};
 
@@ -50,8 +49,7 @@ fn type_and_go_back(inbox: &TmuxPane) {
 /// shown closed, with no question open; returns the inbox's screen.
 fn answered_in_the_terminal(asker: &Pane, inbox: &TmuxPane) -> String {
     asker.keys(&["Enter"]);
-    let run = asker.finished();
-    assert_eq!((run.status, run.stdout.as_str()), (0, POSTGRES));
+    asker.finished_with(0, POSTGRES);
     // The closed ask stays selected, shown closed, until the human moves.
     let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
     assert!(screen.contains("— 0 open question(s)"), "{screen}");

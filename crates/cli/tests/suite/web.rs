@@ -200,11 +200,7 @@ fn terminal_and_web_race_the_page_answers_and_the_terminal_withdraws() {
         "{screen}"
     );
     Browser::start("single", &url).result();
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#);
     let screen = pane.screen();
     assert!(
         !screen.contains("Type your own answer"),
@@ -221,13 +217,9 @@ fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
     pane.keys(&["Enter"]);
     let seen = page.result();
     assert_eq!(seen["closed"], "Not taken here: answered in the terminal.");
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#,
     );
 }
 
@@ -247,11 +239,7 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
         .count();
     assert!(qr_rows > 15, "a QR code above the URL:\n{screen}");
     Browser::start("single", &url).result();
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#);
 }
 
 /// `ask --via web` without a terminal, `--print-url` or a desktop.
