@@ -22,16 +22,6 @@ use ask_user_core::{
 const ANSWERERS: usize = 3;
 const MAX_DELAY_MS: u64 = 20;
 
-/// Resident set size of this process in KiB (Linux `/proc/self/status`).
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[index]
@@ -51,7 +41,7 @@ async fn memory_per_pending_ask(asks: usize) {
     let arguments: Vec<String> = (0..asks).map(load::arguments).collect();
     let turn = CancellationToken::new();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let before = rss_kib();
+    let before = ask_user_test_support::rss_kib();
 
     let mut calls = tokio::task::JoinSet::new();
     for args in arguments {
@@ -67,7 +57,7 @@ async fn memory_per_pending_ask(asks: usize) {
     while pending() < asks * ANSWERERS {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let during = rss_kib();
+    let during = ask_user_test_support::rss_kib();
 
     turn.cancel();
     let mut aborted = 0;

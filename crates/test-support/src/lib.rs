@@ -71,6 +71,17 @@ pub fn right_to_left(text: &str) -> bool {
     )
 }
 
+/// The resident set size of this process in KiB (Linux `/proc/self/status`; 0 where it cannot
+/// be read): for the benches' memory figures.
+pub fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// How long a condition on the screen may take before the test fails (generous: CI machines
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);
