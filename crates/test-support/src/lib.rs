@@ -82,6 +82,20 @@ pub fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// `stderr` of an `ask-user` process whose default store (under the state directory `state`)
+/// cannot be opened holds exactly one warning: that one, saying the ask is kept in memory.
+pub fn assert_default_store_warned_once(stderr: &str, state: &str) {
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
+        )) && warnings[0]
+            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
+        "{stderr}"
+    );
+}
+
 /// How long a condition on the screen may take before the test fails (generous: CI machines
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);

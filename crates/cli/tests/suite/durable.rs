@@ -390,15 +390,7 @@ fn the_default_store_unopenable_warns_once_and_uses_memory() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(6), "{stderr}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
-    assert!(
-        warnings[0].starts_with(&format!(
-            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
-        )) && warnings[0]
-            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
-        "{stderr}"
-    );
+    ask_user_test_support::assert_default_store_warned_once(&stderr, &state);
 }
 
 #[test]
