@@ -930,15 +930,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     let tok = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let mut child = ask_user_at(home)
-        .args(["hub", "serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = served_url(&mut child, DEADLINE);
-    let hub = Hub { child, url };
+    let hub = Hub::serve(ask_user_at(home).args(["hub", "serve", "--listen", "127.0.0.1:0"]));
     let out = ask_user_at(home)
         .args(["hub", "login-link"])
         .output()

@@ -133,10 +133,17 @@ impl Hub {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Hub {
-        let mut child = ask_user()
-            .args(["hub", "serve", "--listen", listen, "--store", store])
-            .args(extra)
-            .envs(env.iter().copied())
+        Hub::serve(
+            ask_user()
+                .args(["hub", "serve", "--listen", listen, "--store", store])
+                .args(extra)
+                .envs(env.iter().copied()),
+        )
+    }
+
+    /// Starts `command` (an `ask-user hub serve`) and waits for the URL it serves.
+    pub(crate) fn serve(command: &mut Command) -> Hub {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
