@@ -15,6 +15,9 @@
 //!
 //! [`postgres`]: a throwaway Postgres cluster and fresh databases on it.
 //!
+//! [`FakeSmtp`]: a real SMTP server (aiosmtpd) requiring STARTTLS, on a certificate made by
+//! [`self_signed`].
+//!
 //! `fakes` (feature `fakes`): in-process fakes of ntfy, Slack and Telegram.
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,7 +26,9 @@
 pub mod fakes;
 pub mod postgres;
 mod process;
+mod smtp;
 pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_piped, spawn_with_input};
+pub use smtp::{FakeSmtp, self_signed};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

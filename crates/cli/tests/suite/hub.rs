@@ -641,7 +641,7 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
     // Not a CA: rustls (webpki, the agent's client) refuses one as the server's own.
-    self_signed(
+    ask_user_test_support::self_signed(
         dir.path(),
         &["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"],
         "2",

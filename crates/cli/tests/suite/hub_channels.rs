@@ -393,46 +393,20 @@ async fn escalation_reaches_telegram_later_and_its_button_answers() {
     );
 }
 
-/// A REAL SMTP server (PyPI aiosmtpd, crates/channels/tests/smtp_server.py) requiring
-/// STARTTLS on a self-signed certificate made here; it writes each parsed message as
-/// `OUT/N.json`. Killed when dropped.
-struct Smtp {
-    child: Child,
-    port: u16,
-    cert: PathBuf,
-    out: PathBuf,
+/// The SMTP fake, waited on for its messages.
+struct Smtp(ask_user_test_support::FakeSmtp);
+
+impl std::ops::Deref for Smtp {
+    type Target = ask_user_test_support::FakeSmtp;
+
+    fn deref(&self) -> &ask_user_test_support::FakeSmtp {
+        &self.0
+    }
 }
 
 impl Smtp {
     fn start(dir: &Path) -> Smtp {
-        let (cert, key) = (dir.join("smtp-cert.pem"), dir.join("smtp-key.pem"));
-        super::hub_common::self_signed(dir, &["rsa:2048"], "1", "/CN=127.0.0.1", &key, &cert);
-        let out = dir.join("mail");
-        std::fs::create_dir(&out).unwrap();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut child = Command::new(root.join(".venv/bin/python"))
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", dir)
-            .arg(root.join("crates/channels/tests/smtp_server.py"))
-            .args([&cert, &key, &out])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("smtp_server.py printed {line:?}"));
-        Smtp {
-            child,
-            port,
-            cert,
-            out,
-        }
+        Smtp(ask_user_test_support::FakeSmtp::start(dir))
     }
 
     /// Waits (up to the deadline) for the n-th message.
@@ -449,13 +423,6 @@ impl Smtp {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-    }
-}
-
-impl Drop for Smtp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

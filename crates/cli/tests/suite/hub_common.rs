@@ -247,39 +247,6 @@ pub(crate) fn cookie_value(resp: &reqwest::Response) -> String {
         .to_owned()
 }
 
-/// Makes a self-signed certificate for 127.0.0.1 with `openssl req` (run with a cleared
-/// environment, HOME `home`): a key made by `newkey` (its `-newkey …` options), valid `days`,
-/// subject `subject`, into `key` and `cert`. Not a CA: rustls (webpki) refuses a CA certificate
-/// as the server's own.
-pub(crate) fn self_signed(
-    home: &Path,
-    newkey: &[&str],
-    days: &str,
-    subject: &str,
-    key: &Path,
-    cert: &Path,
-) {
-    let ok = Command::new("openssl")
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .args(["req", "-x509", "-newkey"])
-        .args(newkey)
-        .args(["-nodes", "-days", days, "-subj", subject])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-        .arg("-keyout")
-        .arg(key)
-        .arg("-out")
-        .arg(cert)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl runs")
-        .success();
-    assert!(ok, "openssl made the test certificate");
-}
-
 pub(crate) async fn inbox(url: &str, cookie: &str) -> Value {
     let (status, state) = inbox_state(url, cookie, "").await;
     assert_eq!(status, 200);
