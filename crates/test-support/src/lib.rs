@@ -101,6 +101,17 @@ pub fn assert_default_store_warned_once(stderr: &str, state: &str) {
     );
 }
 
+/// The arguments (JSON) of a permission request taller than any screen: "Allow the agent to
+/// use Bash?" over a 150-line command (`echo step N`), options "Allow once" and "Deny", for the
+/// pages' "all of it was in view" tests.
+pub fn tall_permission_request() -> String {
+    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
+    format!(
+        r#"{{"questions":[{{"id":"permission","header":"Permission","question":"Allow the agent to use Bash?\n\n{}","options":[{{"label":"Allow once","description":"This call only."}},{{"label":"Deny","description":"Your own answer is passed on as the reason."}}]}}]}}"#,
+        command.join("\\n")
+    )
+}
+
 /// How long a condition on the screen may take before the test fails (generous: CI machines
 /// are slow; a passing test never waits for it).
 pub const DEADLINE: Duration = Duration::from_secs(20);

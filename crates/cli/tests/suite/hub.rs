@@ -585,16 +585,8 @@ async fn a_permission_request_taller_than_the_screen_is_allowed_only_once_all_wa
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let hub = Hub::start(&store, &[]);
-    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
-    let arguments = json!({"questions":[{
-        "id": "permission",
-        "header": "Permission",
-        "question": format!("Allow the agent to use Bash?\n\n{}", command.join("\n")),
-        "options": [
-            {"label": "Allow once", "description": "This call only."},
-            {"label": "Deny", "description": "Your own answer is passed on as the reason."},
-        ],
-    }]});
+    let arguments: Value =
+        serde_json::from_str(&ask_user_test_support::tall_permission_request()).unwrap();
     let tok = token(&store, "laptop-claude");
     let resp = http()
         .post(format!("{}/v1/asks", hub.url))
