@@ -245,6 +245,19 @@ impl TmuxPane {
         self.tmux(&["paste-buffer", "-p", "-t", "main"]);
     }
 
+    /// After the program under test exited: the pane's terminal is in cooked mode again
+    /// (canonical input, echo; the script wrote `stty -a` into the file `stty.txt` of
+    /// [`TmuxPane::dir`]) and the cursor shows.
+    pub fn assert_cooked_with_cursor(&self) {
+        let stty = self.file("stty.txt").unwrap();
+        let flags: Vec<&str> = stty.split_whitespace().collect();
+        assert!(
+            flags.contains(&"icanon") && flags.contains(&"echo"),
+            "cooked mode again:\n{stty}"
+        );
+        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor visible");
+    }
+
     /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.
     pub fn display(&self, format: &str) -> String {
         self.tmux(&["display-message", "-p", "-t", "main", format])

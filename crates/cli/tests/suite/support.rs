@@ -183,18 +183,6 @@ exec sleep 600
         run
     }
 
-    /// After `ask-user` exited: the terminal is in cooked mode again (canonical input, echo)
-    /// and the cursor shows.
-    pub(crate) fn assert_cooked_with_cursor(&self) {
-        let stty = self.file("stty.txt").unwrap();
-        let flags: Vec<&str> = stty.split_whitespace().collect();
-        assert!(
-            flags.contains(&"icanon") && flags.contains(&"echo"),
-            "cooked mode again:\n{stty}"
-        );
-        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor visible");
-    }
-
     /// The pid of the running `ask-user`.
     pub(crate) fn pid(&self) -> String {
         self.wait_for("the pid file", |_| {
