@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use ask_user_core::{
-    AskUserQuestionTool, CancellationToken, ExecutionContext, FirstAnswer, Outcome, UserInteraction,
-};
+use ask_user_core::{CancellationToken, ExecutionContext, Outcome};
 
 const ANSWERERS: usize = 3;
 const MAX_DELAY_MS: u64 = 20;
@@ -31,13 +29,7 @@ async fn memory_per_pending_ask(asks: usize) {
     let waiting: Vec<Arc<load::Waiting>> = (0..ANSWERERS)
         .map(|_| Arc::new(load::Waiting::default()))
         .collect();
-    let answerers: Vec<Arc<dyn UserInteraction>> = waiting
-        .iter()
-        .map(|w| w.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = load::first_answer_tool(&waiting);
     let arguments: Vec<String> = (0..asks).map(load::arguments).collect();
     let turn = CancellationToken::new();
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -85,13 +77,7 @@ async fn concurrent_asks(asks: usize) -> bool {
         .map(|i| load::Answerer::new(&format!("answerer-{i}"), 0x5EED + i as u64, MAX_DELAY_MS))
         .collect();
     let names: Arc<Vec<String>> = Arc::new(scripted.iter().map(|a| a.name.clone()).collect());
-    let answerers: Vec<Arc<dyn UserInteraction>> = scripted
-        .iter()
-        .map(|a| a.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = load::first_answer_tool(&scripted);
 
     let started = Instant::now();
     let mut calls = tokio::task::JoinSet::new();
