@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use ask_user_channels::email::{Email, EmailConfig};
 use ask_user_channels::{Channel, ChannelError};
-use ask_user_store::{Outcome, Responder};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -147,18 +146,13 @@ async fn a_mail_link_confirms_then_answers_once_and_a_follow_up_says_so() {
             .unwrap()
             .contains("<p>Answer recorded: \u{201c}Yes\u{201d}.</p>")
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("email".into()),
-                user: Some("me@example.org".into()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
+        "email",
+        Some("me@example.org".into()),
+    )
+    .await;
     // Replayed, then the other link.
     let r = http.post(&yes).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 410);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ask_user_channels::ntfy::{Ntfy, NtfyConfig};
 use ask_user_channels::telegram::{Telegram, TelegramConfig};
 use ask_user_channels::{AnswerState, Channel, Dispatcher, Tokens, answer_router};
-use ask_user_store::{AskId, Asker, NewAsk, Opened, Scope, Store};
+use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Responder, Scope, Store};
 use ask_user_test_support::fakes::telegram::BOT_TOKEN;
 
 /// Serves `app` on a fresh loopback port, in the background.
@@ -43,6 +43,28 @@ impl Hub {
         );
         tokio::spawn(d.run());
         Hub { store, tokens, url }
+    }
+
+    /// Ask `ask` is closed as answered with `answer` on `channel` by `user`.
+    pub(crate) async fn assert_answered(
+        &self,
+        ask: AskId,
+        answer: serde_json::Value,
+        channel: &str,
+        user: Option<String>,
+    ) {
+        assert_eq!(
+            self.store.get(ask).await.unwrap().closed.unwrap().outcome,
+            Outcome::Answered {
+                answer,
+                by: Responder {
+                    answerer: "channel".into(),
+                    channel: Some(channel.into()),
+                    user,
+                    submission: None,
+                },
+            }
+        );
     }
 
     /// Opens an ask of `request` (canonical JSON) in its own scope `key`, asked by `agent`.
