@@ -15,22 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use ask_user_core::{
-    AskUserQuestionTool, CancellationToken, ExecutionContext, FirstAnswer, Outcome, UserInteraction,
-};
+use ask_user_core::{CancellationToken, ExecutionContext, Outcome};
 
 const ANSWERERS: usize = 3;
 const MAX_DELAY_MS: u64 = 20;
-
-/// Resident set size of this process in KiB (Linux `/proc/self/status`).
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -41,17 +29,11 @@ async fn memory_per_pending_ask(asks: usize) {
     let waiting: Vec<Arc<load::Waiting>> = (0..ANSWERERS)
         .map(|_| Arc::new(load::Waiting::default()))
         .collect();
-    let answerers: Vec<Arc<dyn UserInteraction>> = waiting
-        .iter()
-        .map(|w| w.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = load::first_answer_tool(&waiting);
     let arguments: Vec<String> = (0..asks).map(load::arguments).collect();
     let turn = CancellationToken::new();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let before = rss_kib();
+    let before = ask_user_test_support::rss_kib();
 
     let mut calls = tokio::task::JoinSet::new();
     for args in arguments {
@@ -67,7 +49,7 @@ async fn memory_per_pending_ask(asks: usize) {
     while pending() < asks * ANSWERERS {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let during = rss_kib();
+    let during = ask_user_test_support::rss_kib();
 
     turn.cancel();
     let mut aborted = 0;
@@ -95,13 +77,7 @@ async fn concurrent_asks(asks: usize) -> bool {
         .map(|i| load::Answerer::new(&format!("answerer-{i}"), 0x5EED + i as u64, MAX_DELAY_MS))
         .collect();
     let names: Arc<Vec<String>> = Arc::new(scripted.iter().map(|a| a.name.clone()).collect());
-    let answerers: Vec<Arc<dyn UserInteraction>> = scripted
-        .iter()
-        .map(|a| a.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = load::first_answer_tool(&scripted);
 
     let started = Instant::now();
     let mut calls = tokio::task::JoinSet::new();

@@ -75,16 +75,6 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Resident set size of this process, in KiB.
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Holds every question until `release_at` are pending, then answers each with its own text.
 struct HoldAll {
     release_at: usize,
@@ -158,11 +148,11 @@ fn serve(count: usize, store: Option<String>) {
         let shutdown = CancellationToken::new();
         tokio::spawn(serve_http(AskUserServer::new(routing), listener, shutdown));
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let before = rss_kib();
+        let before = ask_user_test_support::rss_kib();
         println!("port {port}");
         std::io::stdout().flush().unwrap();
         hold.all_pending.notified().await;
-        let at = rss_kib();
+        let at = ask_user_test_support::rss_kib();
         println!("rss {before} {at}");
         std::io::stdout().flush().unwrap();
         // Let the figure be read before the answers flow.

@@ -7,9 +7,16 @@
 //! Needs `tmux` on `PATH` (`scripts/setup` installs it).
 //!
 //! [`hermetic`] and [`Reaped`]: every spawned binary gets a cleared environment with a private
-//! home, and is killed when the test ends, even by a panic.
+//! home, and is killed when the test ends, even by a panic. [`spawn_piped`] and
+//! [`spawn_with_input`]: a child with its three streams piped, fed its stdin.
+//!
+//! [`browser_tools`] (playwright-core and axe-core, checked present) and [`right_to_left`]: what
+//! the browser tests of the hub and of the web page share.
 //!
 //! [`postgres`]: a throwaway Postgres cluster and fresh databases on it.
+//!
+//! [`FakeSmtp`]: a real SMTP server (aiosmtpd) requiring STARTTLS, on a certificate made by
+//! [`self_signed`].
 //!
 //! `fakes` (feature `fakes`): in-process fakes of ntfy, Slack and Telegram.
 #![deny(missing_docs)]
@@ -19,7 +26,9 @@
 pub mod fakes;
 pub mod postgres;
 mod process;
-pub use process::{Reaped, Signal, hermetic, signal, signal_group};
+mod smtp;
+pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_piped, spawn_with_input};
+pub use smtp::{FakeSmtp, self_signed};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,6 +43,73 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// The repository's root (this crate is `crates/test-support` in it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// What a browser test's node script needs, installed by `scripts/setup`: playwright-core's
+/// folder (for `PLAYWRIGHT_CORE`) and axe-core's script (for `AXE_CORE`). Panics, naming
+/// `scripts/setup`, when playwright-core or Debian's `/usr/bin/chromium` is missing.
+pub fn browser_tools() -> (PathBuf, PathBuf) {
+    let modules = repo_root().join("tools/node/node_modules");
+    let playwright = modules.join("playwright-core");
+    assert!(
+        playwright.join("package.json").exists(),
+        "playwright-core is missing at {}: run scripts/setup",
+        playwright.display()
+    );
+    assert!(
+        Path::new("/usr/bin/chromium").exists(),
+        "/usr/bin/chromium is missing: run scripts/setup"
+    );
+    (playwright, modules.join("axe-core/axe.min.js"))
+}
+
+/// Whether `text` runs right to left under `dir="auto"`: its first letter is Hebrew, Arabic or
+/// Persian.
+pub fn right_to_left(text: &str) -> bool {
+    text.chars().find(|c| c.is_alphabetic()).is_some_and(
+        |c| matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}'),
+    )
+}
+
+/// The resident set size of this process in KiB (Linux `/proc/self/status`; 0 where it cannot
+/// be read): for the benches' memory figures.
+pub fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `stderr` of an `ask-user` process whose default store (under the state directory `state`)
+/// cannot be opened holds exactly one warning: that one, saying the ask is kept in memory.
+pub fn assert_default_store_warned_once(stderr: &str, state: &str) {
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
+        )) && warnings[0]
+            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
+        "{stderr}"
+    );
+}
+
+/// The arguments (JSON) of a permission request taller than any screen: "Allow the agent to
+/// use Bash?" over a 150-line command (`echo step N`), options "Allow once" and "Deny", for the
+/// pages' "all of it was in view" tests.
+pub fn tall_permission_request() -> String {
+    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
+    format!(
+        r#"{{"questions":[{{"id":"permission","header":"Permission","question":"Allow the agent to use Bash?\n\n{}","options":[{{"label":"Allow once","description":"This call only."}},{{"label":"Deny","description":"Your own answer is passed on as the reason."}}]}}]}}"#,
+        command.join("\\n")
+    )
 }
 
 /// How long a condition on the screen may take before the test fails (generous: CI machines
@@ -167,6 +243,19 @@ impl TmuxPane {
     pub fn paste(&self, text: &str) {
         self.tmux(&["set-buffer", "--", text]);
         self.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    }
+
+    /// After the program under test exited: the pane's terminal is in cooked mode again
+    /// (canonical input, echo; the script wrote `stty -a` into the file `stty.txt` of
+    /// [`TmuxPane::dir`]) and the cursor shows.
+    pub fn assert_cooked_with_cursor(&self) {
+        let stty = self.file("stty.txt").unwrap();
+        let flags: Vec<&str> = stty.split_whitespace().collect();
+        assert!(
+            flags.contains(&"icanon") && flags.contains(&"echo"),
+            "cooked mode again:\n{stty}"
+        );
+        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor visible");
     }
 
     /// A tmux format for the pane, e.g. `#{pane_title}` or `#{cursor_flag}`.

@@ -42,6 +42,26 @@ pub fn hermetic<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
         .env("XDG_CONFIG_HOME", home.join("config"))
 }
 
+/// Starts `command` with stdin, stdout and stderr piped, writes `input` to its stdin and
+/// closes it: an `ask-user` process asked a question the way an agent asks it. The caller
+/// reaps the child (or wraps it in [`Reaped`], see [`Reaped::with_input`]).
+pub fn spawn_with_input(command: &mut Command, input: &[u8]) -> Child {
+    let mut child = spawn_piped(command);
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child
+}
+
+/// Starts `command` with stdin, stdout and stderr piped; panics naming the program when it
+/// cannot start.
+pub fn spawn_piped(command: &mut Command) -> Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{:?} runs: {error}", command.get_program()))
+}
+
 /// A child killed (SIGKILL) and reaped when dropped, also when the test panics: no test
 /// leaves a process behind. Derefs to the [`Child`].
 #[derive(Debug)]
@@ -51,16 +71,7 @@ impl Reaped {
     /// Starts `command` with stdin, stdout and stderr piped, writes `input` to its stdin and
     /// closes it: an `ask-user` process asked a question the way an agent asks it.
     pub fn with_input(command: &mut Command, input: &[u8]) -> Reaped {
-        let mut child = Reaped(
-            command
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        child
+        Reaped(spawn_with_input(command, input))
     }
 
     /// Waits, at most `within`, for the child to end, reading what is left of its stdout and

@@ -29,12 +29,7 @@ fn env_or(name: &str, default: usize) -> usize {
 }
 
 fn rss_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        .map_or(0, |kb| kb * 1024)
+    usize::try_from(ask_user_test_support::rss_kib()).unwrap_or(0) * 1024
 }
 
 fn request() -> AskUserQuestionRequest {

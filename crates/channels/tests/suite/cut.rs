@@ -5,17 +5,17 @@
 //! Telegram 4,096 characters, Slack 3,000 per section) offers no answer at all, only the page.
 
 use ask_user_channels::email::{Email, escape_html};
-use ask_user_channels::ntfy::{Ntfy, NtfyConfig};
 use ask_user_channels::slack::{Slack, SlackConfig};
-use ask_user_channels::telegram::{Telegram, TelegramConfig};
 use ask_user_channels::{Channel, Notice, OfferedChoice};
 use ask_user_store::{AskId, Asker};
 use pretty_assertions::assert_eq;
+
+use super::support::{ntfy_channel, telegram_channel};
 use serde_json::{Value, json};
 
 use ask_user_test_support::fakes::ntfy::FakeNtfy;
 use ask_user_test_support::fakes::slack::{BOT_TOKEN as SLACK_TOKEN, FakeSlack, SIGNING_SECRET};
-use ask_user_test_support::fakes::telegram::{BOT_TOKEN, FakeTelegram};
+use ask_user_test_support::fakes::telegram::FakeTelegram;
 
 const NTFY_TOKEN: &str = "tk_secretsecretsecretsecret123";
 const PAGE: &str = "http://hub/inbox#ask-7";
@@ -62,23 +62,11 @@ fn notice(question: &str, labels: &[&str], multi: bool) -> Notice {
 /// service's limit): (ntfy publish, Telegram sendMessage, Slack chat.postMessage).
 async fn sent(notice: &Notice) -> (Value, Value, Value) {
     let ntfy_fake = FakeNtfy::start(Some(NTFY_TOKEN)).await;
-    let ntfy = Ntfy::new(NtfyConfig {
-        server: ntfy_fake.url.clone(),
-        topic: "asks".into(),
-        access_token: Some(NTFY_TOKEN.into()),
-        allow_public_topic: false,
-    })
-    .unwrap();
+    let ntfy = ntfy_channel(&ntfy_fake.url, NTFY_TOKEN);
     ntfy.notify(notice).await.unwrap();
 
     let tg_fake = FakeTelegram::start().await;
-    let tg = Telegram::new(TelegramConfig {
-        api_base: tg_fake.url.clone(),
-        bot_token: BOT_TOKEN.into(),
-        chats: vec![4242],
-        allowed_users: vec![4242],
-        poll_timeout_secs: 1,
-    });
+    let tg = telegram_channel(&tg_fake.url, 4242);
     tg.notify(notice).await.unwrap();
 
     let slack_fake = FakeSlack::start().await;

@@ -3,88 +3,35 @@
 //! server parses each message with Python's `email` package; the test follows the links with
 //! a real HTTP client (reqwest), as the human's mail client would.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_channels::email::{Email, EmailConfig};
 use ask_user_channels::{Channel, ChannelError};
-use ask_user_store::{Outcome, Responder};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::support::{Hub, single_select};
 
+/// The SMTP fake in a directory of its own; `cert` is its certificate's PEM bytes.
 struct Smtp {
-    child: Child,
     port: u16,
     out: PathBuf,
     cert: Vec<u8>,
+    _fake: ask_user_test_support::FakeSmtp,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Smtp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 impl Smtp {
     fn start() -> Smtp {
         let dir = tempfile::tempdir().unwrap();
-        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        let ok = Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=127.0.0.1",
-            ])
-            .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-            // rustls (webpki) refuses a CA certificate as the server's own.
-            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "openssl req failed");
-        let out = dir.path().join("mail");
-        std::fs::create_dir(&out).unwrap();
-        let mut child = Command::new(repo().join(".venv/bin/python"))
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/smtp_server.py"))
-            .args([&cert, &key, &out])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("smtp_server.py printed {line:?}"));
+        let fake = ask_user_test_support::FakeSmtp::start(dir.path());
         Smtp {
-            child,
-            port,
-            out,
-            cert: std::fs::read(&cert).unwrap(),
+            port: fake.port,
+            out: fake.out.clone(),
+            cert: std::fs::read(&fake.cert).unwrap(),
+            _fake: fake,
             _dir: dir,
         }
     }
@@ -199,18 +146,13 @@ async fn a_mail_link_confirms_then_answers_once_and_a_follow_up_says_so() {
             .unwrap()
             .contains("<p>Answer recorded: \u{201c}Yes\u{201d}.</p>")
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("email".into()),
-                user: Some("me@example.org".into()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
+        "email",
+        Some("me@example.org".into()),
+    )
+    .await;
     // Replayed, then the other link.
     let r = http.post(&yes).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 410);

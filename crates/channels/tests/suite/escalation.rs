@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ask_user_channels::ntfy::{Ntfy, NtfyConfig};
-use ask_user_channels::telegram::{Telegram, TelegramConfig};
 use ask_user_channels::{
     AnswerState, Channel, Dispatcher, EscalationError, Tokens, answer_router, delays_for,
     parse_escalation,
@@ -14,9 +12,9 @@ use ask_user_store::{Asker, NewAsk, Outcome, Responder, Scope, Store, Timestamp}
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::support::{serve, single_select};
+use super::support::{ntfy_channel, serve, single_select, telegram_channel};
 use ask_user_test_support::fakes::ntfy::FakeNtfy;
-use ask_user_test_support::fakes::telegram::{BOT_TOKEN, FakeTelegram};
+use ask_user_test_support::fakes::telegram::FakeTelegram;
 
 fn mentions(calls: &[Value], ask: ask_user_store::AskId) -> usize {
     let page = format!("/inbox#ask-{ask}\"");
@@ -30,20 +28,8 @@ fn mentions(calls: &[Value], ask: ask_user_store::AskId) -> usize {
 async fn the_next_channel_is_notified_only_while_no_answer_came() {
     let ntfy_fake = FakeNtfy::start(Some("tk_x")).await;
     let tg_fake = FakeTelegram::start().await;
-    let ntfy = Ntfy::new(NtfyConfig {
-        server: ntfy_fake.url.clone(),
-        topic: "asks".into(),
-        access_token: Some("tk_x".into()),
-        allow_public_topic: false,
-    })
-    .unwrap();
-    let tg = Telegram::new(TelegramConfig {
-        api_base: tg_fake.url.clone(),
-        bot_token: BOT_TOKEN.into(),
-        chats: vec![1],
-        allowed_users: vec![1],
-        poll_timeout_secs: 1,
-    });
+    let ntfy = ntfy_channel(&ntfy_fake.url, "tk_x");
+    let tg = telegram_channel(&tg_fake.url, 1);
     let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(ntfy), Arc::new(tg)];
     let ladder = parse_escalation("1500ms:telegram").unwrap();
     let delays = delays_for(&ladder, &channels);
@@ -180,13 +166,7 @@ async fn replicas_and_restarts_send_each_message_once_and_update_it_once() {
     let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
     let fake = FakeNtfy::start(Some("tk_x")).await;
     let dispatcher = |store: Store| {
-        let ntfy = Ntfy::new(NtfyConfig {
-            server: fake.url.clone(),
-            topic: "asks".into(),
-            access_token: Some("tk_x".into()),
-            allow_public_topic: false,
-        })
-        .unwrap();
+        let ntfy = ntfy_channel(&fake.url, "tk_x");
         let d = Dispatcher::new(
             Tokens::new(store),
             vec![Arc::new(ntfy) as Arc<dyn Channel>],

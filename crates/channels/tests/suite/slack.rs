@@ -8,7 +8,7 @@ use ask_user_channels::slack::{
     Slack, SlackConfig, SlackConfigError, escape_mrkdwn, interactivity_router, signature,
 };
 use ask_user_channels::{AnswerState, Channel};
-use ask_user_store::{AskId, Outcome, Responder};
+use ask_user_store::AskId;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -124,18 +124,14 @@ async fn a_signed_click_answers_and_the_message_is_updated() {
         (st, body.as_str(), reply.as_deref()),
         (200, "", Some("Answer recorded: \u{201c}Yes\u{201d}."))
     );
-    assert_eq!(
-        s.hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("slack".into()),
-                user: Some(USER.into()),
-                submission: None,
-            },
-        }
-    );
+    s.hub
+        .assert_answered(
+            ask,
+            json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
+            "slack",
+            Some(USER.into()),
+        )
+        .await;
     let (_, _, reply) = s
         .fake
         .click(&s.endpoint, USER, &yes, ts, Signing::Good)
@@ -402,18 +398,14 @@ async fn checkboxes_and_done_answer_the_ticked_set_once() {
         reply.as_deref(),
         Some("Answer recorded: \u{201c}Lint\u{201d}, \u{201c}Deploy\u{201d}.")
     );
-    assert_eq!(
-        s.hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Lint", "Deploy"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("slack".into()),
-                user: Some(USER.into()),
-                submission: None,
-            },
-        }
-    );
+    s.hub
+        .assert_answered(
+            ask,
+            json!({"answers": [{"id": "q1", "selected": ["Lint", "Deploy"]}]}),
+            "slack",
+            Some(USER.into()),
+        )
+        .await;
     // Replayed Done, and the own answer after the close.
     let (_, _, reply) = s
         .fake
@@ -485,18 +477,14 @@ async fn an_own_answer_typed_in_the_input_answers_once() {
         reply.as_deref(),
         Some("Answer recorded: \u{201c}release/2.0\u{201d}.")
     );
-    assert_eq!(
-        s.hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": [], "custom": "release/2.0"}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("slack".into()),
-                user: Some(USER.into()),
-                submission: None,
-            },
-        }
-    );
+    s.hub
+        .assert_answered(
+            ask,
+            json!({"answers": [{"id": "q1", "selected": [], "custom": "release/2.0"}]}),
+            "slack",
+            Some(USER.into()),
+        )
+        .await;
     let (_, _, reply) = s
         .fake
         .type_own(&s.endpoint, USER, (&msg, &ts), "again", Signing::Good)

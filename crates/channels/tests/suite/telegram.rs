@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ask_user_channels::telegram::{self, PollLease, Telegram, TelegramConfig};
 use ask_user_channels::{Channel, ChannelError};
-use ask_user_store::{AskId, Outcome, Responder};
+use ask_user_store::{AskId, Outcome};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -101,18 +101,13 @@ async fn a_tap_answers_a_stranger_cannot_and_the_message_is_edited_on_close() {
         fake.tap_and_read(CHAT, USER, 1, &yes).await,
         "Answer recorded: \u{201c}Yes\u{201d}."
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("telegram".into()),
-                user: Some(USER.to_string()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "q1", "selected": ["Yes"]}]}),
+        "telegram",
+        Some(USER.to_string()),
+    )
+    .await;
     assert_eq!(
         fake.tap_and_read(CHAT, USER, 1, &yes).await,
         "This answer link was already used."
@@ -252,18 +247,13 @@ async fn a_reply_is_the_own_answer_for_one_question() {
             .iter()
             .any(|b| b["reply_parameters"]["message_id"] == stranger)
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "name", "selected": [], "custom": "feature/ada"}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("telegram".into()),
-                user: Some(USER.to_string()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "name", "selected": [], "custom": "feature/ada"}]}),
+        "telegram",
+        Some(USER.to_string()),
+    )
+    .await;
     let edits = fake.wait_for("editMessageText", |c| !c.is_empty()).await;
     assert!(
         edits[0]["text"]
@@ -411,18 +401,13 @@ async fn multi_select_toggles_spend_nothing_and_done_answers_the_chosen_set_once
         fake.tap_and_read(CHAT, USER, id, &done).await,
         "Answer recorded: \u{201c}Test\u{201d}, \u{201c}Deploy\u{201d}."
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": ["Test", "Deploy"]}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("telegram".into()),
-                user: Some(USER.to_string()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "q1", "selected": ["Test", "Deploy"]}]}),
+        "telegram",
+        Some(USER.to_string()),
+    )
+    .await;
     // Replay, and a toggle after the close.
     let closed = "This question was already answered (\u{201c}Test\u{201d}, \u{201c}Deploy\u{201d}, via telegram).";
     assert_eq!(
@@ -462,18 +447,13 @@ async fn a_reply_is_the_own_answer_to_a_multi_select() {
         fake.reply_and_read(CHAT, USER, id, "neither, C").await,
         "Answer recorded: \u{201c}neither, C\u{201d}."
     );
-    assert_eq!(
-        hub.store.get(ask).await.unwrap().closed.unwrap().outcome,
-        Outcome::Answered {
-            answer: json!({"answers": [{"id": "q1", "selected": [], "custom": "neither, C"}]}),
-            by: Responder {
-                answerer: "channel".into(),
-                channel: Some("telegram".into()),
-                user: Some(USER.to_string()),
-                submission: None,
-            },
-        }
-    );
+    hub.assert_answered(
+        ask,
+        json!({"answers": [{"id": "q1", "selected": [], "custom": "neither, C"}]}),
+        "telegram",
+        Some(USER.to_string()),
+    )
+    .await;
 }
 
 #[tokio::test]

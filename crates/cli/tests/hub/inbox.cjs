@@ -15,31 +15,11 @@
 // Prints `RESULT <json>` (observations the Rust test asserts); any failure exits non-zero.
 'use strict';
 
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
-
-async function launch(viewport) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ask-user-hub-chromium-'));
-  const context = await chromium.launchPersistentContext(dir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run'],
-    viewport,
-    colorScheme: 'light',
-  });
-  return { context, close: async () => { await context.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
-}
+const { launch, signedIn } = require('./chromium.cjs');
 
 async function signIn(context, link) {
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
-  page.on('pageerror', (e) => page.errors.push(String(e)));
-  await page.goto(link);
-  await Promise.all([page.waitForURL((u) => u.pathname === '/'), page.click('#signin')]);
+  const page = await signedIn(context, link);
   await page.waitForSelector('#status:has-text("live")', { timeout: 60000 });
   return page;
 }

@@ -4,9 +4,25 @@ use ask_user_core::definition::{ProviderFormat, definition};
 use ask_user_core::{DELEGATED_CALLER_TEXT, NO_PROVIDER_TEXT};
 use pretty_assertions::assert_eq;
 
-use super::support::{BIN, repo_file, run, run_env};
+use super::support::{BIN, Run, repo_file, run, run_env};
 
 const DEPLOY_FILE: &str = "examples/deploy.json";
+
+/// `ask-user ask --answers FILE` of the deploy example, FILE holding `answers`.
+fn ask_deploy_answered(answers: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("answers.json");
+    std::fs::write(&file, answers).unwrap();
+    run(
+        &[
+            "ask",
+            "--answers",
+            file.to_str().unwrap(),
+            repo_file(DEPLOY_FILE).to_str().unwrap(),
+        ],
+        "",
+    )
+}
 
 #[test]
 fn schema_prints_the_golden_bytes_of_every_format() {
@@ -173,21 +189,8 @@ fn ask_without_a_terminal_exits_6_at_once() {
 
 #[test]
 fn ask_answers_from_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let answers = dir.path().join("answers.json");
-    std::fs::write(
-        &answers,
+    let out = ask_deploy_answered(
         r#"{"answers":[{"id":"checks","selected":["Load test","Unit tests (Recommended)"],"custom":" also lint "},{"id":"env","selected":["Production"]},{"id":"note","selected":[]}]}"#,
-    )
-    .unwrap();
-    let out = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            repo_file(DEPLOY_FILE).to_str().unwrap(),
-        ],
-        "",
     );
     assert_eq!(
         (out.status, out.stdout.as_str(), out.stderr.as_str()),
@@ -201,22 +204,7 @@ fn ask_answers_from_data() {
 
 #[test]
 fn scripted_answers_that_do_not_fit_exit_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let answers = dir.path().join("answers.json");
-    std::fs::write(
-        &answers,
-        r#"{"answers":[{"id":"env","selected":["Moon"]}]}"#,
-    )
-    .unwrap();
-    let out = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            repo_file(DEPLOY_FILE).to_str().unwrap(),
-        ],
-        "",
-    );
+    let out = ask_deploy_answered(r#"{"answers":[{"id":"env","selected":["Moon"]}]}"#);
     assert_eq!(
         (out.status, out.stdout.as_str()),
         (
@@ -230,8 +218,6 @@ fn scripted_answers_that_do_not_fit_exit_1() {
 /// `"selected":[]`); `{"answers":[]}` used to exit 0 with every question skipped.
 #[test]
 fn scripted_answers_that_omit_a_question_exit_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let answers = dir.path().join("answers.json");
     let cases = [
         (r#"{"answers":[]}"#, "env"),
         (
@@ -240,16 +226,7 @@ fn scripted_answers_that_omit_a_question_exit_1() {
         ),
     ];
     for (data, omitted) in cases {
-        std::fs::write(&answers, data).unwrap();
-        let out = run(
-            &[
-                "ask",
-                "--answers",
-                answers.to_str().unwrap(),
-                repo_file(DEPLOY_FILE).to_str().unwrap(),
-            ],
-            "",
-        );
+        let out = ask_deploy_answered(data);
         assert_eq!(
             (out.status, out.stdout.as_str()),
             (

@@ -167,6 +167,21 @@ fn artifact(dir: &Path, prefix: &str, suffix: &str) -> String {
     found[0].display().to_string()
 }
 
+/// `npm install -g` of `packages` (files) into `prefix`, offline, with the scratch's tools.
+fn npm_install(scratch: &Scratch, tools: &Path, prefix: &str, packages: &[&str]) -> String {
+    let mut args = vec![
+        "install",
+        "-g",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        prefix,
+    ];
+    args.extend_from_slice(packages);
+    scratch.run(None, &tools.join("npm"), &args, &[])
+}
+
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let value = f();
@@ -237,18 +252,7 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
     let prefix = scratch.path("npm-prefix");
     let prefix_text = prefix.display().to_string();
     timed("npm install -g", || {
-        let args = [
-            "install",
-            "-g",
-            "--offline",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            &prefix_text,
-            &launcher,
-            &linux_x64,
-        ];
-        scratch.run(None, &tools.join("npm"), &args, &[])
+        npm_install(&scratch, &tools, &prefix_text, &[&launcher, &linux_x64])
     });
     let bin = prefix.join("bin");
     let (setup, doctor) = scratch.check(Some(&bin), &bin.join("ask-user"), &[]);
@@ -266,17 +270,7 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
     // line naming the missing package, not a stack trace.
     let alone = scratch.path("npm-launcher-alone");
     let alone_text = alone.display().to_string();
-    let args = [
-        "install",
-        "-g",
-        "--offline",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        &alone_text,
-        &launcher,
-    ];
-    scratch.run(None, &tools.join("npm"), &args, &[]);
+    npm_install(&scratch, &tools, &alone_text, &[&launcher]);
     let missing = Command::new(alone.join("bin/ask-user"))
         .arg("--version")
         .env_clear()

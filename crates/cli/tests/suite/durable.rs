@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic};
+use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic, spawn_with_input};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -381,32 +381,16 @@ fn the_default_store_unopenable_warns_once_and_uses_memory() {
     let state = home.path().join("state").display().to_string();
     let mut command = Command::new("setsid");
     hermetic(&mut command, home.path());
-    let mut child = command
-        .args(["--wait", BIN, "ask"])
-        .env("XDG_STATE_HOME", &state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
+    let child = spawn_with_input(
+        command
+            .args(["--wait", BIN, "ask"])
+            .env("XDG_STATE_HOME", &state),
+        DB.as_bytes(),
+    );
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(6), "{stderr}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
-    assert!(
-        warnings[0].starts_with(&format!(
-            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
-        )) && warnings[0]
-            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
-        "{stderr}"
-    );
+    ask_user_test_support::assert_default_store_warned_once(&stderr, &state);
 }
 
 #[test]
@@ -428,25 +412,17 @@ fn via_inbox_with_a_memory_store_is_refused() {
 fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
     for url in ["sqlite:memory", "sqlite:relative.sqlite3"] {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new("setsid")
-            .args(["--wait", BIN, "ask", "--via", "inbox", "--timeout", "1s"])
-            .args(["--store", url])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap())
-            .env("HOME", dir.path())
-            .env("XDG_STATE_HOME", dir.path())
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(DB.as_bytes())
-            .unwrap();
+        let child = spawn_with_input(
+            Command::new("setsid")
+                .args(["--wait", BIN, "ask", "--via", "inbox", "--timeout", "1s"])
+                .args(["--store", url])
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap())
+                .env("HOME", dir.path())
+                .env("XDG_STATE_HOME", dir.path())
+                .current_dir(dir.path()),
+            DB.as_bytes(),
+        );
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(5), "{url}: {stderr}");

@@ -4,9 +4,9 @@
 
 use super::hub_common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use ask_user_test_support::Reaped;
+use ask_user_test_support::{Reaped, spawn_with_input};
 use hub_common::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -510,23 +510,15 @@ impl Rerun {
 
     /// [`Rerun::start`] with more environment variables (test knobs).
     fn start_with(hub: &str, token: &str, extra: &[&str], env: &[(&str, &str)]) -> Rerun {
-        use std::io::{BufRead, Write};
-        let mut child = ask_user()
-            .args(["ask", "--hub", hub])
-            .args(extra)
-            .env("ASK_USER_HUB_TOKEN", token)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(QUESTION.as_bytes())
-            .unwrap();
+        use std::io::BufRead;
+        let mut child = spawn_with_input(
+            ask_user()
+                .args(["ask", "--hub", hub])
+                .args(extra)
+                .env("ASK_USER_HUB_TOKEN", token)
+                .envs(env.iter().copied()),
+            QUESTION.as_bytes(),
+        );
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

@@ -94,6 +94,18 @@ fn wait_asking(home: &std::path::Path) {
     });
 }
 
+/// Waits for the asker to end; asserts it printed `ASK_ABORTED` with exit 130 and returns
+/// its stderr.
+fn finished_aborted(child: &mut Reaped) -> String {
+    let (status, printed, text) = finished(child);
+    assert_eq!(
+        (status, printed.as_str()),
+        (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
+        "{text}"
+    );
+    text
+}
+
 fn signal(child: &Reaped, sig: Signal) {
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
     kill_process(pid, sig).unwrap();
@@ -207,12 +219,7 @@ fn a_signal_while_the_store_opens_aborts_the_call_at_once() {
         std::thread::sleep(Duration::from_millis(5));
     }
     signal(&child, Signal::TERM);
-    let (status, printed, text) = finished(&mut child);
-    assert_eq!(
-        (status, printed.as_str()),
-        (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
-        "{text}"
-    );
+    let text = finished_aborted(&mut child);
     assert!(
         !text.contains("exiting now"),
         "held until the bound: {text}"
@@ -230,12 +237,7 @@ fn a_signal_sent_to_the_process_and_its_group_at_once_is_one_signal() {
     wait_asking(home.path());
     signal(&child, Signal::TERM);
     signal(&child, Signal::TERM);
-    let (status, printed, text) = finished(&mut child);
-    assert_eq!(
-        (status, printed.as_str()),
-        (Some(130), ask_user_core::Outcome::Aborted.text().as_str()),
-        "{text}"
-    );
+    let text = finished_aborted(&mut child);
     assert!(!text.contains("exiting now"), "{text}");
     wait_store(home.path(), "the ask detached", |open| {
         open.len() == 1 && !open[0].attached

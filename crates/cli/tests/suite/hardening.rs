@@ -2,14 +2,29 @@
 //! journal at startup, arguments over the caps refused (not truncated), and in a real pty a
 //! timeout that fires while a batch is half answered and SIGINT while the question is up.
 
+use std::path::Path;
+
 use ask_user_host::{Entry, read};
 use pretty_assertions::assert_eq;
 
-use super::support::{Pane, run};
+use super::support::{Pane, Run, run};
 
 const GO: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
 const BATCH: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Service name?"},{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
+
+/// `ask-user ask --answers ANSWERS --journal JOURNAL EXTRA`, `stdin` piped in.
+fn run_journaled(answers: &Path, journal: &Path, extra: &[&str], stdin: &str) -> Run {
+    let mut args = vec![
+        "ask",
+        "--answers",
+        answers.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args, stdin)
+}
 
 #[test]
 fn journal_and_notify_record_and_announce_the_ask() {
@@ -21,18 +36,7 @@ fn journal_and_notify_record_and_announce_the_ask() {
     );
     std::fs::write(&answers, r#"{"answers":[{"id":"go","selected":["No"]}]}"#).unwrap();
     let notify = format!("cat > '{}'", notified.display());
-    let done = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-            "--notify",
-            &notify,
-        ],
-        GO,
-    );
+    let done = run_journaled(&answers, &journal, &["--notify", &notify], GO);
     assert_eq!(
         (done.status, done.stdout.as_str()),
         (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
@@ -103,16 +107,7 @@ fn arguments_over_the_caps_are_refused_whole_and_nobody_is_asked() {
         r#"{{"questions":[{{"id":"a","question":"{huge}","options":[{}]}}]}}"#,
         many.join(",")
     );
-    let done = run(
-        &[
-            "ask",
-            "--answers",
-            answers.to_str().unwrap(),
-            "--journal",
-            journal.to_str().unwrap(),
-        ],
-        &args,
-    );
+    let done = run_journaled(&answers, &journal, &[], &args);
     assert_eq!(
         (done.status, done.stdout.as_str()),
         (
@@ -127,16 +122,6 @@ fn arguments_over_the_caps_are_refused_whole_and_nobody_is_asked() {
     );
 }
 
-fn assert_cooked_with_cursor(pane: &Pane) {
-    let stty = pane.file("stty.txt").unwrap();
-    let flags: Vec<&str> = stty.split_whitespace().collect();
-    assert!(
-        flags.contains(&"icanon") && flags.contains(&"echo"),
-        "cooked mode again:\n{stty}"
-    );
-    assert_eq!(pane.display("#{cursor_flag}"), "1", "cursor visible");
-}
-
 #[test]
 fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_leaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,15 +134,8 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
     // 8 s leave room for a loaded machine to draw the question and take the key.
     pane.keys(&["Enter"]); // the recommended option of question 1
     pane.wait_text("Service name?");
-    let done = pane.finished();
-    assert_eq!(
-        (done.status, done.stdout.as_str()),
-        (
-            5,
-            "Error: no answer within 8s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
-        )
-    );
-    assert_cooked_with_cursor(&pane);
+    pane.finished_with(5, "Error: no answer within 8s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later.");
+    pane.assert_cooked_with_cursor();
     let lines = read(&journal).unwrap();
     assert!(
         matches!(&lines[..], [Entry::Ask { .. }, Entry::Outcome { code, answers: None, .. }] if code == "ASK_TIMED_OUT"),
@@ -169,16 +147,9 @@ fn a_timeout_while_the_batch_is_half_answered_is_timed_out_and_nothing_partial_l
 fn sigint_while_the_question_is_up_aborts_and_restores_the_terminal() {
     let pane = Pane::ask(&[], GO);
     pane.wait_text("Deploy now?");
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::INT
-    ));
-    let done = pane.finished();
-    assert_eq!(
-        (done.status, done.stdout.as_str()),
-        (130, ask_user_core::ABORTED_TEXT)
-    );
-    assert_cooked_with_cursor(&pane);
+    pane.signal(ask_user_test_support::Signal::INT);
+    pane.finished_with(130, ask_user_core::ABORTED_TEXT);
+    pane.assert_cooked_with_cursor();
     assert!(
         !pane.screen().contains("Deploy now?"),
         "the question is cleared"

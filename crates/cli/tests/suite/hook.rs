@@ -2,12 +2,11 @@
 //! `ask-user inbox` in a real pseudo-terminal (tmux), a real SQLite store; the host's JSON on
 //! stdout. Every process gets a cleared environment with its own state directory.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, TmuxPane};
+use ask_user_test_support::{DEADLINE, TmuxPane, spawn_with_input};
 use pretty_assertions::assert_eq;
 
 use super::support::BIN;
@@ -18,27 +17,18 @@ const ALLOWED: &str = r#"{"hookSpecificOutput":{"hookEventName":"PermissionReque
 /// `ask-user ARGS` with a cleared environment whose state directory is `state`, `stdin` piped
 /// in; stdout and stderr piped.
 fn spawn(state: &Path, args: &[&str], stdin: &str) -> Child {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .env("HOME", state)
-        .env("XDG_STATE_HOME", state)
-        .current_dir(state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child
+    spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", state)
+            .env("XDG_STATE_HOME", state)
+            .current_dir(state),
+        stdin.as_bytes(),
+    )
 }
 
 fn run(state: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
@@ -75,20 +65,32 @@ fn wait_states(state: &Path, url: &str, want: &[&str]) {
     }
 }
 
-#[test]
-fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path();
-    let url = format!("sqlite:{}", state.join("store.sqlite3").display());
-    let args = [
+/// `ask-user hook claude-code --always --via inbox --store URL`.
+fn hook_via_inbox(url: &str) -> [&str; 7] {
+    [
         "hook",
         "claude-code",
         "--always",
         "--via",
         "inbox",
         "--store",
-        &url,
-    ];
+        url,
+    ]
+}
+
+/// `ask-user inbox --store URL` in a 100×30 pane.
+fn inbox_pane(url: &str) -> TmuxPane {
+    let pane_dir = tempfile::tempdir().unwrap();
+    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
+    TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err")
+}
+
+#[test]
+fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    let url = format!("sqlite:{}", state.join("store.sqlite3").display());
+    let args = hook_via_inbox(&url);
     let mut first = spawn(state, &args, PERMISSION);
     wait_states(state, &url, &["open"]);
     // Grouped under the host and its session, not "unnamed agent".
@@ -105,9 +107,7 @@ fn a_killed_hooks_permission_is_answered_in_the_inbox_and_the_same_event_gets_it
     first.kill().unwrap(); // the host killed the hook at its timeout
     first.wait().unwrap();
 
-    let pane_dir = tempfile::tempdir().unwrap();
-    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
-    let pane = TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err");
+    let pane = inbox_pane(&url);
     pane.wait_text("[Permission] Allow the agent to use Bash?");
     pane.type_text("1");
     pane.keys(&["Enter"]);
@@ -184,20 +184,10 @@ fn claude_codes_question_answered_in_the_inbox_comes_back_as_updated_input() {
         "tool_input": {"questions": [{"question": "Which database?", "header": "Database",
             "options": [{"label": "Postgres"}, {"label": "SQLite"}], "multiSelect": false}]},
     });
-    let args = [
-        "hook",
-        "claude-code",
-        "--always",
-        "--via",
-        "inbox",
-        "--store",
-        &url,
-    ];
+    let args = hook_via_inbox(&url);
     let asking = spawn(state, &args, &event.to_string());
     wait_states(state, &url, &["open"]);
-    let pane_dir = tempfile::tempdir().unwrap();
-    let script = format!("exec '{BIN}' inbox --store '{url}' 2> inbox.err\n");
-    let pane = TmuxPane::start(pane_dir, &script, 100, 30, "inbox.err");
+    let pane = inbox_pane(&url);
     pane.wait_text("[Database] Which database?");
     pane.type_text("1");
     pane.keys(&["Enter"]);

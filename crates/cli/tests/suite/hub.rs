@@ -24,34 +24,7 @@ fn browser(args: &[&str]) -> Value {
 
 /// [`browser`] with `env` set for the driver (a token it needs: never in its argv).
 fn browser_env(args: &[&str], env: &[(&str, &str)]) -> Value {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
-    assert!(
-        playwright.join("package.json").exists(),
-        "playwright-core is missing at {}: run scripts/setup",
-        playwright.display()
-    );
-    assert!(
-        Path::new("/usr/bin/chromium").exists(),
-        "/usr/bin/chromium is missing: run scripts/setup"
-    );
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub/inbox.cjs"))
-        .args(args)
-        .env("PLAYWRIGHT_CORE", playwright)
-        .envs(env.iter().copied())
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .expect("a RESULT line");
-    serde_json::from_str(line).unwrap()
+    browser_script("hub/inbox.cjs", args, env)
 }
 
 /// Runs the futures concurrently on this task and collects their outputs.
@@ -612,16 +585,8 @@ async fn a_permission_request_taller_than_the_screen_is_allowed_only_once_all_wa
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let hub = Hub::start(&store, &[]);
-    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
-    let arguments = json!({"questions":[{
-        "id": "permission",
-        "header": "Permission",
-        "question": format!("Allow the agent to use Bash?\n\n{}", command.join("\n")),
-        "options": [
-            {"label": "Allow once", "description": "This call only."},
-            {"label": "Deny", "description": "Your own answer is passed on as the reason."},
-        ],
-    }]});
+    let arguments: Value =
+        serde_json::from_str(&ask_user_test_support::tall_permission_request()).unwrap();
     let tok = token(&store, "laptop-claude");
     let resp = http()
         .post(format!("{}/v1/asks", hub.url))
@@ -667,34 +632,15 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
-    let ok = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=ask-user hub test",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            // rustls (webpki, the agent's client) refuses a CA certificate as the server's own.
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl runs")
-        .success();
-    assert!(ok, "openssl made the test certificate");
+    // Not a CA: rustls (webpki, the agent's client) refuses one as the server's own.
+    ask_user_test_support::self_signed(
+        dir.path(),
+        &["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"],
+        "2",
+        "/CN=ask-user hub test",
+        &key,
+        &cert,
+    );
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
     let tok = token(&store, "remote");
     let tls = [
@@ -976,15 +922,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     let tok = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let mut child = ask_user_at(home)
-        .args(["hub", "serve", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = served_url(&mut child, DEADLINE);
-    let hub = Hub { child, url };
+    let hub = Hub::serve(ask_user_at(home).args(["hub", "serve", "--listen", "127.0.0.1:0"]));
     let out = ask_user_at(home)
         .args(["hub", "login-link"])
         .output()

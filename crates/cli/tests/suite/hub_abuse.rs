@@ -117,13 +117,7 @@ impl Served {
             .await
             .unwrap();
         assert_eq!(resp.status(), 303);
-        let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
-        cookie
-            .split(';')
-            .next()
-            .unwrap()
-            .trim_start_matches("ask_user_hub=")
-            .to_owned()
+        hub_common::cookie_value(&resp)
     }
 }
 
@@ -358,15 +352,7 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
     let human = hub.session(dir.path()).await;
     let start = Instant::now();
     loop {
-        let state: Value = http()
-            .get(format!("{}/inbox/state", hub.url))
-            .header("Cookie", format!("ask_user_hub={human}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let state = hub_common::inbox(&hub.url, &human).await;
         if state["open"].as_array().unwrap().len() == 2 {
             break;
         }
@@ -396,15 +382,7 @@ async fn revoking_a_token_ends_its_waiting_poll_and_closes_its_asks_as_revoked()
         "{reply}"
     );
     let cookie = hub.session(dir.path()).await;
-    let state: Value = http()
-        .get(format!("{}/inbox/state", hub.url))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state = hub_common::inbox(&hub.url, &cookie).await;
     assert_eq!(state["open"], json!([]), "{state}");
     let history = state["history"].as_array().unwrap();
     assert_eq!(history.len(), 2, "{state}");

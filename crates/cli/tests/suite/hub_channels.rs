@@ -393,70 +393,20 @@ async fn escalation_reaches_telegram_later_and_its_button_answers() {
     );
 }
 
-/// A REAL SMTP server (PyPI aiosmtpd, crates/channels/tests/smtp_server.py) requiring
-/// STARTTLS on a self-signed certificate made here; it writes each parsed message as
-/// `OUT/N.json`. Killed when dropped.
-struct Smtp {
-    child: Child,
-    port: u16,
-    cert: PathBuf,
-    out: PathBuf,
+/// The SMTP fake, waited on for its messages.
+struct Smtp(ask_user_test_support::FakeSmtp);
+
+impl std::ops::Deref for Smtp {
+    type Target = ask_user_test_support::FakeSmtp;
+
+    fn deref(&self) -> &ask_user_test_support::FakeSmtp {
+        &self.0
+    }
 }
 
 impl Smtp {
     fn start(dir: &Path) -> Smtp {
-        let (cert, key) = (dir.join("smtp-cert.pem"), dir.join("smtp-key.pem"));
-        let ok = Command::new("openssl")
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", dir)
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            ])
-            .args([
-                "-subj",
-                "/CN=127.0.0.1",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1",
-                // rustls (webpki) refuses a CA certificate as the server's own.
-                "-addext",
-                "basicConstraints=critical,CA:FALSE",
-            ])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "openssl req failed");
-        let out = dir.join("mail");
-        std::fs::create_dir(&out).unwrap();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut child = Command::new(root.join(".venv/bin/python"))
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", dir)
-            .arg(root.join("crates/channels/tests/smtp_server.py"))
-            .args([&cert, &key, &out])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("smtp_server.py printed {line:?}"));
-        Smtp {
-            child,
-            port,
-            cert,
-            out,
-        }
+        Smtp(ask_user_test_support::FakeSmtp::start(dir))
     }
 
     /// Waits (up to the deadline) for the n-th message.
@@ -473,13 +423,6 @@ impl Smtp {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-    }
-}
-
-impl Drop for Smtp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -57,6 +57,35 @@ pub(crate) fn ask_user_at(home: &Path) -> Command {
     cmd
 }
 
+/// Runs the browser script `tests/SCRIPT` (node, playwright-core and Chromium; axe-core
+/// offered) with `args` and `env`; its `RESULT` JSON.
+pub(crate) fn browser_script(script: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let (playwright, axe) = ask_user_test_support::browser_tools();
+    let out = Command::new("node")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
+        .args(args)
+        .env("PLAYWRIGHT_CORE", playwright)
+        .env("AXE_CORE", axe)
+        .envs(env.iter().copied())
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "browser: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .expect("a RESULT line");
+    serde_json::from_str(line).unwrap()
+}
+
 pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -104,10 +133,17 @@ impl Hub {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Hub {
-        let mut child = ask_user()
-            .args(["hub", "serve", "--listen", listen, "--store", store])
-            .args(extra)
-            .envs(env.iter().copied())
+        Hub::serve(
+            ask_user()
+                .args(["hub", "serve", "--listen", listen, "--store", store])
+                .args(extra)
+                .envs(env.iter().copied()),
+        )
+    }
+
+    /// Starts `command` (an `ask-user hub serve`) and waits for the URL it serves.
+    pub(crate) fn serve(command: &mut Command) -> Hub {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -196,7 +232,14 @@ pub(crate) async fn session(store: &str, url: &str) -> String {
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
         "{cookie}"
     );
-    cookie
+    cookie_value(&resp)
+}
+
+/// The value of the session cookie `resp` sets.
+pub(crate) fn cookie_value(resp: &reqwest::Response) -> String {
+    resp.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
         .split(';')
         .next()
         .unwrap()
@@ -205,14 +248,27 @@ pub(crate) async fn session(store: &str, url: &str) -> String {
 }
 
 pub(crate) async fn inbox(url: &str, cookie: &str) -> Value {
+    let (status, state) = inbox_state(url, cookie, "").await;
+    assert_eq!(status, 200);
+    assert!(state.is_object(), "the state is JSON: {state}");
+    state
+}
+
+/// The inbox state read with `query`, signed in with the session `cookie` (its value): the
+/// status and the body (as a JSON string when it is not JSON).
+pub(crate) async fn inbox_state(url: &str, cookie: &str, query: &str) -> (u16, Value) {
     let resp = http()
-        .get(format!("{url}/inbox/state"))
+        .get(format!("{url}/inbox/state{query}"))
         .header("Cookie", format!("ask_user_hub={cookie}"))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200);
-    resp.json().await.unwrap()
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// Waits until `n` asks are open in the inbox; their ids, newest first.

@@ -6,14 +6,11 @@
 
 use super::hub_common;
 
-use std::path::Path;
-use std::process::Command;
-
 use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Scope, Store, Timestamp};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use hub_common::{Hub, QUESTION, http, repo_root, session};
+use hub_common::{Hub, QUESTION, browser_script, http, inbox_state as state, repo_root, session};
 
 const AGENTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
@@ -22,22 +19,6 @@ fn run(args: &[&str]) -> String {
     let (code, out, err) = hub_common::run(args);
     assert_eq!(code, 0, "ask-user {args:?}: {err}");
     out.trim().to_owned()
-}
-
-/// The inbox state read with `query`, signed in with the session `cookie` (its value).
-async fn state(url: &str, cookie: &str, query: &str) -> (u16, Value) {
-    let resp = http()
-        .get(format!("{url}/inbox/state{query}"))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 /// Opens `n` asks in the store, round-robin over [`AGENTS`], the last one newest; closes
@@ -203,12 +184,6 @@ async fn the_one_ask_read_gives_the_changed_asks_card_and_the_open_count() {
 /// what was sent and the history names labels, not ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_the_finger() {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
-    assert!(
-        playwright.join("package.json").exists(),
-        "playwright-core is missing at {}: run scripts/setup",
-        playwright.display()
-    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hub.sqlite3");
     let store_url = format!("sqlite:{}", path.display());
@@ -217,38 +192,13 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
     let token = run(&["hub", "token", "add", "late-agent", "--store", &store_url]);
     let alpha = run(&["hub", "token", "add", "alpha", "--store", &store_url]);
     let hub = Hub::start(&store_url, &[]);
-    let link = run(&[
-        "hub",
-        "login-link",
-        "--store",
-        &store_url,
-        "--url",
-        &hub.url,
-    ]);
+    let link = hub_common::login_link(&store_url, &hub.url);
 
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/paging.cjs"))
-        .args([&link, &hub.url, &token, &alpha])
-        .env("PLAYWRIGHT_CORE", playwright)
-        .env(
-            "AXE_CORE",
-            repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
-        )
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = browser_script(
+        "hub_inbox/paging.cjs",
+        &[&link, &hub.url, &token, &alpha],
+        &[],
     );
-    let seen: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .expect("a RESULT line"),
-    )
-    .unwrap();
 
     // `seed` goes round-robin alpha, beta, gamma from the oldest: alpha waits longest.
     let of = |agent: usize| -> Vec<i64> {
@@ -376,7 +326,6 @@ async fn the_page_groups_oldest_first_with_true_counts_and_keeps_the_card_under_
 /// a padded project counted, a Hebrew agent name read right to left (`dir="auto"`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right_to_left() {
-    let playwright = repo_root().join("tools/node/node_modules/playwright-core");
     let fixture: Value = serde_json::from_str(
         &std::fs::read_to_string(repo_root().join("crates/core/tests/golden/text-safety.json"))
             .unwrap(),
@@ -417,33 +366,12 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         asks.push((rec.id.0, chunk.to_vec()));
     }
     let hub = Hub::start(&store_url, &[]);
-    let link = run(&[
-        "hub",
-        "login-link",
-        "--store",
-        &store_url,
-        "--url",
-        &hub.url,
-    ]);
-    let out = Command::new("node")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hub_inbox/corpus.cjs"))
-        .args([&link, &asks.len().to_string()])
-        .env("PLAYWRIGHT_CORE", playwright)
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
+    let link = hub_common::login_link(&store_url, &hub.url);
+    let seen = browser_script(
+        "hub_inbox/corpus.cjs",
+        &[&link, &asks.len().to_string()],
+        &[],
     );
-    let seen: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .expect("a RESULT line"),
-    )
-    .unwrap();
     assert_eq!(seen["errors"], json!([]));
     let cards = seen["cards"].as_array().unwrap();
     for (id, cases) in &asks {
@@ -457,15 +385,9 @@ async fn the_inbox_shows_the_shared_corpus_as_pinned_and_right_to_left_text_righ
         );
         for (case, shown) in cases.iter().zip(card["questions"].as_array().unwrap()) {
             assert_eq!(shown["text"], case["display"], "{}", case["name"]);
-            // dir="auto": the first strong character decides (Hebrew, Arabic, Persian letters).
-            let right_to_left = case["display"]
-                .as_str()
-                .unwrap()
-                .chars()
-                .find(|c| c.is_alphabetic())
-                .is_some_and(|c| {
-                    matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}')
-                });
+            // dir="auto": the first strong character decides.
+            let right_to_left =
+                ask_user_test_support::right_to_left(case["display"].as_str().unwrap());
             assert_eq!(
                 shown["direction"],
                 if right_to_left { "rtl" } else { "ltr" },

@@ -4,7 +4,6 @@
 //! pane), so the ask can be answered there while the inbox holds the typed text.
 
 use ask_user_test_support::TmuxPane;
-use pretty_assertions::assert_eq;
 
 use super::support::{BIN, Pane};
 
@@ -45,6 +44,18 @@ fn type_and_go_back(inbox: &TmuxPane) {
     inbox.wait_text("Back to the list: nothing was sent");
 }
 
+/// The human answers on the asker's terminal (Enter on the recommended option) while the
+/// inbox is open: the asker prints the answer, and the inbox keeps the closed ask selected,
+/// shown closed, with no question open; returns the inbox's screen.
+fn answered_in_the_terminal(asker: &Pane, inbox: &TmuxPane) -> String {
+    asker.keys(&["Enter"]);
+    asker.finished_with(0, POSTGRES);
+    // The closed ask stays selected, shown closed, until the human moves.
+    let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
+    assert!(screen.contains("— 0 open question(s)"), "{screen}");
+    screen
+}
+
 #[test]
 fn esc_back_keeps_typed_text_and_a_close_on_the_list_shows_it() {
     let both = asker_and_inbox();
@@ -66,12 +77,7 @@ fn esc_back_keeps_typed_text_and_a_close_on_the_list_shows_it() {
 
     // Answered on the asker's terminal while the inbox shows the list: the list says so, and
     // what was typed stays on screen in full.
-    asker.keys(&["Enter"]);
-    let run = asker.finished();
-    assert_eq!((run.status, run.stdout.as_str()), (0, POSTGRES));
-    // The closed ask stays selected, shown closed, until the human moves.
-    let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
-    assert!(screen.contains("— 0 open question(s)"), "{screen}");
+    let screen = answered_in_the_terminal(asker, inbox);
     assert!(
         screen.contains(
             "✘ Not sent: an answer given in the terminal counted. What you typed:\n  Which database?\nhalf of a long reply, and more\n"
@@ -89,12 +95,7 @@ fn an_ask_closing_while_open_in_the_inbox_keeps_the_typed_text_on_the_list() {
     inbox.wait_text(OWN);
     inbox.type_text(TYPED);
     inbox.wait_text(TYPED);
-    asker.keys(&["Enter"]);
-    let run = asker.finished();
-    assert_eq!((run.status, run.stdout.as_str()), (0, POSTGRES));
-    // The closed ask stays selected, shown closed, until the human moves.
-    let screen = inbox.wait_text("✘ Closed: an answer given in the terminal counted.");
-    assert!(screen.contains("— 0 open question(s)"), "{screen}");
+    let screen = answered_in_the_terminal(asker, inbox);
     assert!(
         screen.contains(&format!(
             "✘ Not sent: an answer given in the terminal counted before you answered. What you typed:\n  Which database?\n{TYPED}\n"

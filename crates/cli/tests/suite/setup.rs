@@ -20,6 +20,14 @@ struct Home {
 }
 
 impl Home {
+    /// The hub token written to the file `token` of the home, with permissions `mode`; its path.
+    fn token_file(&self, mode: u32) -> String {
+        let file = self.path("token");
+        std::fs::write(&file, TOKEN).unwrap();
+        std::fs::set_permissions(&file, PermissionsExt::from_mode(mode)).unwrap();
+        file.display().to_string()
+    }
+
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
@@ -457,10 +465,7 @@ fn the_hub_token_is_never_written_where_others_read_it() {
     assert!(run.stderr.contains("ASK_USER_HUB_TOKEN"), "{run:?}");
     assert!(!home.exists(".claude.json"));
 
-    let shared = home.path("token");
-    std::fs::write(&shared, TOKEN).unwrap();
-    std::fs::set_permissions(&shared, PermissionsExt::from_mode(0o644)).unwrap();
-    let shared_path = shared.display().to_string();
+    let shared_path = home.token_file(0o644);
     let run = home.run(&[
         "setup",
         "codex",
@@ -476,7 +481,7 @@ fn the_hub_token_is_never_written_where_others_read_it() {
     );
     assert!(!home.exists(".codex/config.toml"));
 
-    std::fs::set_permissions(&shared, PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&shared_path, PermissionsExt::from_mode(0o600)).unwrap();
     let run = home.run(&[
         "setup",
         "codex",
@@ -574,10 +579,7 @@ fn doctor_reports_the_permission_mode_that_keeps_prompts_from_the_hook() {
 #[test]
 fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
     let home = Home::new();
-    let token = home.path("token");
-    std::fs::write(&token, TOKEN).unwrap();
-    std::fs::set_permissions(&token, PermissionsExt::from_mode(0o600)).unwrap();
-    let token = token.display().to_string();
+    let token = home.token_file(0o600);
     let run = home.run(&[
         "setup",
         "claude-code",

@@ -1,7 +1,7 @@
 //! Running the binary: without a controlling terminal (`setsid`), or in a tmux pane.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use ask_user_test_support::TmuxPane;
 
@@ -34,19 +34,16 @@ pub(crate) fn run(args: &[&str], stdin: &str) -> Run {
 pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
     let home = tempfile::tempdir().unwrap();
-    let mut child = ask_user_test_support::hermetic(&mut Command::new("setsid"), home.path())
-        .arg("--wait")
-        .arg(BIN)
-        .args(args)
-        // Durable asks are tested in durable.rs with their own files; elsewhere a memory store
-        // keeps runs apart and the user's state directory untouched.
-        .env("ASK_USER_STORE", "memory")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("setsid (util-linux) runs the binary");
+    let mut child = ask_user_test_support::spawn_piped(
+        ask_user_test_support::hermetic(&mut Command::new("setsid"), home.path())
+            .arg("--wait")
+            .arg(BIN)
+            .args(args)
+            // Durable asks are tested in durable.rs with their own files; elsewhere a memory store
+            // keeps runs apart and the user's state directory untouched.
+            .env("ASK_USER_STORE", "memory")
+            .envs(env.iter().copied()),
+    );
     // A run that fails before reading its input (a usage error) closes the pipe early.
     match child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
         Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => panic!("stdin: {error}"),
@@ -163,6 +160,27 @@ exec sleep 600
             stdout: self.file("out.txt").unwrap(),
             stderr: self.file("err.txt").unwrap(),
         }
+    }
+
+    /// Sends `signal` to the running `ask-user`; asserts it was delivered.
+    pub(crate) fn signal(&self, signal: ask_user_test_support::Signal) {
+        assert!(ask_user_test_support::signal(
+            self.pid().parse().unwrap(),
+            signal
+        ));
+    }
+
+    /// [`Pane::finished`], asserting `ask-user` exited with `status` and printed exactly
+    /// `stdout`.
+    pub(crate) fn finished_with(&self, status: i32, stdout: &str) -> Run {
+        let run = self.finished();
+        assert_eq!(
+            (run.status, run.stdout.as_str()),
+            (status, stdout),
+            "stderr: {}",
+            run.stderr
+        );
+        run
     }
 
     /// The pid of the running `ask-user`.

@@ -17,13 +17,7 @@ const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Whi
 
 /// After ask-user exited: the viewport is cleared, raw mode is off and the cursor shows.
 fn assert_restored(pane: &Pane) {
-    let stty = pane.file("stty.txt").unwrap();
-    let flags: Vec<&str> = stty.split_whitespace().collect();
-    assert!(
-        flags.contains(&"icanon") && flags.contains(&"echo"),
-        "cooked mode again:\n{stty}"
-    );
-    assert_eq!(pane.display("#{cursor_flag}"), "1", "cursor visible");
+    pane.assert_cooked_with_cursor();
     let screen = pane.screen();
     assert!(!screen.contains(OWN), "the question is cleared:\n{screen}");
     assert!(
@@ -69,11 +63,7 @@ fn arrows_move_and_a_digit_picks() {
     pane.keys(&["3"]);
     pane.wait_text("› 3. MySQL");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#);
     assert_restored(&pane);
 }
 
@@ -88,13 +78,9 @@ fn own_answer_typed_inline() {
         s.contains("› 4. Oracle") && !s.contains("23")
     });
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"Oracle"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"Oracle"}]}"#,
     );
 }
 
@@ -129,14 +115,7 @@ fn three_questions_with_toggles_progress_and_a_way_back() {
     pane.type_text("Flip the billing_v2 flag to roll back.");
     pane.wait_text("Flip the billing_v2 flag");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"env","selected":["Production"]},{"id":"checks","selected":["Unit tests (Recommended)","Load test"]},{"id":"note","selected":[],"custom":"Flip the billing_v2 flag to roll back."}]}"#
-        )
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"env","selected":["Production"]},{"id":"checks","selected":["Unit tests (Recommended)","Load test"]},{"id":"note","selected":[],"custom":"Flip the billing_v2 flag to roll back."}]}"#);
     assert_restored(&pane);
 }
 
@@ -154,11 +133,7 @@ fn empty_multi_select_asks_once_more_then_skips() {
         "Nothing chosen. Press Enter again to skip this question, or choose with Space.",
     );
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"f","selected":[]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"f","selected":[]}]}"#);
 }
 
 #[test]
@@ -172,14 +147,7 @@ fn esc_skips_one_question() {
     pane.keys(&["Escape"]);
     pane.wait_text("Enter sends the answers");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"env","selected":[]},{"id":"checks","selected":["Unit tests (Recommended)"]},{"id":"note","selected":[]}]}"#
-        )
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"env","selected":[]},{"id":"checks","selected":["Unit tests (Recommended)"]},{"id":"note","selected":[]}]}"#);
     assert_restored(&pane);
 }
 
@@ -193,11 +161,7 @@ fn ctrl_c_dismisses_the_batch_with_exit_4() {
     pane.keys(&["C-c"]);
     pane.wait_text("Dismiss all questions?");
     pane.keys(&["C-c"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (4, ask_user_core::DISMISSED_TEXT)
-    );
+    pane.finished_with(4, ask_user_core::DISMISSED_TEXT);
     assert_restored(&pane);
 }
 
@@ -205,14 +169,7 @@ fn ctrl_c_dismisses_the_batch_with_exit_4() {
 fn timeout_withdraws_the_question_with_exit_5() {
     let pane = Pane::ask(&["--timeout", "1s"], DB);
     pane.wait_text(OWN);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            5,
-            "Error: no answer within 1s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later."
-        )
-    );
+    pane.finished_with(5, "Error: no answer within 1s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later.");
     assert_restored(&pane);
 }
 
@@ -220,15 +177,8 @@ fn timeout_withdraws_the_question_with_exit_5() {
 fn sigterm_withdraws_the_question_and_restores_the_terminal() {
     let pane = Pane::ask(&[], DB);
     pane.wait_text(OWN);
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::TERM
-    ));
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (130, ask_user_core::ABORTED_TEXT)
-    );
+    pane.signal(ask_user_test_support::Signal::TERM);
+    pane.finished_with(130, ask_user_core::ABORTED_TEXT);
     assert_restored(&pane);
 }
 
@@ -313,13 +263,9 @@ fn a_paste_goes_into_the_own_answer_and_a_pasted_newline_does_not_confirm() {
     pane.paste("Postgres 17\nwith pgvector");
     pane.wait_text("› 4. Postgres 17 with pgvector");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"Postgres 17 with pgvector"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"Postgres 17 with pgvector"}]}"#,
     );
 }
 
@@ -333,13 +279,9 @@ fn keys_typed_before_the_question_appeared_do_not_answer_it() {
     let screen = pane.wait_text(OWN);
     assert!(screen.contains("› 2. PostgreSQL (Recommended)"), "{screen}");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#,
     );
 }
 
@@ -347,11 +289,7 @@ fn keys_typed_before_the_question_appeared_do_not_answer_it() {
 fn in_the_background_nobody_can_answer_and_it_never_stops_the_process() {
     // Taking the terminal from a background job would stop it (SIGTTOU): a hang.
     let pane = Pane::ask_in_background(&[], DB);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (6, ask_user_core::NO_PROVIDER_TEXT)
-    );
+    pane.finished_with(6, ask_user_core::NO_PROVIDER_TEXT);
     assert!(!pane.screen().contains(OWN));
 }
 
@@ -367,13 +305,9 @@ fn letters_typed_on_an_option_row_go_into_the_own_answer() {
     pane.type_text("keep it simple");
     pane.wait_text("› 4. keep it simple");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"keep it simple"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"keep it simple"}]}"#,
     );
 }
 
@@ -385,13 +319,9 @@ fn a_digit_followed_by_text_becomes_part_of_the_text_and_never_submits() {
     pane.type_text("2 replicas please");
     pane.wait_text("› 4. 2 replicas please");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"2 replicas please"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"2 replicas please"}]}"#,
     );
 }
 
@@ -403,11 +333,7 @@ fn a_digit_alone_moves_and_only_enter_confirms() {
     pane.wait_text("› 3. MySQL");
     assert!(pane.file("rc.txt").is_none(), "a digit never confirms");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#);
 }
 
 #[test]
@@ -437,14 +363,7 @@ fn esc_on_the_last_question_does_not_send_the_batch() {
     assert!(screen.contains("Go ahead?"), "{screen}");
     assert!(pane.file("rc.txt").is_none(), "Esc alone sends nothing");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"env","selected":["Production (Recommended)"]},{"id":"log","selected":["Logging (Recommended)"]},{"id":"go","selected":[]}]}"#
-        )
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"env","selected":["Production (Recommended)"]},{"id":"log","selected":["Logging (Recommended)"]},{"id":"go","selected":[]}]}"#);
 }
 
 #[test]
@@ -564,11 +483,7 @@ fn typed_option_numbers_are_option_numbers() {
     pane.type_text("23");
     pane.wait_text("› 3. O3");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"f","selected":["O3"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"f","selected":["O3"]}]}"#);
 }
 
 #[test]
@@ -577,10 +492,7 @@ fn typed_text_survives_the_question_closing() {
     pane.wait_text(OWN);
     pane.type_text("half a thought about replicas");
     pane.wait_text("half a thought about replicas");
-    assert!(ask_user_test_support::signal(
-        pane.pid().parse().unwrap(),
-        ask_user_test_support::Signal::TERM
-    ));
+    pane.signal(ask_user_test_support::Signal::TERM);
     assert_eq!(pane.finished().status, 130);
     let screen = pane.screen();
     assert!(screen.contains("✘ Not sent: "), "why it closed:\n{screen}");
@@ -678,11 +590,7 @@ fn long_lists_take_two_digit_numbers_and_scroll_without_moving_the_choice() {
     pane.keys(&["Enter"]);
     pane.wait_text("› 12. Region 12");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"r","selected":["Region 12"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"r","selected":["Region 12"]}]}"#);
 }
 
 #[test]
@@ -702,13 +610,9 @@ fn the_own_answer_edits_with_the_caret_and_deletes_whole_graphemes() {
     pane.type_text("!");
     pane.wait_text("4. hello word !");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"hello word !"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"hello word !"}]}"#,
     );
 }
 
@@ -809,11 +713,7 @@ fn suspend_and_resume_redraw_in_raw_mode() {
         "no echo: raw mode is back\n{screen}"
     );
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["MySQL"]}]}"#);
 }
 
 /// Whether process `pid` is stopped (state `T` in `/proc/PID/stat`).
@@ -910,13 +810,9 @@ fn a_timeout_shows_a_countdown() {
         "a countdown from 5m: {screen}"
     );
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#,
     );
 }
 
@@ -939,21 +835,13 @@ fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_type
         "{screen}"
     );
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"f","selected":["O1","O3","O5"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"f","selected":["O1","O3","O5"]}]}"#);
     let pane = Pane::ask(&[], &five(false));
     pane.wait_text(OWN);
     pane.type_text("2 ");
     pane.wait_text("› 2. O2");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"f","selected":["O2"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"f","selected":["O2"]}]}"#);
     let pane = Pane::ask(&[], DB);
     pane.wait_text(OWN);
     pane.type_text("4");
@@ -961,13 +849,9 @@ fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_type
     pane.type_text("ship it");
     pane.wait_text("ship it");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":[],"custom":"ship it"}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":[],"custom":"ship it"}]}"#,
     );
     assert_restored(&pane);
 }
@@ -990,9 +874,5 @@ fn at_thirty_by_six_down_enter_sends_nothing_before_the_question_was_on_screen()
     pane.keys(&["Enter"]);
     pane.wait_text("› 2. Production");
     pane.keys(&["Enter"]);
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"q","selected":["Production"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"q","selected":["Production"]}]}"#);
 }

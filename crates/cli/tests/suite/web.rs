@@ -3,8 +3,9 @@
 //! the race the terminal in a real pseudo-terminal (tmux).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command};
 
+use ask_user_test_support::spawn_with_input;
 use pretty_assertions::assert_eq;
 
 use super::support::{BIN, Pane, repo_file};
@@ -19,19 +20,16 @@ struct Browser {
 
 impl Browser {
     fn start(scenario: &str, url: &str) -> Self {
-        let mut child = Command::new("node")
-            .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
-            .arg(scenario)
-            .arg(url)
-            .env(
-                "PLAYWRIGHT_CORE",
-                repo_file("tools/node/node_modules/playwright-core"),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node runs (scripts/setup installs it and chromium)");
+        let mut child = ask_user_test_support::spawn_piped(
+            Command::new("node")
+                .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
+                .arg(scenario)
+                .arg(url)
+                .env(
+                    "PLAYWRIGHT_CORE",
+                    repo_file("tools/node/node_modules/playwright-core"),
+                ),
+        );
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Self { child, stdout }
     }
@@ -68,29 +66,9 @@ impl Browser {
     }
 }
 
-/// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
-/// returns the child and the URL it printed on stderr (only because of `--print-url`).
-fn spawn_web(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .arg("ask")
-        .arg("--print-url")
-        .args(args)
-        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
+/// The page's URL, the first line `--print-url` writes on the child's stderr (the rest stays
+/// unread on it).
+fn printed_url(child: &mut Child) -> String {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
@@ -100,6 +78,25 @@ fn spawn_web(args: &[&str]) -> (Child, String) {
         .trim_end()
         .to_owned();
     child.stderr = Some(stderr.into_inner());
+    url
+}
+
+/// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
+/// returns the child and the URL it printed on stderr (only because of `--print-url`).
+fn spawn_web(args: &[&str]) -> (Child, String) {
+    let mut child = spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .arg("ask")
+            .arg("--print-url")
+            .args(args)
+            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("RUST_LOG"),
+        DB.as_bytes(),
+    );
+    let url = printed_url(&mut child);
     (child, url)
 }
 
@@ -203,11 +200,7 @@ fn terminal_and_web_race_the_page_answers_and_the_terminal_withdraws() {
         "{screen}"
     );
     Browser::start("single", &url).result();
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#);
     let screen = pane.screen();
     assert!(
         !screen.contains("Type your own answer"),
@@ -224,13 +217,9 @@ fn terminal_and_web_race_the_terminal_answers_and_the_page_withdraws() {
     pane.keys(&["Enter"]);
     let seen = page.result();
     assert_eq!(seen["closed"], "Not taken here: answered in the terminal.");
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (
-            0,
-            r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#
-        )
+    pane.finished_with(
+        0,
+        r#"{"answers":[{"id":"db","selected":["PostgreSQL (Recommended)"]}]}"#,
     );
 }
 
@@ -250,38 +239,25 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
         .count();
     assert!(qr_rows > 15, "a QR code above the URL:\n{screen}");
     Browser::start("single", &url).result();
-    let run = pane.finished();
-    assert_eq!(
-        (run.status, run.stdout.as_str()),
-        (0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#)
-    );
+    pane.finished_with(0, r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#);
 }
 
 /// `ask --via web` without a terminal, `--print-url` or a desktop.
 fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
-    let mut child = Command::new("setsid")
-        .arg("--wait")
-        .arg(BIN)
-        .arg("ask")
-        .args(args)
-        .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-        .env_remove("ASK_USER_DELEGATED_BY")
-        .env_remove("RUST_LOG")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
-    child
+    spawn_with_input(
+        Command::new("setsid")
+            .arg("--wait")
+            .arg(BIN)
+            .arg("ask")
+            .args(args)
+            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
+            .env_remove("ASK_USER_DELEGATED_BY")
+            .env_remove("RUST_LOG")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().copied()),
+        DB.as_bytes(),
+    )
 }
 
 /// Who may answer (docs/contract.md §8): a harness that shows stderr to the model must not
@@ -360,31 +336,15 @@ fn three_hundred_silent_connections_do_not_lock_the_human_out() {
     let home = tempfile::tempdir().unwrap();
     let mut command = Command::new("sh");
     ask_user_test_support::hermetic(&mut command, home.path());
-    let mut child = command
-        .arg("-c")
-        .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
-        .arg(BIN)
-        .env("ASK_USER_STORE", "memory")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(DB.as_bytes())
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url = line
-        .strip_prefix("ask-user: answer at ")
-        .unwrap_or_else(|| panic!("the URL on stderr: {line:?}"))
-        .trim_end()
-        .to_owned();
-    child.stderr = Some(stderr.into_inner());
+    let mut child = spawn_with_input(
+        command
+            .arg("-c")
+            .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
+            .arg(BIN)
+            .env("ASK_USER_STORE", "memory"),
+        DB.as_bytes(),
+    );
+    let url = printed_url(&mut child);
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_once('/').unwrap();
 

@@ -38,7 +38,7 @@ fn token_counts(texts: &[String]) -> HashMap<String, (usize, usize)> {
 }
 
 /// The reference's definition, `{name, description, parameters}` as compact JSON.
-fn reference_definition() -> String {
+pub(super) fn reference_definition() -> String {
     let root = repo_root();
     let output = Command::new("node")
         .args(["oracle.mjs", "--definition"])

@@ -31,6 +31,8 @@ use ask_user_core::{
     normalise, render,
 };
 use pretty_assertions::assert_eq;
+
+use super::catalog::reference_definition;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -510,14 +512,7 @@ fn fields(properties: &Value, required: &[Value], prefix: &str, out: &mut Vec<(S
 
 #[test]
 fn the_parameters_have_the_reference_field_names() {
-    let root = repo_root();
-    let output = Command::new("node")
-        .args(["oracle.mjs", "--definition"])
-        .current_dir(root.join("tools/node"))
-        .output()
-        .expect("node runs (installed by scripts/setup)");
-    assert!(output.status.success(), "oracle.mjs --definition failed");
-    let reference: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let reference: Value = serde_json::from_str(&reference_definition()).expect("JSON");
     let ours: Value =
         serde_json::from_str(ask_user_core::definition::PARAMETERS).expect("PARAMETERS parses");
 

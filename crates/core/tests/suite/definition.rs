@@ -19,6 +19,23 @@ fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/definition")
 }
 
+/// `node`'s `required` names every one of its properties, in their order.
+fn assert_every_property_required(node: &Map<String, Value>, what: &str) {
+    let properties: Vec<&str> = node["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let required: Vec<&str> = node["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(properties, required, "{what}: every property required");
+}
+
 #[test]
 fn every_export_matches_its_golden_bytes() {
     let dir = golden_dir();
@@ -254,19 +271,8 @@ fn strict_exports_close_every_object_require_every_field_and_keep_the_field_name
         let schema: Value = serde_json::from_str(text).unwrap();
         assert_eq!(paths(&schema), paths(&canonical), "{name}: the same fields");
         for (path, node) in schema_nodes(&schema) {
-            if let Some(properties) = node.get("properties").and_then(Value::as_object) {
-                let keys: Vec<&String> = properties.keys().collect();
-                let required: Vec<&str> = node["required"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
-                assert_eq!(
-                    keys.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-                    required,
-                    "{name} {path}: every property required"
-                );
+            if node.get("properties").is_some_and(Value::is_object) {
+                assert_every_property_required(node, &format!("{name} {path}"));
                 assert_eq!(
                     node.get("additionalProperties"),
                     Some(&Value::Bool(false)),
@@ -408,18 +414,7 @@ fn deepseek_strict_follows_deepseeks_documented_rules() {
             );
         }
         if ty == "object" {
-            let properties: Vec<&String> = node["properties"].as_object().unwrap().keys().collect();
-            let required: Vec<&str> = node["required"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(Value::as_str)
-                .collect();
-            assert_eq!(
-                properties.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-                required,
-                "{path}: all properties required"
-            );
+            assert_every_property_required(node, &path);
             assert_eq!(node["additionalProperties"], false, "{path}");
         }
     }

@@ -32,13 +32,20 @@ async fn the_first_answer_wins_and_the_others_withdraw() {
     assert!(slow.withdrawn.load(std::sync::atomic::Ordering::SeqCst));
 }
 
-#[tokio::test]
-async fn unavailable_answerers_are_skipped() {
+/// An answerer unavailable before asking (`is_available` false), and one that finds out
+/// only when asked.
+fn unavailables() -> (Arc<Waiting>, Arc<Fixed>) {
     let unavailable = Arc::new(Waiting {
         unavailable: true,
         ..Waiting::default()
     });
     let late_unavailable = Arc::new(Fixed(Err(AskError::Unavailable("no tty".into()))));
+    (unavailable, late_unavailable)
+}
+
+#[tokio::test]
+async fn unavailable_answerers_are_skipped() {
+    let (unavailable, late_unavailable) = unavailables();
     let outcome = call(vec![unavailable.clone(), late_unavailable, Delayed::new(1)]).await;
     assert_eq!(
         outcome.text(),
@@ -52,11 +59,7 @@ async fn unavailable_answerers_are_skipped() {
 
 #[tokio::test]
 async fn all_unavailable_is_no_provider() {
-    let unavailable = Arc::new(Waiting {
-        unavailable: true,
-        ..Waiting::default()
-    });
-    let late_unavailable = Arc::new(Fixed(Err(AskError::Unavailable("no tty".into()))));
+    let (unavailable, late_unavailable) = unavailables();
     assert_eq!(call(vec![unavailable.clone()]).await, Outcome::NoProvider);
     assert_eq!(call(vec![late_unavailable]).await, Outcome::NoProvider);
     assert_eq!(call(vec![]).await, Outcome::NoProvider);

@@ -31,6 +31,11 @@ fn complete(mut items: Vec<AnswerItem>) -> Answers {
     answers(items)
 }
 
+/// `items`, completed with skips, normalised against [`request`].
+fn normalised(items: Vec<AnswerItem>) -> Answers {
+    normalise(&request(), complete(items)).unwrap()
+}
+
 fn item(id: &str, selected: &[&str], custom: Option<&str>) -> AnswerItem {
     AnswerItem {
         id: id.to_owned(),
@@ -62,38 +67,26 @@ fn items_come_out_in_request_order() {
 
 #[test]
 fn labels_come_in_option_order_without_repeats() {
-    let out = normalise(
-        &request(),
-        complete(vec![item("features", &["Search", "Auth", "Search"], None)]),
-    )
-    .unwrap();
+    let out = normalised(vec![item("features", &["Search", "Auth", "Search"], None)]);
     assert_eq!(out.answers[1], item("features", &["Auth", "Search"], None));
 }
 
 #[test]
 fn custom_is_trimmed_and_dropped_when_blank() {
-    let out = normalise(
-        &request(),
-        complete(vec![
-            item("db", &["SQLite"], Some("   ")),
-            item("name", &[], Some("  api \n")),
-        ]),
-    )
-    .unwrap();
+    let out = normalised(vec![
+        item("db", &["SQLite"], Some("   ")),
+        item("name", &[], Some("  api \n")),
+    ]);
     assert_eq!(out.answers[0], item("db", &["SQLite"], None));
     assert_eq!(out.answers[2], item("name", &[], Some("api")));
 }
 
 #[test]
 fn custom_overrides_a_single_select_and_supplements_a_multi_select() {
-    let out = normalise(
-        &request(),
-        complete(vec![
-            item("db", &["SQLite"], Some("CockroachDB")),
-            item("features", &["Billing"], Some("Audit log")),
-        ]),
-    )
-    .unwrap();
+    let out = normalised(vec![
+        item("db", &["SQLite"], Some("CockroachDB")),
+        item("features", &["Billing"], Some("Audit log")),
+    ]);
     assert_eq!(out.answers[0], item("db", &[], Some("CockroachDB")));
     assert_eq!(
         out.answers[1],
@@ -103,11 +96,7 @@ fn custom_overrides_a_single_select_and_supplements_a_multi_select() {
 
 #[test]
 fn a_repeated_label_on_a_single_select_is_one_label() {
-    let out = normalise(
-        &request(),
-        complete(vec![item("db", &["SQLite", "SQLite"], None)]),
-    )
-    .unwrap();
+    let out = normalised(vec![item("db", &["SQLite", "SQLite"], None)]);
     assert_eq!(out.answers[0], item("db", &["SQLite"], None));
 }
 
@@ -181,13 +170,9 @@ fn an_omitted_question_is_refused_and_a_skip_must_be_explicit() {
 
 #[test]
 fn normalising_twice_changes_nothing() {
-    let once = normalise(
-        &request(),
-        complete(vec![
-            item("features", &["Search", "Auth"], Some(" x ")),
-            item("db", &["MongoDB"], None),
-        ]),
-    )
-    .unwrap();
+    let once = normalised(vec![
+        item("features", &["Search", "Auth"], Some(" x ")),
+        item("db", &["MongoDB"], None),
+    ]);
     assert_eq!(normalise(&request(), once.clone()).unwrap(), once);
 }

@@ -30,6 +30,12 @@ async fn run(
     )
 }
 
+/// (text, code, exit status) of one call whose answerer fails with `error`.
+async fn run_failing(error: AskError) -> (String, Option<&'static str>, i32) {
+    let t = tool(Arc::new(Fixed(Err(error))));
+    run(&t, ExecutionContext::default()).await
+}
+
 #[tokio::test]
 async fn answered() {
     let answers = Answers {
@@ -174,11 +180,8 @@ async fn aborted_during_the_ask_withdraws_the_question() {
 
 #[tokio::test]
 async fn answer_failed() {
-    let t = tool(Arc::new(Fixed(Err(AskError::Failed(
-        "the terminal closed".into(),
-    )))));
     assert_eq!(
-        run(&t, ExecutionContext::default()).await,
+        run_failing(AskError::Failed("the terminal closed".into())).await,
         (
             "Error: the terminal closed".to_owned(),
             Some("ANSWER_FAILED"),
@@ -189,11 +192,11 @@ async fn answer_failed() {
 
 #[tokio::test]
 async fn a_store_that_is_gone_has_its_own_code_and_exit_status() {
-    let t = tool(Arc::new(Fixed(Err(AskError::StoreGone(
-        "store /s.sqlite3: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again".into(),
-    )))));
     assert_eq!(
-        run(&t, ExecutionContext::default()).await,
+        run_failing(AskError::StoreGone(
+            "store /s.sqlite3: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again".into(),
+        ))
+        .await,
         (
             "Error: store /s.sqlite3: the store file was deleted or replaced while this ask waited, so no inbox can see it any more; ask again".to_owned(),
             Some("STORE_GONE"),

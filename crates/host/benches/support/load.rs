@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
-    UserInteraction,
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
+    CancellationToken, FirstAnswer, UserInteraction,
 };
 
 /// A scripted answerer with a pseudo-random delay, counting what happens to its asks.
@@ -127,6 +127,19 @@ impl UserInteraction for Waiting {
             Err(AskError::Cancelled)
         })
     }
+}
+
+/// The tool every call goes through: one shared `FirstAnswer` of `answerers`.
+pub fn first_answer_tool<T: UserInteraction + 'static>(
+    answerers: &[Arc<T>],
+) -> Arc<AskUserQuestionTool> {
+    let answerers: Vec<Arc<dyn UserInteraction>> = answerers
+        .iter()
+        .map(|a| a.clone() as Arc<dyn UserInteraction>)
+        .collect();
+    Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
+        answerers,
+    ))))
 }
 
 /// The arguments of call `n`.

@@ -2,6 +2,7 @@
 //! (recorded, written, upstream told, marked delivered), with a memory store and a real
 //! journal file.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use ask_user_core::{
@@ -35,8 +36,19 @@ fn yes_sayer(asks: Steps) -> Arc<dyn ask_user_core::UserInteraction> {
 struct Noting {
     steps: Steps,
     store: Store,
-    journal: std::path::PathBuf,
+    journal: PathBuf,
     writes: bool,
+}
+
+impl Noting {
+    fn new(steps: &Steps, store: &Store, journal: &Path, writes: bool) -> Self {
+        Self {
+            steps: steps.clone(),
+            store: store.clone(),
+            journal: journal.to_owned(),
+            writes,
+        }
+    }
 }
 
 impl Delivery for Noting {
@@ -71,6 +83,14 @@ impl Acknowledge for Upstream {
     }
 }
 
+/// A journal file (in a directory removed on drop), a memory store and the notes of one test.
+fn setup() -> (tempfile::TempDir, PathBuf, Arc<Journal>, Store, Steps) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    let journal = Arc::new(Journal::open(&path).unwrap());
+    (dir, path, journal, Store::memory(), Steps::default())
+}
+
 fn assemble(store: &Store, journal: &Arc<Journal>, steps: &Steps) -> HostCall {
     let durable = Durable::new(
         store.clone(),
@@ -87,20 +107,11 @@ fn assemble(store: &Store, journal: &Arc<Journal>, steps: &Steps) -> HostCall {
 
 #[tokio::test]
 async fn delivery_writes_after_recording_then_tells_upstream_then_marks() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.jsonl");
-    let journal = Arc::new(Journal::open(&path).unwrap());
-    let store = Store::memory();
-    let steps = Steps::default();
+    let (_dir, path, journal, store, steps) = setup();
     let call = assemble(&store, &journal, &steps);
     let asked = call.call(ARGS, ExecutionContext::default()).await;
     assert_eq!(asked.outcome().text(), YES);
-    let mut delivery = Noting {
-        steps: steps.clone(),
-        store: store.clone(),
-        journal: path.clone(),
-        writes: true,
-    };
+    let mut delivery = Noting::new(&steps, &store, &path, true);
     let (outcome, written) = asked.deliver(&mut delivery).await;
     assert_eq!((outcome.text().as_str(), written), (YES, true));
     assert_eq!(
@@ -127,19 +138,10 @@ async fn delivery_writes_after_recording_then_tells_upstream_then_marks() {
 
 #[tokio::test]
 async fn an_outcome_not_written_is_neither_acknowledged_nor_marked_and_comes_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.jsonl");
-    let journal = Arc::new(Journal::open(&path).unwrap());
-    let store = Store::memory();
-    let steps = Steps::default();
+    let (_dir, path, journal, store, steps) = setup();
     let call = assemble(&store, &journal, &steps);
     let asked = call.call(ARGS, ExecutionContext::default()).await;
-    let mut failing = Noting {
-        steps: steps.clone(),
-        store: store.clone(),
-        journal: path.clone(),
-        writes: false,
-    };
+    let mut failing = Noting::new(&steps, &store, &path, false);
     let (_, written) = asked.deliver(&mut failing).await;
     assert!(!written);
     assert_eq!(steps.lock().unwrap().len(), 2, "{steps:?}");

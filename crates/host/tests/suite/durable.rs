@@ -21,6 +21,15 @@ struct Counting {
     answer: bool,
 }
 
+impl Counting {
+    fn new(answer: bool) -> Arc<Self> {
+        Arc::new(Self {
+            asks: AtomicUsize::new(0),
+            answer,
+        })
+    }
+}
+
 impl UserInteraction for Counting {
     fn ask_decided<'a>(
         &'a self,
@@ -88,10 +97,7 @@ async fn run(
 #[tokio::test]
 async fn stored_before_read_then_delivered_then_asked_anew() {
     let store = Store::memory();
-    let shown = Arc::new(Counting {
-        asks: AtomicUsize::new(0),
-        answer: true,
-    });
+    let shown = Counting::new(true);
     let (text, durable) = call(&store, shown.clone(), CancellationToken::new()).await;
     assert_eq!(text, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
     let id = durable.ask_id().unwrap();
@@ -119,10 +125,7 @@ async fn stored_before_read_then_delivered_then_asked_anew() {
 #[tokio::test]
 async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry() {
     let store = Store::memory();
-    let waiting = Arc::new(Counting {
-        asks: AtomicUsize::new(0),
-        answer: false,
-    });
+    let waiting = Counting::new(false);
     let cancel = CancellationToken::new();
     let aborting = cancel.clone();
     tokio::spawn(async move {
@@ -168,10 +171,7 @@ async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry
 #[tokio::test]
 async fn a_later_answer_is_told_which_answer_counted() {
     let store = Store::memory();
-    let answerer = Arc::new(Counting {
-        asks: AtomicUsize::new(0),
-        answer: true,
-    });
+    let answerer = Counting::new(true);
     let (_, first) = call(&store, answerer, CancellationToken::new()).await;
     let id = first.ask_id().unwrap();
     let late = ask_user_core::Settled::Dismissed {

@@ -8,9 +8,7 @@ mod scenario;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ask_user_core::{
-    AskUserQuestionTool, CancellationToken, ExecutionContext, FirstAnswer, Outcome, UserInteraction,
-};
+use ask_user_core::{CancellationToken, ExecutionContext, Outcome};
 
 const ASKS: usize = 2_000;
 
@@ -20,13 +18,7 @@ async fn every_concurrent_call_gets_exactly_its_own_answer() {
         .map(|i| scenario::Answerer::new(&format!("answerer-{i}"), 7 + i, 20))
         .collect();
     let names: Vec<String> = scripted.iter().map(|a| a.name.clone()).collect();
-    let answerers: Vec<Arc<dyn UserInteraction>> = scripted
-        .iter()
-        .map(|a| a.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = scenario::first_answer_tool(&scripted);
     let mut calls = tokio::task::JoinSet::new();
     for n in 0..ASKS {
         let tool = tool.clone();
@@ -64,13 +56,7 @@ async fn every_concurrent_call_gets_exactly_its_own_answer() {
 #[tokio::test(start_paused = true)]
 async fn pending_asks_all_end_when_their_turns_are_cancelled() {
     let waiting: Vec<Arc<scenario::Waiting>> = (0..3).map(|_| Arc::default()).collect();
-    let answerers: Vec<Arc<dyn UserInteraction>> = waiting
-        .iter()
-        .map(|w| w.clone() as Arc<dyn UserInteraction>)
-        .collect();
-    let tool = Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
-        answerers,
-    ))));
+    let tool = scenario::first_answer_tool(&waiting);
     let turn = CancellationToken::new();
     let mut calls = tokio::task::JoinSet::new();
     for n in 0..ASKS {

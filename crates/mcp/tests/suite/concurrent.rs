@@ -5,28 +5,33 @@ use std::sync::atomic::Ordering;
 
 use ask_user_mcp::Routing;
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::support::{Holding, http_server, run_python};
 
 const SESSIONS: usize = 100;
 
+/// `many_sessions.py`: SESSIONS clients of the server at `url` in `mode`, with `extra` flags.
+async fn many_sessions(url: &str, mode: &str, extra: &[&str]) -> Value {
+    let mut args: Vec<String> = [
+        "--url",
+        url,
+        "--count",
+        &SESSIONS.to_string(),
+        "--mode",
+        mode,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_python("many_sessions.py", &args).await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn hundred_sessions_with_pending_elicitations_each_get_their_own_answer() {
     let http = http_server(Routing::default()).await;
-    let out = run_python(
-        "many_sessions.py",
-        &[
-            "--url".into(),
-            http.url.clone(),
-            "--count".into(),
-            SESSIONS.to_string(),
-            "--mode".into(),
-            "legacy".into(),
-            "--elicit".into(),
-        ],
-    )
-    .await;
+    let out = many_sessions(&http.url, "legacy", &["--elicit"]).await;
     assert_eq!(
         out,
         json!({"answered": SESSIONS, "mismatches": [], "forms_seen": SESSIONS})
@@ -43,18 +48,7 @@ async fn hundred_sessions_pending_on_the_fallback_each_get_their_own_answer_in_b
             ..Routing::default()
         };
         let http = http_server(routing).await;
-        let out = run_python(
-            "many_sessions.py",
-            &[
-                "--url".into(),
-                http.url.clone(),
-                "--count".into(),
-                SESSIONS.to_string(),
-                "--mode".into(),
-                mode.into(),
-            ],
-        )
-        .await;
+        let out = many_sessions(&http.url, mode, &[]).await;
         assert_eq!(
             out,
             json!({"answered": SESSIONS, "mismatches": [], "forms_seen": 0}),

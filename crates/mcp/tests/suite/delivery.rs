@@ -43,32 +43,17 @@ impl Raw {
 
     /// The server with `args` before its `--store`, and extra environment variables.
     fn start_full(f: &Fixture, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let home = f.dir.path().join("home");
-        std::fs::create_dir_all(&home).unwrap();
-        let mut child = Command::new(server_bin())
-            .args(args)
+        let mut child = f
+            .hermetic(Command::new(server_bin()).args(args))
             .args(["--store", &f.url])
-            .env_clear()
             .envs(env.iter().copied())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = read_lines(child.stdout.take().unwrap());
         let mut raw = Self {
             child,
             stdin,
@@ -146,7 +131,28 @@ pub(super) struct Fixture {
     pub(super) dir: tempfile::TempDir,
 }
 
+/// The lines `stdout` prints, read on a thread of their own as they come.
+pub(super) fn read_lines(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
+    let stdout = BufReader::new(stdout);
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 impl Fixture {
+    /// `command` with a cleared environment and a home of its own in the fixture's folder.
+    pub(super) fn hermetic<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        let home = self.dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        ask_user_test_support::hermetic(command, &home)
+    }
+
     pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());

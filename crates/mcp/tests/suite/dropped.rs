@@ -10,7 +10,7 @@
 //! a SQLite store the test reads. The human answers in the store, as `ask-user inbox` does (the
 //! test stands in for the human at the inbox); the page keeps the question meanwhile.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::delivery::{ARGS, Fixture, NO};
+use super::delivery::{ARGS, Fixture, NO, read_lines};
 use super::support::{python, root, server_bin};
 
 /// The Python client, driven one command at a time.
@@ -32,34 +32,19 @@ struct Dropping {
 impl Dropping {
     /// The client and its server on `f`'s store.
     fn start(f: &Fixture) -> Self {
-        let home = f.dir.path().join("home");
-        std::fs::create_dir_all(&home).unwrap();
         let log = f.dir.path().join("client.log");
         let mut command = Command::new(python());
-        command
+        f.hermetic(&mut command)
             .arg(root().join("crates/mcp/tests/dropping_client.py"))
             .arg(ARGS)
             .arg(server_bin())
             .args(["--via", "web", "--no-open", "--store", &f.url])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).unwrap());
         let mut child = command.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = read_lines(child.stdout.take().unwrap());
         Self {
             child,
             stdin,

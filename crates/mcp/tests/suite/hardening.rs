@@ -7,10 +7,12 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ask_user_core::Question;
 use ask_user_host::{Entry, read};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use super::delivery::Fixture;
 use super::support::server_bin;
 
 const ARGS: &str =
@@ -34,15 +36,12 @@ impl Server {
 
     /// [`Server::start`] with more environment variables.
     pub(super) fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(server_bin())
-            .args(args)
-            .env("ASK_USER_STORE", "memory")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = ask_user_test_support::spawn_piped(
+            Command::new(server_bin())
+                .args(args)
+                .env("ASK_USER_STORE", "memory")
+                .envs(env.iter().copied()),
+        );
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut stderr = child.stderr.take().unwrap();
@@ -111,6 +110,47 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// The journal at `path` holds one answered call: its ask, then its outcome under the same
+/// call id, `ANSWERED` with exactly `expected` (what the model read). Returns the ask's
+/// questions. `what` names the case on failure.
+fn assert_journaled_answer(path: &Path, expected: &str, what: &str) -> Vec<Question> {
+    let lines = read(path).unwrap();
+    let [
+        Entry::Ask {
+            call, questions, ..
+        },
+        Entry::Outcome {
+            call: closed,
+            code,
+            text: logged,
+            ..
+        },
+    ] = &lines[..]
+    else {
+        panic!("{what}: {lines:?}")
+    };
+    assert_eq!(
+        (call, code.as_str(), logged.as_str()),
+        (closed, "ANSWERED", expected),
+        "{what}"
+    );
+    questions.clone()
+}
+
+/// The server's flags for asking on the web page (not opened, any free port) with the store
+/// at `url`.
+fn web_page_with_store(url: &str) -> [&str; 7] {
+    [
+        "--via",
+        "web",
+        "--no-open",
+        "--web-addr",
+        "127.0.0.1:0",
+        "--store",
+        url,
+    ]
+}
+
 fn entries(path: &Path) -> Vec<Entry> {
     if path.exists() {
         read(path).unwrap()
@@ -145,22 +185,7 @@ fn every_call_is_journaled_and_announced_before_the_client_reads_the_result() {
         .to_owned();
     assert_eq!(text, r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
     // By the time the client has the result, both lines are on disk.
-    let lines = read(&journal).unwrap();
-    let [
-        Entry::Ask {
-            call, questions, ..
-        },
-        Entry::Outcome {
-            call: closed,
-            code,
-            text: logged,
-            ..
-        },
-    ] = &lines[..]
-    else {
-        panic!("{lines:?}")
-    };
-    assert_eq!((call, code.as_str(), logged), (closed, "ANSWERED", &text));
+    let questions = assert_journaled_answer(&journal, &text, "stdio");
     assert_eq!(questions[0].id, "go");
     wait_until("the notify command got the request", || notified.exists());
     assert_eq!(
@@ -311,24 +336,7 @@ async fn elicitation_in_both_eras_is_journaled_as_one_ask_and_one_outcome() {
         .await;
         assert_eq!(out["protocol"], protocol);
         assert_eq!(text(&out), r#"{"answers":[{"id":"go","selected":["No"]}]}"#);
-        let lines = read(&journal).unwrap();
-        let [
-            Entry::Ask { call, .. },
-            Entry::Outcome {
-                call: closed,
-                code,
-                text: logged,
-                ..
-            },
-        ] = &lines[..]
-        else {
-            panic!("{mode}: {lines:?}")
-        };
-        assert_eq!(
-            (call, code.as_str(), logged.as_str()),
-            (closed, "ANSWERED", text(&out)),
-            "{mode}"
-        );
+        assert_journaled_answer(&journal, text(&out), mode);
         wait_until("the notify command ran", || {
             std::fs::read_to_string(&notified).is_ok_and(|s| s.ends_with('\n'))
         });
@@ -462,15 +470,12 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut child = Command::new(server_bin())
-        .args(["--via", "none"])
-        .env_remove("ASK_USER_STORE")
-        .env("XDG_STATE_HOME", &state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = ask_user_test_support::spawn_piped(
+        Command::new(server_bin())
+            .args(["--via", "none"])
+            .env_remove("ASK_USER_STORE")
+            .env("XDG_STATE_HOME", &state),
+    );
     let hello = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{},
         "clientInfo":{"name":"t","version":"0"}}});
@@ -480,15 +485,7 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains(r#""serverInfo""#), "{stdout}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
-    assert!(
-        warnings[0].starts_with(&format!(
-            "ask-user: warning: the default store {state}/ask-user/store.sqlite3 cannot be opened ("
-        )) && warnings[0]
-            .ends_with("); this ask is kept in memory only (pass --store to choose another)"),
-        "{stderr}"
-    );
+    ask_user_test_support::assert_default_store_warned_once(&stderr, &state);
 }
 
 /// Over stdio with a SQLite file: the client goes away (stdio closed) while its
@@ -498,24 +495,9 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
 /// (same client name, new session): the answer comes at once, and is then delivered.
 #[test]
 fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
-    use ask_user_store::{Outcome, Responder, Store, Timestamp};
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let args = [
-        "--via",
-        "web",
-        "--no-open",
-        "--web-addr",
-        "127.0.0.1:0",
-        "--store",
-        &url,
-    ];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let store = runtime.block_on(Store::open(&url)).unwrap();
-    let open = || runtime.block_on(store.list_open()).unwrap();
+    let f = Fixture::new();
+    let args = web_page_with_store(&f.url);
+    let open = || f.runtime.block_on(f.store.list_open()).unwrap();
 
     let mut first = Server::start(&args);
     first.call(2);
@@ -527,14 +509,7 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
     assert!(!asks[0].attached, "{asks:?}");
     let id = asks[0].id;
 
-    let answer = json!({"answers":[{"id":"go","selected":["No"]}]});
-    let by = Responder {
-        answerer: "the inbox".to_owned(),
-        ..Responder::default()
-    };
-    runtime
-        .block_on(store.record_outcome(id, &Outcome::Answered { answer, by }, Timestamp::now()))
-        .unwrap();
+    f.answer(id);
 
     let mut second = Server::start(&args);
     second.call(2);
@@ -543,13 +518,7 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
         reply["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
         "{reply}"
     );
-    wait_until("the answer is marked delivered", || {
-        runtime
-            .block_on(store.get(id))
-            .unwrap()
-            .delivered_at
-            .is_some()
-    });
+    wait_until("the answer is marked delivered", || f.delivered(id));
     assert!(open().is_empty());
 }
 
@@ -559,27 +528,13 @@ fn a_retry_in_a_new_server_process_gets_the_answer_given_while_detached() {
 /// lease is renewed and the sweep leaves the ask attached.
 #[test]
 fn a_server_killed_while_a_call_waits_leaves_an_ask_the_sweep_marks_detached() {
-    use ask_user_store::{Retention, Store, Timestamp};
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let args = [
-        "--via",
-        "web",
-        "--no-open",
-        "--web-addr",
-        "127.0.0.1:0",
-        "--store",
-        &url,
-    ];
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let store = runtime.block_on(Store::open(&url)).unwrap();
-    let open = || runtime.block_on(store.list_open()).unwrap();
+    use ask_user_store::{Retention, Timestamp};
+    let f = Fixture::new();
+    let args = web_page_with_store(&f.url);
+    let open = || f.runtime.block_on(f.store.list_open()).unwrap();
     let sweep = || {
-        runtime
-            .block_on(store.sweep(Timestamp::now(), Retention::default()))
+        f.runtime
+            .block_on(f.store.sweep(Timestamp::now(), Retention::default()))
             .unwrap()
     };
 

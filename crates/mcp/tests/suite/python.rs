@@ -2,6 +2,8 @@
 //! `elicitation/create` pushed during the call) and `auto` mode (`server/discover`, protocol
 //! 2026-07-28, an input-required result the client fulfils and retries), over stdio and HTTP.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -9,7 +11,7 @@ use ask_user_core::definition::{OUTPUT_SCHEMA, PARAMETERS};
 use ask_user_core::{DISMISSED_TEXT, NO_PROVIDER_TEXT};
 use ask_user_mcp::Routing;
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::support::{Holding, HttpServer, Target, client, http_server, text};
 
@@ -39,6 +41,42 @@ async fn targets_with(floor: Duration) -> (Vec<Target>, HttpServer) {
         Target::Http(http.url.clone()),
     ];
     (targets, http)
+}
+
+/// One call of `mode` over HTTP to a server (kept running by the returned handle) whose
+/// fallback UI holds the question and reports it pending in a file of `dir`; the client does
+/// `action` (`--cancel`, `--vanish`) once it is pending. The client's output and the UI.
+async fn held_on_the_fallback(
+    dir: &Path,
+    mode: &str,
+    action: &str,
+) -> (Value, Arc<Holding>, HttpServer) {
+    let pending = dir.join(format!("pending-{mode}{action}"));
+    let holding = Holding::new(0, Some(pending.clone()));
+    let routing = Routing {
+        fallback: vec![holding.clone()],
+        ..Routing::default()
+    };
+    let http = http_server(routing).await;
+    let arguments = r#"{"questions":[{"id":"go","question":"Deploy?"}]}"#;
+    let pending = pending.to_string_lossy().into_owned();
+    let out = client(
+        &Target::Http(http.url.clone()),
+        mode,
+        &["--arguments", arguments, action, "--pending-file", &pending],
+    )
+    .await;
+    (out, holding, http)
+}
+
+/// Polls (`polls` times, 10 ms apart) until the UI saw one question withdrawn.
+async fn wait_withdrawn(holding: &Holding, polls: usize) {
+    for _ in 0..polls {
+        if holding.withdrawn.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -212,35 +250,10 @@ async fn cancelling_the_call_withdraws_the_pushed_form() {
 async fn cancelling_the_call_withdraws_the_question_from_the_fallback_ui_in_both_eras() {
     let dir = tempfile::tempdir().unwrap();
     for (mode, _) in MODES {
-        let pending = dir.path().join(format!("pending-{mode}"));
-        let holding = Holding::new(0, Some(pending.clone()));
-        let routing = Routing {
-            fallback: vec![holding.clone()],
-            ..Routing::default()
-        };
-        let http = http_server(routing).await;
-        let arguments = r#"{"questions":[{"id":"go","question":"Deploy?"}]}"#;
-        let pending = pending.to_string_lossy().into_owned();
-        let out = client(
-            &Target::Http(http.url.clone()),
-            mode,
-            &[
-                "--arguments",
-                arguments,
-                "--cancel",
-                "--pending-file",
-                &pending,
-            ],
-        )
-        .await;
+        let (out, holding, _http) = held_on_the_fallback(dir.path(), mode, "--cancel").await;
         assert_eq!(out["after_cancel_tools"], 1);
         // The cancellation reached the UI before the server moved on.
-        for _ in 0..500 {
-            if holding.withdrawn.load(Ordering::SeqCst) == 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        wait_withdrawn(&holding, 500).await;
         assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
     }
 }
@@ -342,34 +355,9 @@ async fn without_elicitation_the_web_page_asks_and_a_cancelled_call_is_withdrawn
 async fn a_client_that_vanishes_mid_call_over_stateless_http_has_its_question_withdrawn() {
     let dir = tempfile::tempdir().unwrap();
     for mode in ["auto"] {
-        let pending = dir.path().join(format!("vanish-{mode}"));
-        let holding = Holding::new(0, Some(pending.clone()));
-        let routing = Routing {
-            fallback: vec![holding.clone()],
-            ..Routing::default()
-        };
-        let http = http_server(routing).await;
-        let arguments = r#"{"questions":[{"id":"go","question":"Deploy?"}]}"#;
-        let pending = pending.to_string_lossy().into_owned();
-        let out = client(
-            &Target::Http(http.url.clone()),
-            mode,
-            &[
-                "--arguments",
-                arguments,
-                "--vanish",
-                "--pending-file",
-                &pending,
-            ],
-        )
-        .await;
+        let (out, holding, _http) = held_on_the_fallback(dir.path(), mode, "--vanish").await;
         assert_eq!(out["vanished"], true);
-        for _ in 0..1000 {
-            if holding.withdrawn.load(Ordering::SeqCst) == 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        wait_withdrawn(&holding, 1000).await;
         assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
     }
 }

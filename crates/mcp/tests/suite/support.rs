@@ -1,6 +1,7 @@
 //! Shared helpers: the server binary, an in-process HTTP server, the Python client.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,8 +76,15 @@ pub async fn run_python(script: &str, args: &[String]) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(script);
-    let output = tokio::process::Command::new(python())
-        .arg(&path)
+    run_client(python(), &path, args).await
+}
+
+/// Runs the client script `script` with `interpreter` and `args`; returns its JSON output,
+/// panics with its stdout and stderr when it fails.
+pub async fn run_client(interpreter: impl AsRef<OsStr>, script: &Path, args: &[String]) -> Value {
+    let name = script.file_name().unwrap().to_string_lossy();
+    let output = tokio::process::Command::new(interpreter)
+        .arg(script)
         .args(args)
         .stdin(Stdio::null())
         .kill_on_drop(true)
@@ -87,17 +95,17 @@ pub async fn run_python(script: &str, args: &[String]) -> Value {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "{script} {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        "{name} {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
         output.status
     );
     serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("{script}: not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+        .unwrap_or_else(|e| panic!("{name}: not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
 }
 
-/// One client session: `mcp_client.py` against `target` in `mode`.
-pub async fn client(target: &Target, mode: &str, extra: &[&str]) -> Value {
-    let mut args: Vec<String> = vec!["--mode".into(), mode.into()];
-    args.extend(extra.iter().map(|s| s.to_string()));
+/// A client's arguments: `first` (its mode or SDK flag), `extra`, then how to reach `target`
+/// (for stdio: the server binary, with a memory store, and the target's flags).
+pub fn client_args(first: [&str; 2], extra: &[&str], target: &Target) -> Vec<String> {
+    let mut args: Vec<String> = first.iter().chain(extra).map(|s| s.to_string()).collect();
     match target {
         Target::Http(url) => args.extend(["--url".to_owned(), url.clone()]),
         Target::Stdio(flags) => {
@@ -108,6 +116,12 @@ pub async fn client(target: &Target, mode: &str, extra: &[&str]) -> Value {
             args.extend(flags.iter().cloned());
         }
     }
+    args
+}
+
+/// One client session: `mcp_client.py` against `target` in `mode`.
+pub async fn client(target: &Target, mode: &str, extra: &[&str]) -> Value {
+    let args = client_args(["--mode", mode], extra, target);
     run_python("mcp_client.py", &args).await
 }
 

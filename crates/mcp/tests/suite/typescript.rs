@@ -4,7 +4,6 @@
 //! streamable HTTP. Every form the server sends is checked, raw, against that SDK's
 //! schema of its protocol version, strictly (no key the version does not define).
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use ask_user_core::{DISMISSED_TEXT, NO_PROVIDER_TEXT};
@@ -13,7 +12,7 @@ use ask_user_mcp::Routing;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{HttpServer, Target, http_server, root, server_bin, text};
+use super::support::{HttpServer, Target, client_args, http_server, root, run_client, text};
 
 /// (`--sdk`, protocol it negotiates).
 const SDKS: [(&str, &str); 2] = [("1.17", "2025-06-18"), ("latest", "2025-11-25")];
@@ -31,40 +30,12 @@ async fn node(args: &[String]) -> Value {
         "{} is missing: run scripts/setup first",
         modules.display()
     );
-    let output = tokio::process::Command::new("node")
-        .arg(&script)
-        .args(args)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "mcp-client.mjs {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
-    serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+    run_client("node", &script, args).await
 }
 
 /// One session of the `sdk` client against `target`.
 async fn client(sdk: &str, target: &Target, extra: &[&str]) -> Value {
-    let mut args: Vec<String> = vec!["--sdk".into(), sdk.into()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    match target {
-        Target::Http(url) => args.extend(["--url".to_owned(), url.clone()]),
-        Target::Stdio(flags) => {
-            args.push("--command".into());
-            args.push(server_bin());
-            // Each server keeps its asks in memory: tests never share the user's store.
-            args.extend(["--store".to_owned(), "memory".to_owned()]);
-            args.extend(flags.iter().cloned());
-        }
-    }
-    node(&args).await
+    node(&client_args(["--sdk", sdk], extra, target)).await
 }
 
 /// Both transports, elicitation on, no fallback answerer.

@@ -13,7 +13,10 @@ use ask_user_scripted::Scripted;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
+use super::calls::{
+    DEEPSEEK_ARGS, TWO_CALLS, assert_dismissal_reached_the_model, assert_two_calls_answered,
+    two_call_answerer,
+};
 use super::fake_model::{FakeModel, Reply, ask_then_quote, last_tool_messages, tool_calls};
 
 fn user(task: &str) -> Vec<Value> {
@@ -95,12 +98,7 @@ async fn a_dismissal_reaches_the_model_as_the_error_text() {
         .run(user("Set up the service"), &ExecutionContext::default())
         .await
         .unwrap();
-    let dismissed = "Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.";
-    assert_eq!(
-        last_tool_messages(&model.requests()[1].body),
-        vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
-    );
-    assert_eq!(finished.answer, format!("I received: {dismissed}"));
+    assert_dismissal_reached_the_model(&model, &finished.answer);
 }
 
 #[tokio::test]
@@ -111,20 +109,7 @@ async fn two_tool_calls_in_one_response_are_both_answered_in_order() {
         .run(user("Ship it"), &ExecutionContext::default())
         .await
         .unwrap();
-    assert_eq!(*asked.lock().unwrap(), ["deploy", "name"]);
-    assert_eq!(
-        last_tool_messages(&model.requests()[1].body),
-        vec![
-            json!({"role": "tool", "tool_call_id": "call_a",
-                   "content": r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#}),
-            json!({"role": "tool", "tool_call_id": "call_b",
-                   "content": r#"{"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#}),
-        ]
-    );
-    assert_eq!(
-        finished.answer,
-        r#"I received: {"answers":[{"id":"deploy","selected":["Yes"]}]} | {"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#
-    );
+    assert_two_calls_answered(&model, &asked, &finished.answer);
 }
 
 #[tokio::test]

@@ -14,7 +14,10 @@ use rig_core::providers::openai::OpenAIConfig;
 use rig_core::providers::openai::wire::{DEEPSEEK, Dialect, OPENAI};
 use serde_json::json;
 
-use super::calls::{DEEPSEEK_ARGS, TWO_CALLS, two_call_answerer};
+use super::calls::{
+    DEEPSEEK_ARGS, TWO_CALLS, assert_dismissal_reached_the_model, assert_two_calls_answered,
+    two_call_answerer,
+};
 use super::fake_model::{FakeModel, ask_then_quote, last_tool_messages};
 
 fn agent(model: &FakeModel, tool: AskUser) -> rig_agent::Agent {
@@ -90,12 +93,7 @@ async fn a_dismissal_reaches_the_model_as_exactly_the_error_text() {
         .max_turns(3)
         .await
         .unwrap();
-    let dismissed = "Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.";
-    assert_eq!(
-        last_tool_messages(&model.requests()[1].body),
-        vec![json!({"role": "tool", "tool_call_id": "call_0", "content": dismissed})]
-    );
-    assert_eq!(answer.to_string(), format!("I received: {dismissed}"));
+    assert_dismissal_reached_the_model(&model, &answer.to_string());
 }
 
 #[tokio::test]
@@ -108,20 +106,7 @@ async fn two_tool_calls_in_one_response_are_both_answered_in_order() {
         .max_turns(3)
         .await
         .unwrap();
-    assert_eq!(*asked.lock().unwrap(), ["deploy", "name"]);
-    assert_eq!(
-        last_tool_messages(&model.requests()[1].body),
-        vec![
-            json!({"role": "tool", "tool_call_id": "call_a",
-                   "content": r#"{"answers":[{"id":"deploy","selected":["Yes"]}]}"#}),
-            json!({"role": "tool", "tool_call_id": "call_b",
-                   "content": r#"{"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#}),
-        ]
-    );
-    assert_eq!(
-        answer.to_string(),
-        r#"I received: {"answers":[{"id":"deploy","selected":["Yes"]}]} | {"answers":[{"id":"name","selected":[],"custom":"v2"}]}"#
-    );
+    assert_two_calls_answered(&model, &asked, &answer.to_string());
 }
 
 #[tokio::test]

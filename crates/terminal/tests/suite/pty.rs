@@ -97,13 +97,7 @@ impl Pane {
 
     fn assert_restored(&self) {
         self.wait_for("the child to exit", |s| s.contains("DONE"));
-        let stty = self.file("stty.txt").unwrap();
-        let flags: Vec<&str> = stty.split_whitespace().collect();
-        assert!(
-            flags.contains(&"icanon") && flags.contains(&"echo"),
-            "cooked mode again:\n{stty}"
-        );
-        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor visible");
+        self.assert_cooked_with_cursor();
         let screen = self.screen();
         assert!(
             !screen.contains("Type your own answer"),

@@ -35,6 +35,19 @@ use tokio::sync::Notify;
 /// The bot token the fake accepts.
 pub const BOT_TOKEN: &str = "123456:ABC-secret-bot-token";
 
+/// The message `body` names (`chat_id`, `message_id`): its key and its current body.
+fn named_message<'a>(inner: &'a mut Inner, body: &Value) -> Option<((i64, i64), &'a mut Value)> {
+    let key = (
+        body["chat_id"].as_i64().unwrap_or(0),
+        body["message_id"].as_i64().unwrap_or(0),
+    );
+    inner
+        .messages
+        .iter_mut()
+        .find(|(k, _)| *k == key)
+        .map(|(_, current)| (key, current))
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     /// Every accepted call: (method, body).
@@ -150,27 +163,36 @@ impl FakeTelegram {
             .unwrap()
     }
 
-    /// A user taps an inline button: a `callback_query` update. Returns its id.
-    pub fn tap(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
-        let id = {
+    /// Queues the next update (numbered `n`): `update_id` 1000 + n and the fields `make`
+    /// gives; wakes the long polls. Returns `n`.
+    fn push_update(&self, make: impl FnOnce(&Inner, i64) -> Value) -> i64 {
+        let n = {
             let mut inner = self.inner.lock().unwrap();
             inner.next_update += 1;
             let n = inner.next_update;
-            let message = Self::message_json(&inner, chat, message_id);
-            inner.updates.push(json!({
-                "update_id": 1000 + n,
-                "callback_query": {
-                    "id": format!("cq{n}"),
-                    "from": {"id": user, "is_bot": false, "first_name": "H"},
-                    "message": message,
-                    "chat_instance": "x",
-                    "data": data,
-                },
-            }));
-            format!("cq{n}")
+            let mut update = json!({"update_id": 1000 + n});
+            if let Value::Object(fields) = make(&inner, n) {
+                update.as_object_mut().unwrap().extend(fields);
+            }
+            inner.updates.push(update);
+            n
         };
         self.changed.notify_waiters();
-        id
+        n
+    }
+
+    /// A user taps an inline button: a `callback_query` update. Returns its id.
+    pub fn tap(&self, chat: i64, user: i64, message_id: i64, data: &str) -> String {
+        let n = self.push_update(|inner, n| {
+            json!({"callback_query": {
+                "id": format!("cq{n}"),
+                "from": {"id": user, "is_bot": false, "first_name": "H"},
+                "message": Self::message_json(inner, chat, message_id),
+                "chat_instance": "x",
+                "data": data,
+            }})
+        });
+        format!("cq{n}")
     }
 
     /// The message id the fake gave the message sent with `body` (before any edit).
@@ -187,26 +209,17 @@ impl FakeTelegram {
     /// A user replies to message `reply_to` with `text`: a `message` update. Returns the new
     /// message's id.
     pub fn reply(&self, chat: i64, user: i64, reply_to: i64, text: &str) -> i64 {
-        let id = {
-            let mut inner = self.inner.lock().unwrap();
-            inner.next_update += 1;
-            let n = inner.next_update;
-            let replied = Self::message_json(&inner, chat, reply_to);
-            inner.updates.push(json!({
-                "update_id": 1000 + n,
-                "message": {
-                    "message_id": 10_000 + n,
-                    "from": {"id": user, "is_bot": false, "first_name": "H"},
-                    "chat": {"id": chat, "type": "private"},
-                    "date": 1_700_000_000,
-                    "text": text,
-                    "reply_to_message": replied,
-                },
-            }));
-            10_000 + n
-        };
-        self.changed.notify_waiters();
-        id
+        let n = self.push_update(|inner, n| {
+            json!({"message": {
+                "message_id": 10_000 + n,
+                "from": {"id": user, "is_bot": false, "first_name": "H"},
+                "chat": {"id": chat, "type": "private"},
+                "date": 1_700_000_000,
+                "text": text,
+                "reply_to_message": Self::message_json(inner, chat, reply_to),
+            }})
+        });
+        10_000 + n
     }
 
     /// Replies and waits for the bot's `sendMessage` replying to it; returns its text.
@@ -327,11 +340,7 @@ async fn call(
                 if let Err(e) = check_send(&body) {
                     return err(400, e);
                 }
-                let key = (
-                    body["chat_id"].as_i64().unwrap_or(0),
-                    body["message_id"].as_i64().unwrap_or(0),
-                );
-                let Some((_, current)) = inner.messages.iter_mut().find(|(k, _)| *k == key) else {
+                let Some((key, current)) = named_message(&mut inner, &body) else {
                     return err(400, "Bad Request: message to edit not found");
                 };
                 if current["text"] == body["text"]
@@ -348,11 +357,7 @@ async fn call(
                 {
                     return err(400, e);
                 }
-                let key = (
-                    body["chat_id"].as_i64().unwrap_or(0),
-                    body["message_id"].as_i64().unwrap_or(0),
-                );
-                let Some((_, current)) = inner.messages.iter_mut().find(|(k, _)| *k == key) else {
+                let Some((key, current)) = named_message(&mut inner, &body) else {
                     return err(400, "Bad Request: message to edit not found");
                 };
                 if current.get("reply_markup") == body.get("reply_markup") {

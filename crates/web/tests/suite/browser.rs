@@ -80,17 +80,8 @@ async fn enter_never_sends_a_preselected_option_that_was_never_on_screen() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_is_enabled_only_once_the_whole_request_taller_than_the_screen_was_in_view() {
     let web = web().await;
-    let command: Vec<String> = (1..=150).map(|i| format!("echo step {i}")).collect();
-    let request = json!({"questions":[{
-        "id": "permission",
-        "header": "Permission",
-        "question": format!("Allow the agent to use Bash?\n\n{}", command.join("\n")),
-        "options": [
-            {"label": "Allow once", "description": "This call only."},
-            {"label": "Deny", "description": "Your own answer is passed on as the reason."},
-        ],
-    }]});
-    let call = ask(&web, &request.to_string());
+    let request = ask_user_test_support::tall_permission_request();
+    let call = ask(&web, &request);
     let seen = Scenario::start("tallRequest", web.url(), &[])
         .result()
         .await;
@@ -578,13 +569,8 @@ async fn the_page_shows_the_shared_corpus_as_pinned_and_right_to_left_text_right
     let seen = seen["seen"].as_array().unwrap();
     for (case, shown) in cases.iter().zip(seen) {
         assert_eq!(shown["text"], case["display"], "{}", case["name"]);
-        // dir="auto": the first strong character decides (letters of Hebrew, Arabic, Persian).
-        let right_to_left = case["display"]
-            .as_str()
-            .unwrap()
-            .chars()
-            .find(|c| c.is_alphabetic())
-            .is_some_and(|c| matches!(c, '\u{590}'..='\u{8ff}' | '\u{fb1d}'..='\u{fdff}' | '\u{fe70}'..='\u{fefe}'));
+        // dir="auto": the first strong character decides.
+        let right_to_left = ask_user_test_support::right_to_left(case["display"].as_str().unwrap());
         assert_eq!(
             shown["direction"],
             if right_to_left { "rtl" } else { "ltr" },

@@ -12,6 +12,47 @@ async fn raw(addr: &str, request: &str) -> String {
     out
 }
 
+/// The server's address (`host:port`) in `web`'s URL.
+fn addr_of(web: &WebAnswerer) -> String {
+    web.url()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// The page's path (`/KEY/`) in `web`'s URL.
+fn path_of(web: &WebAnswerer) -> String {
+    format!("/{}", web.url().splitn(4, '/').nth(3).unwrap())
+}
+
+/// Asks the DB question on `web` in a task of its own, withdrawn when `cancel` fires.
+fn spawn_ask(
+    web: &WebAnswerer,
+    cancel: &ask_user_core::CancellationToken,
+) -> tokio::task::JoinHandle<Result<ask_user_core::Answers, ask_user_core::AskError>> {
+    let request = ask_user_core::decode(super::support::DB, &ask_user_core::Limits::default())
+        .unwrap()
+        .request;
+    let (asker, token) = (web.clone(), cancel.clone());
+    tokio::spawn(async move { ask_user_core::UserInteraction::ask(&asker, &request, token).await })
+}
+
+/// Reads `conn` until the server closes it (or 20 s pass: `Err`).
+async fn closed_by_the_server(conn: &mut TcpStream) -> Result<(), tokio::time::error::Elapsed> {
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        let mut buf = [0u8; 1024];
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_url_holds_a_128_bit_key_and_serves_the_page() {
     let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
@@ -53,13 +94,7 @@ async fn the_url_holds_a_128_bit_key_and_serves_the_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_last_clone_stops_the_server() {
     let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
-    let addr = web
-        .url()
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let addr = addr_of(&web);
     let state = web.state().clone();
     let clone = web.clone();
     drop(web);
@@ -75,14 +110,7 @@ async fn dropping_the_last_clone_stops_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binding_a_used_port_fails() {
     let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
-    let addr = web
-        .url()
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let addr = addr_of(&web).parse().unwrap();
     let error = WebAnswerer::start(WebConfig::at(addr)).await.unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
 }
@@ -94,14 +122,8 @@ fn bind_needs_no_runtime_and_the_first_ask_starts_serving() {
         web.serve().unwrap_err().to_string(),
         "the web answerer must be served from within a tokio runtime"
     );
-    let addr = web
-        .url()
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let path = format!("/{}", web.url().splitn(4, '/').nth(3).unwrap());
+    let addr = addr_of(&web);
+    let path = path_of(&web);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -119,15 +141,8 @@ fn bind_needs_no_runtime_and_the_first_ask_starts_serving() {
                 .await
             }
         });
-        let request = ask_user_core::decode(super::support::DB, &ask_user_core::Limits::default())
-            .unwrap()
-            .request;
         let cancel = ask_user_core::CancellationToken::new();
-        let asker = web.clone();
-        let token = cancel.clone();
-        let call = tokio::spawn(async move {
-            ask_user_core::UserInteraction::ask(&asker, &request, token).await
-        });
+        let call = spawn_ask(&web, &cancel);
         assert!(early.await.unwrap().starts_with("HTTP/1.1 200 OK\r\n"));
         cancel.cancel();
         assert_eq!(call.await.unwrap(), Err(ask_user_core::AskError::Cancelled));
@@ -137,24 +152,10 @@ fn bind_needs_no_runtime_and_the_first_ask_starts_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shut_down_sends_the_last_withdrawal_then_ends_the_streams() {
     let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
-    let addr = web
-        .url()
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let path = format!("/{}", web.url().splitn(4, '/').nth(3).unwrap());
-    let request = ask_user_core::decode(super::support::DB, &ask_user_core::Limits::default())
-        .unwrap()
-        .request;
+    let addr = addr_of(&web);
+    let path = path_of(&web);
     let cancel = ask_user_core::CancellationToken::new();
-    let asker = web.clone();
-    let token = cancel.clone();
-    let call =
-        tokio::spawn(
-            async move { ask_user_core::UserInteraction::ask(&asker, &request, token).await },
-        );
+    let call = spawn_ask(&web, &cancel);
     let mut stream = TcpStream::connect(&addr).await.unwrap();
     stream
         .write_all(format!("GET {path}events HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
@@ -251,16 +252,7 @@ async fn silent_and_half_sent_connections_do_not_lock_the_human_out() {
 
     // Every flooding connection is closed by the server: evicted, or after the header timeout.
     for conn in &mut flood {
-        let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
-            let mut buf = [0u8; 1024];
-            loop {
-                match conn.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-        })
-        .await;
+        let closed = closed_by_the_server(conn).await;
         assert!(closed.is_ok(), "a flooding connection stayed open");
     }
 
@@ -294,15 +286,6 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_header_timeout() {
         .await
         .unwrap();
     read_until(&mut conn, "</html>").await.unwrap();
-    let closed = tokio::time::timeout(std::time::Duration::from_secs(20), async {
-        let mut buf = [0u8; 256];
-        loop {
-            match conn.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-        }
-    })
-    .await;
+    let closed = closed_by_the_server(&mut conn).await;
     assert!(closed.is_ok(), "the idle connection stayed open");
 }

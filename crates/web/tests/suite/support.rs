@@ -58,26 +58,14 @@ pub struct Scenario {
 impl Scenario {
     pub fn start(name: &str, url: &str, extra: &[&str]) -> Self {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/scenarios.cjs");
-        let playwright = repo_root().join("tools/node/node_modules/playwright-core");
-        assert!(
-            playwright.join("package.json").exists(),
-            "playwright-core is missing at {}: run scripts/setup",
-            playwright.display()
-        );
-        assert!(
-            std::path::Path::new("/usr/bin/chromium").exists(),
-            "/usr/bin/chromium is missing: run scripts/setup"
-        );
+        let (playwright, axe) = ask_user_test_support::browser_tools();
         let mut child = Command::new("node")
             .arg(script)
             .arg(name)
             .arg(url)
             .args(extra)
             .env("PLAYWRIGHT_CORE", playwright)
-            .env(
-                "AXE_CORE",
-                repo_root().join("tools/node/node_modules/axe-core/axe.min.js"),
-            )
+            .env("AXE_CORE", axe)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
