@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
 use ask_user_core::Question;
@@ -13,7 +13,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::delivery::Fixture;
-use super::support::server_bin;
+use super::support::server;
 
 const ARGS: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes (Recommended)","No"]}]}"#;
@@ -25,6 +25,8 @@ pub(super) struct Server {
     /// The server's stderr, kept (not inherited, so a passing run prints nothing) and shown
     /// when the test fails.
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// The server's private HOME (its environment is cleared), kept while it runs.
+    _home: tempfile::TempDir,
 }
 
 impl Server {
@@ -36,8 +38,9 @@ impl Server {
 
     /// [`Server::start`] with more environment variables.
     pub(super) fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let home = tempfile::tempdir().unwrap();
         let mut child = ask_user_test_support::spawn_piped(
-            Command::new(server_bin())
+            server(home.path())
                 .args(args)
                 .env("ASK_USER_STORE", "memory")
                 .envs(env.iter().copied()),
@@ -55,6 +58,7 @@ impl Server {
             stdin,
             stdout,
             stderr: Some(stderr),
+            _home: home,
         };
         server.send(
             json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -198,7 +202,8 @@ fn every_call_is_journaled_and_announced_before_the_client_reads_the_result() {
 fn an_unwritable_journal_is_a_startup_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing").join("journal.jsonl");
-    let out = Command::new(server_bin())
+    let home = tempfile::tempdir().unwrap();
+    let out = server(home.path())
         .args(["--via", "none", "--journal", path.to_str().unwrap()])
         .stdin(Stdio::null())
         .output()
@@ -218,7 +223,8 @@ fn an_unwritable_journal_is_a_startup_error_naming_the_file() {
 /// Logs to a pipe (a test, a log file) are plain text: no colour escapes.
 #[test]
 fn logs_to_a_pipe_carry_no_colour_codes() {
-    let mut child = Command::new(server_bin())
+    let home = tempfile::tempdir().unwrap();
+    let mut child = server(home.path())
         .args(["--via", "none", "--http", "127.0.0.1:0"])
         .env("ASK_USER_LOG", "info")
         .env_remove("NO_COLOR")
@@ -255,8 +261,7 @@ fn logs_to_a_pipe_carry_no_colour_codes() {
 #[test]
 fn http_server_drains_on_sigterm_and_exits_cleanly() {
     let home = tempfile::tempdir().unwrap();
-    let mut command = Command::new(server_bin());
-    ask_user_test_support::hermetic(&mut command, home.path());
+    let mut command = server(home.path());
     let mut server = ask_user_test_support::Reaped(
         command
             .args(["--via", "none", "--http", "127.0.0.1:0"])
@@ -419,7 +424,8 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
             "ask-user-mcp: --via none cannot be combined with other answerers\n",
         ),
     ] {
-        let out = Command::new(server_bin())
+        let home = tempfile::tempdir().unwrap();
+        let out = server(home.path())
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -427,7 +433,8 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&out.stderr), text, "{args:?}");
     }
-    let out = Command::new(server_bin())
+    let home = tempfile::tempdir().unwrap();
+    let out = server(home.path())
         .args(["--timeout", "0s"])
         .stdin(Stdio::null())
         .output()
@@ -448,7 +455,8 @@ fn via_and_timeout_usage_errors_exit_2_with_the_registry_text() {
 fn an_explicit_store_that_cannot_be_used_is_fatal_before_serving() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().display().to_string();
-    let out = Command::new(server_bin())
+    let home = tempfile::tempdir().unwrap();
+    let out = server(home.path())
         .args(["--via", "none", "--store", &format!("sqlite:{path}")])
         .stdin(Stdio::null())
         .output()
@@ -470,12 +478,8 @@ fn the_default_store_unopenable_warns_once_and_the_server_runs() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut child = ask_user_test_support::spawn_piped(
-        Command::new(server_bin())
-            .args(["--via", "none"])
-            .env_remove("ASK_USER_STORE")
-            .env("XDG_STATE_HOME", &state),
-    );
+    // The hermetic environment's XDG_STATE_HOME is `state`, the file.
+    let mut child = ask_user_test_support::spawn_piped(server(home.path()).args(["--via", "none"]));
     let hello = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{},
         "clientInfo":{"name":"t","version":"0"}}});
@@ -567,7 +571,8 @@ fn the_page_url_reaches_stderr_only_with_no_open() {
         if no_open {
             args.push("--no-open");
         }
-        let out = Command::new(server_bin())
+        let home = tempfile::tempdir().unwrap();
+        let out = server(home.path())
             .args(&args)
             .stdin(Stdio::null())
             .output()

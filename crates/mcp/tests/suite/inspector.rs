@@ -14,7 +14,10 @@ fn inspector(args: &[&str]) -> (Value, String) {
         "{} is missing: run scripts/setup first",
         bin.display()
     );
-    let output = Command::new(&bin).args(args).output().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut inspector = Command::new(&bin);
+    ask_user_test_support::hermetic(&mut inspector, home.path());
+    let output = inspector.args(args).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(

@@ -71,7 +71,8 @@ fn calls_sent_before_the_client_closes_stdin_still_get_their_results() {
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&input, text).unwrap();
-    let output = std::process::Command::new(super::support::server_bin())
+    let home = tempfile::tempdir().unwrap();
+    let output = super::support::server(home.path())
         .args(["--via", "none"])
         .env("ASK_USER_STORE", "memory")
         .stdin(std::fs::File::open(&input).unwrap())

@@ -25,6 +25,15 @@ pub fn server_bin() -> String {
     env!("CARGO_BIN_EXE_ask-user-mcp").to_owned()
 }
 
+/// The server binary as a command with a cleared environment and a private HOME and XDG dirs
+/// under `home` ([`ask_user_test_support::hermetic`]): no `ASK_USER_*` of the developer's (a
+/// hub, a store) and no default store of theirs reaches it.
+pub fn server(home: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(server_bin());
+    ask_user_test_support::hermetic(&mut command, home);
+    command
+}
+
 /// The venv's Python (made by `scripts/setup`).
 pub fn python() -> PathBuf {
     let python = root().join(".venv/bin/python");
