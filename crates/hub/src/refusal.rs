@@ -53,90 +53,86 @@ pub(crate) enum HubRefusal {
     Damaged(String),
 }
 
-/// The text of [`HubRefusal::NotTaken`].
-pub(crate) const NOT_TAKEN: &str = "the hub's store is unavailable; not taken, try again";
-
-/// The text of [`HubRefusal::StoreDown`]: plain words, never the store's or the driver's error.
-pub(crate) const STORE_DOWN: &str = "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)";
-
-/// The text of [`HubRefusal::Unauthorized`].
-pub(crate) const UNAUTHORIZED: &str = "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)";
-
-/// The text of [`HubRefusal::RateLimited`].
-pub(crate) const RATE_LIMITED: &str =
-    "rate limited: this agent's token sent too many requests; slow down and retry";
-
-/// The text of [`HubRefusal::Quota`].
-pub(crate) const QUOTA: &str = "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again";
-
-/// The text of [`HubRefusal::TooManyOpen`].
-pub(crate) const TOO_MANY_OPEN: &str = "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry";
-
-/// The text of [`HubRefusal::Revoked`].
-pub(crate) const REVOKED: &str = "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)";
-
-/// The text of [`HubRefusal::TooLarge`].
-pub(crate) const TOO_LARGE: &str = "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry";
-
-/// The text of [`HubRefusal::Stopping`].
-pub(crate) const STOPPING: &str =
-    "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)";
-
-/// The text of [`HubRefusal::NoSuchAsk`].
-pub(crate) const NO_SUCH_ASK: &str = "no such ask for this agent";
-
 impl HubRefusal {
-    /// The response's status.
-    pub(crate) fn status(&self) -> StatusCode {
+    /// The response's status and text: one row per refusal.
+    fn parts(&self) -> (StatusCode, &str) {
         match self {
-            Self::Unauthorized | Self::Revoked | Self::SignedOut => StatusCode::UNAUTHORIZED,
-            Self::RateLimited | Self::TooManyOpen | Self::Quota => StatusCode::TOO_MANY_REQUESTS,
-            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::NotTaken | Self::Stopping | Self::StoreDown => StatusCode::SERVICE_UNAVAILABLE,
-            Self::NoSuchAsk | Self::NoSuchCard => StatusCode::NOT_FOUND,
-            Self::StillOpen | Self::OtherOutcome => StatusCode::CONFLICT,
-            Self::WrongHost => StatusCode::MISDIRECTED_REQUEST,
-            Self::ForeignOrigin => StatusCode::FORBIDDEN,
-            Self::BadIdempotencyKey => StatusCode::BAD_REQUEST,
-            Self::Unreadable(status, _) => *status,
-            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Damaged(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    /// The response's text.
-    pub(crate) fn text(&self) -> &str {
-        match self {
-            Self::Unauthorized => UNAUTHORIZED,
-            Self::Revoked => REVOKED,
-            Self::RateLimited => RATE_LIMITED,
-            Self::TooManyOpen => TOO_MANY_OPEN,
-            Self::Quota => QUOTA,
-            Self::TooLarge => TOO_LARGE,
-            Self::NotTaken => NOT_TAKEN,
-            Self::Stopping => STOPPING,
-            Self::NoSuchAsk => NO_SUCH_ASK,
-            Self::StillOpen => "the ask is still open; nothing to deliver",
-            Self::OtherOutcome => "the ask holds another outcome than the one delivered",
-            Self::WrongHost => "this hub does not answer to that Host name",
-            Self::ForeignOrigin => "refused: this request did not come from the hub's own page",
-            Self::SignedOut => {
-                "signed out: open a sign-in link (ask-user hub login-link prints one)"
-            }
-            Self::StoreDown => STORE_DOWN,
-            Self::NoSuchCard => "no such ask",
-            Self::BadIdempotencyKey => "Idempotency-Key must be 1 to 128 visible ASCII characters",
-            Self::Unreadable(_, text) | Self::Invalid(text) | Self::Damaged(text) => text,
+            Self::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)",
+            ),
+            Self::Revoked => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)",
+            ),
+            Self::RateLimited => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate limited: this agent's token sent too many requests; slow down and retry",
+            ),
+            Self::TooManyOpen => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry",
+            ),
+            Self::Quota => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again",
+            ),
+            Self::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry",
+            ),
+            Self::NotTaken => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the hub's store is unavailable; not taken, try again",
+            ),
+            Self::Stopping => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)",
+            ),
+            Self::NoSuchAsk => (StatusCode::NOT_FOUND, "no such ask for this agent"),
+            Self::StillOpen => (
+                StatusCode::CONFLICT,
+                "the ask is still open; nothing to deliver",
+            ),
+            Self::OtherOutcome => (
+                StatusCode::CONFLICT,
+                "the ask holds another outcome than the one delivered",
+            ),
+            Self::WrongHost => (
+                StatusCode::MISDIRECTED_REQUEST,
+                "this hub does not answer to that Host name",
+            ),
+            Self::ForeignOrigin => (
+                StatusCode::FORBIDDEN,
+                "refused: this request did not come from the hub's own page",
+            ),
+            Self::SignedOut => (
+                StatusCode::UNAUTHORIZED,
+                "signed out: open a sign-in link (ask-user hub login-link prints one)",
+            ),
+            Self::StoreDown => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)",
+            ),
+            Self::NoSuchCard => (StatusCode::NOT_FOUND, "no such ask"),
+            Self::BadIdempotencyKey => (
+                StatusCode::BAD_REQUEST,
+                "Idempotency-Key must be 1 to 128 visible ASCII characters",
+            ),
+            Self::Unreadable(status, text) => (*status, text),
+            Self::Invalid(text) => (StatusCode::UNPROCESSABLE_ENTITY, text),
+            Self::Damaged(text) => (StatusCode::INTERNAL_SERVER_ERROR, text),
         }
     }
 }
 
 impl IntoResponse for HubRefusal {
     fn into_response(self) -> Response {
+        let (status, text) = self.parts();
         let body = ErrorBody {
-            error: self.text().to_owned(),
+            error: text.to_owned(),
         };
-        (self.status(), axum::Json(body)).into_response()
+        (status, axum::Json(body)).into_response()
     }
 }
 
@@ -163,37 +159,101 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// Every refusal's body is the wire's `ErrorBody` holding its text, under its status.
+    /// Every refusal's body is the wire's `ErrorBody` holding exactly its text (pinned here),
+    /// under its status.
     #[tokio::test]
-    async fn every_refusal_is_an_error_body_under_its_status() {
+    async fn every_refusal_is_an_error_body_with_its_pinned_text_under_its_status() {
         let all = [
-            (HubRefusal::Unauthorized, 401),
-            (HubRefusal::Revoked, 401),
-            (HubRefusal::RateLimited, 429),
-            (HubRefusal::TooManyOpen, 429),
-            (HubRefusal::Quota, 429),
-            (HubRefusal::TooLarge, 413),
-            (HubRefusal::NotTaken, 503),
-            (HubRefusal::Stopping, 503),
-            (HubRefusal::NoSuchAsk, 404),
-            (HubRefusal::StillOpen, 409),
-            (HubRefusal::OtherOutcome, 409),
-            (HubRefusal::WrongHost, 421),
-            (HubRefusal::ForeignOrigin, 403),
-            (HubRefusal::SignedOut, 401),
-            (HubRefusal::StoreDown, 503),
-            (HubRefusal::NoSuchCard, 404),
-            (HubRefusal::BadIdempotencyKey, 400),
+            (
+                HubRefusal::Unauthorized,
+                401,
+                "unauthorized: this request needs a valid agent token (Authorization: Bearer …; ask-user hub token add NAME makes one)",
+            ),
+            (
+                HubRefusal::Revoked,
+                401,
+                "unauthorized: this agent's token was revoked while the request waited (ask-user hub token add NAME makes a new one)",
+            ),
+            (
+                HubRefusal::RateLimited,
+                429,
+                "rate limited: this agent's token sent too many requests; slow down and retry",
+            ),
+            (
+                HubRefusal::TooManyOpen,
+                429,
+                "too many requests open at once for this agent's token (at most 32 on one hub): wait for an earlier request to finish, or withdraw asks you no longer need, then retry",
+            ),
+            (
+                HubRefusal::Quota,
+                429,
+                "quota: this agent already has 64 asks open, the most one token may; wait for their answers or withdraw the ones no longer needed (DELETE /v1/asks/ID), then ask again",
+            ),
+            (
+                HubRefusal::TooLarge,
+                413,
+                "request too large: an ask (its arguments and context) must fit in 256 KiB; shorten the questions, options or descriptions and retry",
+            ),
+            (
+                HubRefusal::NotTaken,
+                503,
+                "the hub's store is unavailable; not taken, try again",
+            ),
+            (
+                HubRefusal::Stopping,
+                503,
+                "the hub is stopping: not taken, retry (another replica, or this one once it is back, answers)",
+            ),
+            (HubRefusal::NoSuchAsk, 404, "no such ask for this agent"),
+            (
+                HubRefusal::StillOpen,
+                409,
+                "the ask is still open; nothing to deliver",
+            ),
+            (
+                HubRefusal::OtherOutcome,
+                409,
+                "the ask holds another outcome than the one delivered",
+            ),
+            (
+                HubRefusal::WrongHost,
+                421,
+                "this hub does not answer to that Host name",
+            ),
+            (
+                HubRefusal::ForeignOrigin,
+                403,
+                "refused: this request did not come from the hub's own page",
+            ),
+            (
+                HubRefusal::SignedOut,
+                401,
+                "signed out: open a sign-in link (ask-user hub login-link prints one)",
+            ),
+            (
+                HubRefusal::StoreDown,
+                503,
+                "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)",
+            ),
+            (HubRefusal::NoSuchCard, 404, "no such ask"),
+            (
+                HubRefusal::BadIdempotencyKey,
+                400,
+                "Idempotency-Key must be 1 to 128 visible ASCII characters",
+            ),
             (
                 HubRefusal::Unreadable(StatusCode::BAD_REQUEST, "bad json".into()),
                 400,
+                "bad json",
             ),
-            (HubRefusal::Invalid("no questions".into()), 422),
-            (HubRefusal::Damaged("unreadable".into()), 500),
+            (
+                HubRefusal::Invalid("no questions".into()),
+                422,
+                "no questions",
+            ),
+            (HubRefusal::Damaged("unreadable".into()), 500, "unreadable"),
         ];
-        for (refusal, status) in all {
-            let text = refusal.text().to_owned();
-            assert!(!text.is_empty(), "{refusal:?}");
+        for (refusal, status, text) in all {
             let response = refusal.into_response();
             assert_eq!(response.status().as_u16(), status, "{text}");
             let body = axum::body::to_bytes(response.into_body(), usize::MAX)
