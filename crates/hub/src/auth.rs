@@ -178,34 +178,15 @@ pub(crate) struct Human {
     pub(crate) session: String,
 }
 
-/// Why a human request was refused.
-pub(crate) enum HumanRefusal {
-    Host,
-    Origin,
-    SignedOut,
-    Store(String),
-}
-
-impl IntoResponse for HumanRefusal {
-    fn into_response(self) -> Response {
-        match self {
-            HumanRefusal::Host => HubRefusal::WrongHost.into_response(),
-            HumanRefusal::Origin => HubRefusal::ForeignOrigin.into_response(),
-            HumanRefusal::SignedOut => HubRefusal::SignedOut.into_response(),
-            HumanRefusal::Store(e) => crate::refusal::store_down(&e),
-        }
-    }
-}
-
 /// The `Host` and (for anything but GET/HEAD) `Origin` checks of the human's routes.
-pub(crate) fn check_page_request(hub: &Hub, parts: &Parts) -> Result<(), HumanRefusal> {
+pub(crate) fn check_page_request(hub: &Hub, parts: &Parts) -> Result<(), HubRefusal> {
     let host_ok = parts
         .headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .is_some_and(|h| hub.hosts.allows(h));
     if !host_ok {
-        return Err(HumanRefusal::Host);
+        return Err(HubRefusal::WrongHost);
     }
     if parts.method != Method::GET && parts.method != Method::HEAD {
         let origin = parts
@@ -226,23 +207,23 @@ pub(crate) fn check_page_request(hub: &Hub, parts: &Parts) -> Result<(), HumanRe
                 || (!hub.secure_cookies && o == format!("http://{host}"))
         });
         if !same {
-            return Err(HumanRefusal::Origin);
+            return Err(HubRefusal::ForeignOrigin);
         }
     }
     Ok(())
 }
 
 impl FromRequestParts<Arc<Hub>> for Human {
-    type Rejection = HumanRefusal;
+    type Rejection = HubRefusal;
 
-    async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Human, HumanRefusal> {
+    async fn from_request_parts(parts: &mut Parts, hub: &Arc<Hub>) -> Result<Human, HubRefusal> {
         check_page_request(hub, parts)?;
         // The human's gate (crate::gate::sessions) proved the session already.
         if let Some(human) = parts.extensions.get::<Human>() {
             return Ok(human.clone());
         }
         let Some(secret) = session_cookie(&parts.headers) else {
-            return Err(HumanRefusal::SignedOut);
+            return Err(HubRefusal::SignedOut);
         };
         match hub
             .store
@@ -254,8 +235,8 @@ impl FromRequestParts<Arc<Hub>> for Human {
                 crate::gate::raise(parts, ask_user_serve::Standing::Kept);
                 Ok(Human { session: s.name })
             }
-            Ok(None) => Err(HumanRefusal::SignedOut),
-            Err(e) => Err(HumanRefusal::Store(e.to_string())),
+            Ok(None) => Err(HubRefusal::SignedOut),
+            Err(e) => Err(crate::refusal::store_down(&e)),
         }
     }
 }

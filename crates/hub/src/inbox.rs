@@ -22,7 +22,7 @@ use axum::routing::{get, post};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{COOKIE, Human, HumanRefusal, check_page_request, hash_secret, new_secret};
+use crate::auth::{COOKIE, Human, check_page_request, hash_secret, new_secret};
 use crate::refusal::HubRefusal;
 use crate::{AskView, Hub, KIND_LOGIN, KIND_SESSION, RevokedTokens, SESSION_TTL};
 
@@ -69,7 +69,7 @@ async fn page(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
     match Human::from_request_parts(&mut parts, &hub).await {
         Ok(_) => html(StatusCode::OK, PAGE.as_str()),
-        Err(HumanRefusal::SignedOut) => html(StatusCode::UNAUTHORIZED, SIGNED_OUT),
+        Err(HubRefusal::SignedOut) => html(StatusCode::UNAUTHORIZED, SIGNED_OUT),
         Err(other) => other.into_response(),
     }
 }
@@ -133,7 +133,7 @@ async fn login(
     {
         Ok(Some(_)) => {}
         Ok(None) => return (StatusCode::FORBIDDEN, LINK_REFUSED).into_response(),
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     }
     let session = new_secret("");
     let hash = hash_secret(&session);
@@ -149,7 +149,7 @@ async fn login(
         })
         .await
     {
-        return crate::refusal::store_down(&e);
+        return crate::refusal::store_down(&e).into_response();
     }
     let secure = if hub.secure_cookies { "; Secure" } else { "" };
     let cookie = format!(
@@ -169,7 +169,7 @@ async fn logout(State(hub): State<Arc<Hub>>, human: Human) -> Response {
         .revoke_secrets(KIND_SESSION, Some(&human.session), Timestamp::now())
         .await
     {
-        return crate::refusal::store_down(&e);
+        return crate::refusal::store_down(&e).into_response();
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut().insert(
@@ -328,13 +328,13 @@ impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
         let revoked = match RevokedTokens::load(&hub.store).await {
             Ok(revoked) => revoked,
-            Err(e) => return Err(crate::refusal::store_down(&e)),
+            Err(e) => return Err(crate::refusal::store_down(&e).into_response()),
         };
         // Only the keys and answers of the lookback, never its requests: a state read holds
         // one page of whole asks, however large the recent ones were.
         let given = match hub.store.given_answers(PREVIOUS_LOOKBACK).await {
             Ok(given) => given,
-            Err(e) => return Err(crate::refusal::store_down(&e)),
+            Err(e) => return Err(crate::refusal::store_down(&e).into_response()),
         };
         let mut previous = std::collections::HashMap::new();
         for given in given {
@@ -469,7 +469,7 @@ async fn state(
         .await
     {
         Ok(o) => o,
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     let mut more = open.len() > limit as usize;
     open.truncate(limit as usize);
@@ -492,7 +492,7 @@ async fn state(
     }
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     let mut history = match hub
         .store
@@ -503,7 +503,7 @@ async fn state(
         .await
     {
         Ok(h) => h,
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     within_page_bytes(&mut history);
     axum::Json(StatePage {
@@ -524,7 +524,7 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
         Err(ask_user_store::Error::NotFound(_)) => {
             return HubRefusal::NoSuchCard.into_response();
         }
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     let shown = match Shown::of(&hub).await {
         Ok(s) => s,
@@ -532,7 +532,7 @@ async fn one(State(hub): State<Arc<Hub>>, _human: Human, Path(id): Path<i64>) ->
     };
     let total = match hub.store.count_open().await {
         Ok(n) => n,
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     axum::Json(serde_json::json!({ "ask": shown.card(&rec), "open_total": total })).into_response()
 }
@@ -548,7 +548,7 @@ async fn events(
         .store
         .subscribe()
         .await
-        .map_err(|e| crate::refusal::store_down(&e))?;
+        .map_err(|e| crate::refusal::store_down(&e).into_response())?;
     let stream = futures::stream::unfold((feed, true), |(mut feed, first)| async move {
         if first {
             return Some((
@@ -607,10 +607,10 @@ async fn record(hub: &Hub, id: AskId, outcome: Outcome) -> Response {
                 )
                     .into_response()
             }
-            Err(e) => crate::refusal::store_down(&e),
+            Err(e) => crate::refusal::store_down(&e).into_response(),
         },
         Err(ask_user_store::Error::NotFound(_)) => HubRefusal::NoSuchCard.into_response(),
-        Err(e) => crate::refusal::store_down(&e),
+        Err(e) => crate::refusal::store_down(&e).into_response(),
     }
 }
 
@@ -663,7 +663,7 @@ async fn answer(
         Err(ask_user_store::Error::NotFound(_)) => {
             return HubRefusal::NoSuchCard.into_response();
         }
-        Err(e) => return crate::refusal::store_down(&e),
+        Err(e) => return crate::refusal::store_down(&e).into_response(),
     };
     let request = match decode(rec.request.as_str(), &Limits::default()) {
         Ok(d) => d.request,

@@ -136,10 +136,10 @@ impl IntoResponse for HubRefusal {
     }
 }
 
-/// 503 [`HubRefusal::StoreDown`] for a human's request; `why` goes to the hub's log only.
-pub(crate) fn store_down(why: &dyn std::fmt::Display) -> Response {
+/// [`HubRefusal::StoreDown`] (503) for a human's request; `why` goes to the hub's log only.
+pub(crate) fn store_down(why: &dyn std::fmt::Display) -> HubRefusal {
     tracing::warn!("inbox: store unavailable: {why}");
-    HubRefusal::StoreDown.into_response()
+    HubRefusal::StoreDown
 }
 
 /// An agent's request the store failed: 404 [`HubRefusal::NoSuchAsk`] for a missing ask, else

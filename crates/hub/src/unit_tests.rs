@@ -8,7 +8,8 @@ use ask_user_store::{Asker, Namespace, NewAsk, Outcome, Responder, Scope, Store,
 use axum::http::{Method, Request};
 use pretty_assertions::assert_eq;
 
-use crate::auth::{HumanRefusal, check_page_request};
+use crate::auth::check_page_request;
+use crate::refusal::HubRefusal;
 use crate::{AskState, HubConfig, RevokedTokens, add_token, hash_secret, revoke_token, view_of};
 
 const REQUEST: &str = r#"{"questions":[{"id":"go","question":"Deploy now?","options":[{"label":"Yes"},{"label":"No"}],"multi_select":false}]}"#;
@@ -34,8 +35,8 @@ fn post_from(hub: &crate::Hub, host: &str, origin: Option<&str>) -> Result<(), &
     }
     let (parts, ()) = request.body(()).unwrap().into_parts();
     check_page_request(hub, &parts).map_err(|refusal| match refusal {
-        HumanRefusal::Origin => "origin",
-        HumanRefusal::Host => "host",
+        HubRefusal::ForeignOrigin => "origin",
+        HubRefusal::WrongHost => "host",
         _ => "other",
     })
 }
