@@ -34,15 +34,26 @@ pub async fn fresh_database_on(server: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     );
-    let (client, conn) = tokio_postgres::connect(&server, tokio_postgres::NoTls)
+    connect(&server)
         .await
-        .unwrap_or_else(|e| panic!("cannot connect to the test Postgres {server}: {e}"));
-    tokio::spawn(conn);
-    client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
         .unwrap();
     with_dbname(&server, &name)
+}
+
+/// A client on `url`, its connection driven by a task of the current runtime: a test's own
+/// admin session beside the store's (to read or change what the store wrote, or to terminate
+/// its connections).
+///
+/// # Panics
+/// When the server cannot be reached.
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to the test Postgres {url}: {e}"));
+    tokio::spawn(conn);
+    client
 }
 
 /// `url` with its database replaced by `db`.

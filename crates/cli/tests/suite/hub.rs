@@ -1023,10 +1023,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     let cluster = tokio::task::spawn_blocking(pg::Cluster::start)
         .await
         .unwrap();
-    let (admin, conn) = tokio_postgres::connect(&cluster.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&cluster.url).await;
     // Replica A logs in as a role that is not a superuser (so a connection limit applies to
     // it); it owns the database and makes the schema; B is the superuser.
     for sql in [
@@ -1067,10 +1064,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     let cookie_a = session(&store_a, &a.url).await;
     let mut events = Events::open(&a.url, &cookie_a).await;
     assert_eq!(events.next().await, "ready");
-    let (admin, conn) = tokio_postgres::connect(&cluster.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&cluster.url).await;
     admin
         .batch_execute(
             "ALTER ROLE hub_a CONNECTION LIMIT 0; \

@@ -16,10 +16,7 @@ async fn follower_rescans_after_its_connection_is_killed_and_still_hears_the_ans
 
     // Every connection to this database but the admin's is terminated, as a server restart or
     // a dropped network would.
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     admin
         .execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
@@ -56,10 +53,7 @@ async fn follower_rescans_after_its_connection_is_killed_and_still_hears_the_ans
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn database_too_new_is_refused_naming_the_server_and_versions() {
     let f = common::postgres().await;
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     let known = ask_user_store::SCHEMA_VERSION;
     admin
         .batch_execute(&format!(
@@ -90,10 +84,7 @@ async fn database_too_new_is_refused_naming_the_server_and_versions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
     let f = common::postgres().await;
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     let t0: i64 = 1_800_000_000_000;
     let row = admin
         .query_one(
@@ -127,10 +118,7 @@ async fn an_ask_an_older_binary_attached_has_no_lease_and_is_not_expired() {
 async fn a_failed_open_stores_nothing_and_leaves_the_connection_usable() {
     let f = common::postgres().await;
     let other = f.second().await;
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     admin
         .batch_execute(
             "CREATE FUNCTION refuse() RETURNS trigger AS $$ \
@@ -193,10 +181,7 @@ async fn futures_poll_once<F: std::future::Future>(mut f: std::pin::Pin<&mut F>)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_failing_ask_in_a_group_fails_alone() {
     let f = common::postgres().await;
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     admin
         .batch_execute(
             "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN \
@@ -254,10 +239,7 @@ async fn the_first_page_reads_no_more_at_100k_open_asks_than_a_page() {
         .record_outcome(closed, &Outcome::Withdrawn, Timestamp::now())
         .await
         .unwrap();
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     // Clones of both, in SQL (one statement each, a series).
     for (template, n) in [(open, OPEN - 1), (closed, CLOSED - 1)] {
         admin
@@ -344,10 +326,7 @@ async fn an_upgraded_database_counts_its_open_asks_once_and_keeps_the_count() {
         .record_outcome(closed, &Outcome::Withdrawn, Timestamp::now())
         .await
         .unwrap();
-    let (admin, conn) = tokio_postgres::connect(&f.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let admin = ask_user_test_support::postgres::connect(&f.url).await;
     // What a schema-8 database holds, with one more open ask its binary wrote.
     let older_write = "INSERT INTO ask_user_asks (scope, request_hash, host_keyed, request, asker, \
          created_at, grace_ms, attached, namespace) SELECT scope || '-older', request_hash, \
