@@ -332,7 +332,16 @@ async fn answer(store: &Store, rec: &AskRecord, draft: &ask_user_terminal::Draft
         store: store.clone(),
         id: rec.id,
     });
-    let decide = Decide::with_recorder(&request, Some(recorder)).named("the inbox");
+    let mut decide = Decide::with_recorder(&request, Some(recorder)).named("the inbox");
+    // The same question answered before: offered beside it, sent only by the human's act.
+    match store
+        .given_before(rec.key.namespace(), rec.key.request_hash())
+        .await
+    {
+        Ok(Some(given)) => decide = decide.with_given_before(given),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("cannot look for an answer given before to this question: {e}"),
+    }
     let terminal = ask_user_terminal::Terminal::new()
         .with_color(crate::color_enabled())
         .with_esc_back()

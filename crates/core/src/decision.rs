@@ -45,9 +45,16 @@
 //! question follows [`Decide::caller_waiting`] to tell the human "the agent stopped waiting;
 //! your answer is kept". It is a flag in memory, shared by every handle of the race; a fresh
 //! race starts with its caller waiting.
+//!
+//! **The same answer again** (docs/contract.md §8, "No answer the human did not give to this
+//! call"): an identical question asked after the human's answer to an earlier one was delivered
+//! is a new question; a host that knows that earlier answer hands it to the race's handles
+//! ([`Decide::with_given_before`]) and a surface may offer it beside the question, "Send the
+//! same answer again (given 10:42: Yes)". Only the human's own act sends it — through
+//! [`Decide::offer`], like any answer, after they saw all of it; nothing here sends it.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::answer::{Answers, InvalidAnswer, normalise};
 use crate::interaction::BoxFuture;
@@ -194,6 +201,19 @@ struct Race {
 pub struct Decide {
     race: Arc<Race>,
     by: Option<Arc<str>>,
+    again: Option<Arc<GivenBefore>>,
+}
+
+/// An answer the human gave before to the same question (the same namespace and request),
+/// delivered to its call: what a surface may offer beside a fresh ask of that question as one
+/// act of the human's (see the module doc). The answers fit the request (it is the same one);
+/// [`Decide::offer`] checks them again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenBefore {
+    /// The answers given then, in the output shape.
+    pub answers: Answers,
+    /// When they were given.
+    pub given_at: SystemTime,
 }
 
 impl std::fmt::Debug for Decide {
@@ -227,7 +247,25 @@ impl Decide {
                 caller: tokio::sync::watch::Sender::new(true),
             }),
             by: None,
+            again: None,
         }
+    }
+
+    /// The same race, its handles offering `given` to the human as "the same answer again"
+    /// ([`Decide::given_before`]); handles made from it ([`Decide::named`]) carry it too.
+    #[must_use]
+    pub fn with_given_before(self, given: GivenBefore) -> Self {
+        Self {
+            again: Some(Arc::new(given)),
+            ..self
+        }
+    }
+
+    /// The answer the human gave before to the same question, when the host found one: a
+    /// surface may offer it beside the question, and sends it (through [`Decide::offer`]) only
+    /// when the human chose it, having seen all of it.
+    pub fn given_before(&self) -> Option<&GivenBefore> {
+        self.again.as_deref()
     }
 
     /// A handle on the same race whose offers are signed `by` (where the human is, e.g.
@@ -236,6 +274,7 @@ impl Decide {
         Self {
             race: self.race.clone(),
             by: Some(by.into()),
+            again: self.again.clone(),
         }
     }
 
@@ -420,6 +459,21 @@ mod caller_tests {
             &crate::Limits::default(),
         )
         .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_answer_given_before_goes_with_every_named_handle_and_is_only_an_offer() {
+        let given = GivenBefore {
+            answers: Answers {
+                answers: vec![crate::AnswerItem::selected("go", ["Yes"])],
+            },
+            given_at: std::time::UNIX_EPOCH,
+        };
+        let decide = Decide::new(&request());
+        assert_eq!(decide.given_before(), None);
+        let decide = decide.with_given_before(given.clone());
+        assert_eq!(decide.named("the terminal").given_before(), Some(&given));
+        assert_eq!(decide.settled(), None, "carrying it decides nothing");
     }
 
     #[tokio::test]

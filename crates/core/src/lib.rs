@@ -72,7 +72,9 @@ pub mod time;
 mod validate;
 
 pub use answer::{AnswerItem, Answers, InvalidAnswer, normalise};
-pub use decision::{Decide, Decision, Offer, RecordError, RecordOutcome, RemoteOutcome, Settled};
+pub use decision::{
+    Decide, Decision, GivenBefore, Offer, RecordError, RecordOutcome, RemoteOutcome, Settled,
+};
 pub use decode::{Arguments, Decoded, decode};
 pub use execute::{AskUserQuestionTool, Caller, ExecutionContext};
 pub use fan_out::FirstAnswer;

@@ -27,10 +27,10 @@ use std::time::Duration;
 
 use ask_user_core::{
     Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, Decision,
-    Offer, RecordError, RecordOutcome, Secret, Settled, UserInteraction,
+    GivenBefore, Offer, RecordError, RecordOutcome, Secret, Settled, UserInteraction,
 };
 use ask_user_store::{
-    AskId, Asker, Closed, Namespace, NewAsk, Opened, Outcome, Scope, Store, Timestamp,
+    AskId, AskRecord, Asker, Closed, Namespace, NewAsk, Opened, Outcome, Scope, Store, Timestamp,
 };
 
 mod outcomes;
@@ -434,6 +434,24 @@ impl Durable {
         }
     }
 
+    /// The answer given and delivered before to the same question as the ask `opened` (its
+    /// namespace and request), for the surfaces to offer as "the same answer again"; none when
+    /// the store cannot say (the offer is only an offer: the question is asked either way).
+    async fn given_before(&self, opened: &AskRecord) -> Option<GivenBefore> {
+        let key = &opened.key;
+        let store = &self.shared.store;
+        match store
+            .given_before(key.namespace(), key.request_hash())
+            .await
+        {
+            Ok(given) => given,
+            Err(e) => {
+                tracing::warn!("cannot look for an answer given before to this question: {e}");
+                None
+            }
+        }
+    }
+
     async fn open(&self, request: &AskUserQuestionRequest) -> Result<Opened, AskError> {
         let shared = &self.shared;
         let mut ask = NewAsk::new(
@@ -584,7 +602,7 @@ impl UserInteraction for Wrapped {
                         "no answerer can show the question here".to_owned(),
                     ));
                 }
-                let id = match self.durable.open(request).await? {
+                let opened = match self.durable.open(request).await? {
                     Opened::Undelivered(rec) => {
                         let Some(closed) = rec.closed else {
                             return Err(AskError::Failed("the stored ask has no outcome".to_owned()));
@@ -597,10 +615,17 @@ impl UserInteraction for Wrapped {
                             "no answerer can show the question here".to_owned(),
                         ));
                     }
-                    opened => opened.record().id,
+                    opened => opened.record().clone(),
                 };
+                let id = opened.id;
                 // A re-run holding its open ask: "nobody can answer" is not its ending.
                 let held = self.durable.opened() == Some("reattached");
+                // The same question answered before: the surfaces may offer that answer to the
+                // human, as their own act for this ask.
+                let decide = match self.durable.given_before(&opened).await {
+                    Some(given) if !serve_only => decide.clone().with_given_before(given),
+                    _ => decide.clone(),
+                };
                 let store = self.durable.store().clone();
                 let asking = cancel.child_token();
                 let shown: BoxFuture<'_, Result<Answers, AskError>> = if serve_only {

@@ -321,9 +321,6 @@ struct PreviousShown {
     answers: serde_json::Value,
 }
 
-/// How many recent closed asks are looked through for an answer given before.
-const PREVIOUS_LOOKBACK: u32 = 200;
-
 impl Shown<'_> {
     async fn of(hub: &Hub) -> Result<Shown<'_>, Response> {
         let revoked = match RevokedTokens::load(&hub.store).await {
@@ -332,7 +329,11 @@ impl Shown<'_> {
         };
         // Only the keys and answers of the lookback, never its requests: a state read holds
         // one page of whole asks, however large the recent ones were.
-        let given = match hub.store.given_answers(PREVIOUS_LOOKBACK).await {
+        let given = match hub
+            .store
+            .given_answers(ask_user_store::SAME_ANSWER_LOOKBACK)
+            .await
+        {
             Ok(given) => given,
             Err(e) => return Err(crate::refusal::store_down(&e).into_response()),
         };

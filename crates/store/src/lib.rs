@@ -172,6 +172,11 @@ pub fn default_sqlite_path_through_hub() -> Result<PathBuf> {
 /// The file name of [`default_sqlite_path_through_hub`].
 pub const THROUGH_HUB_FILE: &str = "via-hub.sqlite3";
 
+/// How many of the newest closed asks are looked through for an answer given before to the
+/// same question ([`Store::given_before`], the hub's page): one page of the history, so the
+/// look costs the same however long the history is.
+pub const SAME_ANSWER_LOOKBACK: u32 = 200;
+
 /// [`default_sqlite_path`] from given variable values (testable without touching the
 /// environment).
 ///
@@ -511,6 +516,31 @@ impl Store {
     /// The backend's errors.
     pub async fn given_answers(&self, lookback: u32) -> Result<Vec<GivenAnswer>> {
         dispatch_sql!(self, given_answers(lookback))
+    }
+
+    /// The newest answer given and delivered to the same question — `namespace` and
+    /// `request_hash` — among the newest [`SAME_ANSWER_LOOKBACK`] closed asks: what a surface
+    /// offers as "the same answer again" beside a fresh ask of it (docs/contract.md §8).
+    ///
+    /// # Errors
+    /// The backend's errors.
+    pub async fn given_before(
+        &self,
+        namespace: &Namespace,
+        request_hash: &str,
+    ) -> Result<Option<ask_user_core::GivenBefore>> {
+        let given = self.given_answers(SAME_ANSWER_LOOKBACK).await?;
+        Ok(given
+            .into_iter()
+            .filter(|g| g.namespace == *namespace && g.request_hash == request_hash)
+            .find_map(|g| {
+                let answers = serde_json::from_value(g.answer).ok()?;
+                let ms = u64::try_from(g.closed_at.0).unwrap_or(0);
+                Some(ask_user_core::GivenBefore {
+                    answers,
+                    given_at: std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+                })
+            }))
     }
 
     /// Retention at `now`: first detaches each attached ask whose lease ran out (`lease_until

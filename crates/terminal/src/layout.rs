@@ -94,6 +94,8 @@ pub(crate) struct Document {
     pub(crate) footer: Vec<Line<'static>>,
     /// The body lines of the question text.
     pub(crate) question_lines: Range<usize>,
+    /// The body lines of the answer given before, on offer (empty when none is).
+    pub(crate) again_lines: Range<usize>,
     /// The question on one line, for the top of a view scrolled past it.
     pub(crate) digest: String,
     /// The width laid out for.
@@ -111,15 +113,7 @@ impl Document {
 /// `✔ question → answer` on one line when it fits (the question shortened first); else the
 /// question on its line and the answer wrapped below it (`  → answer`), never cut.
 pub(crate) fn summary_lines(question: &Question, answer: &AnswerItem, width: usize) -> Vec<String> {
-    let mut parts: Vec<String> = answer.selected.iter().map(|l| sanitize_line(l)).collect();
-    if let Some(custom) = &answer.custom {
-        parts.push(sanitize_line(custom));
-    }
-    let said = if parts.is_empty() {
-        "skipped".to_owned()
-    } else {
-        parts.join(", ")
-    };
+    let said = said(answer);
     let asked = sanitize_line(&question.question);
     // `✔ ` + at least 12 columns of the question + ` → ` + the answer.
     if said.width() + 5 + 12.min(asked.width()) <= width {
@@ -134,6 +128,19 @@ pub(crate) fn summary_lines(question: &Question, answer: &AnswerItem, width: usi
             .map(|(i, l)| format!("{}{l}", if i == 0 { "  → " } else { "    " })),
     );
     lines
+}
+
+/// An answer in words: the options chosen and the own answer, comma-separated, or `skipped`.
+fn said(answer: &AnswerItem) -> String {
+    let mut parts: Vec<String> = answer.selected.iter().map(|l| sanitize_line(l)).collect();
+    if let Some(custom) = &answer.custom {
+        parts.push(sanitize_line(custom));
+    }
+    if parts.is_empty() {
+        "skipped".to_owned()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// What is left on screen when a question closes under the human with text typed: why it
@@ -158,6 +165,41 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
     let question = state.question();
     let q = state.state();
     let mut body = Vec::new();
+
+    // The same question answered before: that answer, whole, and the key that sends it again.
+    if let Some(again) = state.again_offered() {
+        body.push(Line::styled(
+            format!(
+                "↻ You answered this question before, at {}:",
+                sanitize_line(&again.given)
+            ),
+            theme.notice(),
+        ));
+        // Every question of a batch in full with its answer; one question is shown in full
+        // below, so only its answer here. Nothing is cut: all of it is read before it is sent.
+        let batch = state.request.questions().len() > 1;
+        for (asked, answer) in state.request.questions().iter().zip(&again.answers.answers) {
+            if batch {
+                body.extend(
+                    wrap(&sanitize(&asked.question), width.saturating_sub(2).max(8))
+                        .into_iter()
+                        .map(|l| Line::raw(format!("  {l}"))),
+                );
+            }
+            body.extend(
+                wrap(&said(answer), width.saturating_sub(4).max(8))
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let lead = if i == 0 { "  → " } else { "    " };
+                        Line::styled(format!("{lead}{l}"), BOLD)
+                    }),
+            );
+        }
+        body.push(Line::styled("  Ctrl-R sends the same answer again.", DIM));
+        body.push(Line::default());
+    }
+    let again_lines = 0..body.len();
 
     // What was answered before this question: what will be sent is on screen.
     for (asked, answered) in state.request.questions()[..state.current]
@@ -325,6 +367,13 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
                 .to_owned(),
             theme.notice(),
         )),
+        Some(Notice::ConfirmAgain) => Some((
+            format!(
+                "Send the answer you gave at {} (shown above) again? Enter sends it; any other key keeps the question open.",
+                state.again_offered().map_or(String::new(), |a| sanitize_line(&a.given))
+            ),
+            theme.notice(),
+        )),
         Some(Notice::Refused(reason)) => Some((
             format!(
                 "Cannot submit: {}. Change the answer and press Enter.",
@@ -354,6 +403,7 @@ pub(crate) fn document(state: &AskState<'_>, width: u16, theme: Theme) -> Docume
         head,
         footer,
         question_lines,
+        again_lines,
         digest: sanitize_line(&question.question),
         width: u16::try_from(width).unwrap_or(u16::MAX),
     }
@@ -482,6 +532,9 @@ fn help(state: &AskState<'_>) -> Vec<String> {
     );
     if state.current > 0 {
         keys.push("← back".to_owned());
+    }
+    if state.again_offered().is_some() {
+        keys.push("Ctrl-R same answer again".to_owned());
     }
     keys.push("Ctrl-C dismiss all".to_owned());
     keys

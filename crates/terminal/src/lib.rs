@@ -76,7 +76,7 @@ use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
 
 use crate::layout::{Theme, closed_lines, summary_lines};
-use crate::state::{AskState, Step};
+use crate::state::{Again, AskState, Step};
 use crate::tty::Session;
 
 /// One ask on the terminal at a time in this process.
@@ -331,6 +331,7 @@ async fn ask_loop(
     let failed = |e: std::io::Error| AskError::Failed(format!("the terminal failed: {e}"));
     let mut state = AskState::new(request);
     state.esc_back = esc_back;
+    state.again = decide.and_then(Decide::given_before).map(Again::of);
     if let Some(draft) = &draft {
         draft.restore(&mut state);
     }

@@ -78,20 +78,41 @@ pub(crate) fn render(state: &AskState<'_>, area: Rect, buf: &mut Buffer, theme: 
 /// Records which lines of the question text are on screen (`shown`, body lines) and publishes
 /// the scroll that brings the first line never shown to the top (`follow`: the offset of the
 /// view that follows the cursor; a pinned question is always wholly shown).
+/// The same for the lines of the answer given before, on offer.
 fn mark_seen(state: &AskState<'_>, doc: &Document, shown: std::ops::Range<usize>, follow: usize) {
     let lines = doc.question_lines.clone();
     let mut seen = state.view.seen.borrow_mut();
     if seen.0 != state.current || seen.1 != doc.width || seen.2.len() != lines.len() {
         *seen = (state.current, doc.width, vec![false; lines.len()]);
     }
-    for (i, flag) in seen.2.iter_mut().enumerate() {
-        *flag |= shown.contains(&(lines.start + i));
-    }
-    let unseen = seen.2.iter().position(|s| !s).map(|i| lines.start + i);
+    let unseen = first_unseen(&mut seen.2, &lines, &shown);
     state
         .view
         .unseen_peek
         .set(unseen.map(|line| follow.saturating_sub(line)));
+    let lines = doc.again_lines.clone();
+    let mut seen = state.view.again_seen.borrow_mut();
+    if seen.0 != doc.width || seen.1.len() != lines.len() {
+        *seen = (doc.width, vec![false; lines.len()]);
+    }
+    let unseen = first_unseen(&mut seen.1, &lines, &shown);
+    state
+        .view
+        .again_unseen_peek
+        .set(unseen.map(|line| follow.saturating_sub(line)));
+}
+
+/// Marks the `lines` now `shown` in `seen` (one flag per line) and returns the first line
+/// never shown.
+fn first_unseen(
+    seen: &mut [bool],
+    lines: &std::ops::Range<usize>,
+    shown: &std::ops::Range<usize>,
+) -> Option<usize> {
+    for (i, flag) in seen.iter_mut().enumerate() {
+        *flag |= shown.contains(&(lines.start + i));
+    }
+    seen.iter().position(|s| !s).map(|i| lines.start + i)
 }
 
 /// Appends `height` rows of the body from line `pinned` on, scrolled so the cursor (or the

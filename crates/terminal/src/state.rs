@@ -32,13 +32,19 @@
 //!   keeps what the human chose there; Backspace only ever deletes text;
 //! - the own answer is edited by [`Editor`] (caret, whole graphemes);
 //! - Ctrl-L redraws, Ctrl-Z suspends (the loop does both);
+//! - the same question answered before ([`Again`], shown above the first question): Ctrl-R
+//!   asks "send the same answer again?" and Enter then sends that answer as this one — once
+//!   every line of it was on screen (else Enter scrolls to it first); any other key keeps the
+//!   question open;
 //! - after the last question the answers go through [`ask_user_core::normalise`]; a refusal
 //!   is shown and the batch stays open.
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use ask_user_core::{AnswerItem, Answers, AskUserQuestionRequest, Question, normalise};
+use ask_user_core::{
+    AnswerItem, Answers, AskUserQuestionRequest, GivenBefore, Question, normalise,
+};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::editor::Editor;
@@ -71,6 +77,35 @@ pub(crate) enum Notice {
     Refused(String),
     /// Ctrl-C with answers or typed text in progress: a second Ctrl-C dismisses.
     ConfirmDismiss,
+    /// Ctrl-R with an answer given before on offer: Enter sends it again.
+    ConfirmAgain,
+}
+
+/// The answer the human gave before to the same question (docs/contract.md §8), offered above
+/// the first question: Ctrl-R, then Enter, sends it as the answer to this ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Again {
+    /// The answers given then.
+    pub(crate) answers: Answers,
+    /// When, as the human reads it: `10:42` today, else `2026-12-01 10:42` (local time).
+    pub(crate) given: String,
+}
+
+impl Again {
+    /// The offer of `given`, its time in the local zone (the date too when not today).
+    pub(crate) fn of(given: &GivenBefore) -> Self {
+        let at: chrono::DateTime<chrono::Local> = given.given_at.into();
+        let today = chrono::Local::now().date_naive();
+        let format = if at.date_naive() == today {
+            "%H:%M"
+        } else {
+            "%Y-%m-%d %H:%M"
+        };
+        Self {
+            answers: given.answers.clone(),
+            given: at.format(format).to_string(),
+        }
+    }
 }
 
 /// What the human did so far with one question.
@@ -147,6 +182,11 @@ pub(crate) struct ViewInfo {
     /// the first such line to the top of the view (Enter then scrolls there instead of
     /// confirming).
     pub(crate) unseen_peek: Cell<Option<usize>>,
+    /// The same for the lines of the answer given before ([`Again`]): which were drawn, and
+    /// the scroll to the first never drawn (Enter then scrolls there instead of sending it).
+    pub(crate) again_seen: RefCell<(u16, Vec<bool>)>,
+    /// See [`ViewInfo::again_seen`].
+    pub(crate) again_unseen_peek: Cell<Option<usize>>,
 }
 
 /// The whole batch on screen: which question is shown and what was chosen.
@@ -173,6 +213,8 @@ pub(crate) struct AskState<'r> {
     pub(crate) view: ViewInfo,
     /// Seconds left before the ask times out, when it has a budget.
     pub(crate) seconds_left: Option<u64>,
+    /// The answer given before to the same question, on offer above the first question.
+    pub(crate) again: Option<Again>,
 }
 
 impl<'r> AskState<'r> {
@@ -189,6 +231,7 @@ impl<'r> AskState<'r> {
             esc_back: false,
             view: ViewInfo::default(),
             seconds_left: None,
+            again: None,
         }
     }
 
@@ -226,6 +269,11 @@ impl<'r> AskState<'r> {
     /// Whether the cursor is on the own-answer row.
     pub(crate) fn on_text_row(&self) -> bool {
         self.state().cursor == self.question().options.len()
+    }
+
+    /// The answer given before, when it is on offer on the screen shown (the first question).
+    pub(crate) fn again_offered(&self) -> Option<&Again> {
+        self.again.as_ref().filter(|_| self.current == 0)
     }
 
     fn is_last(&self) -> bool {
@@ -268,6 +316,14 @@ impl<'r> AskState<'r> {
                 self.notice = Some(Notice::ConfirmDismiss);
             }
             KeyCode::Char('l') if ctrl => return Step::Redraw,
+            // The answer given before: Ctrl-R shows it (scrolled to) and asks; Enter sends it.
+            KeyCode::Char('r') if ctrl && self.again_offered().is_some() => {
+                self.peek = self.view.follow_offset.get();
+                self.notice = Some(Notice::ConfirmAgain);
+            }
+            KeyCode::Enter if confirming == Some(Notice::ConfirmAgain) => {
+                return self.send_again();
+            }
             KeyCode::Char('z') if ctrl => return Step::Suspend,
             KeyCode::Esc if self.esc_back => return Step::Back,
             // On the last question Esc only asks (again, if pressed twice): only Enter sends.
@@ -526,6 +582,28 @@ impl<'r> AskState<'r> {
             self.current -= 1;
             self.peek = 0;
             self.show_top = true;
+        }
+    }
+
+    /// Enter after Ctrl-R: the answer given before, as this ask's answer — only once every line
+    /// of it and of the question was on screen; before that, Enter scrolls to the first line
+    /// never shown.
+    fn send_again(&mut self) -> Step {
+        let unseen = self.view.again_unseen_peek.get();
+        if let Some(peek) = unseen.or(self.view.unseen_peek.get()) {
+            self.peek = peek;
+            self.notice = Some(Notice::ConfirmAgain);
+            return Step::Stay;
+        }
+        let Some(again) = self.again_offered() else {
+            return Step::Stay;
+        };
+        match normalise(self.request, again.answers.clone()) {
+            Ok(answers) => Step::Done(answers),
+            Err(invalid) => {
+                self.notice = Some(Notice::Refused(invalid.to_string()));
+                Step::Stay
+            }
         }
     }
 

@@ -846,3 +846,83 @@ fn a_store_file_deleted_or_replaced_under_a_waiting_inbox_agent_ends_it_with_exi
         );
     }
 }
+
+/// The same question asked again after its answer was delivered is a new question: the
+/// terminal shows it with the earlier answer on offer, and only the human's own Ctrl-R, Enter
+/// sends that answer again — as this ask's answer, stored as its own. Enter alone answers the
+/// question on screen, whatever was given before.
+#[test]
+fn an_identical_question_answered_before_is_asked_anew_with_that_answer_on_offer() {
+    let store = Store::new();
+    let url = store.url();
+    let args = ["--store", &url];
+
+    let first = super::support::Pane::ask(&args, DB);
+    let screen = first.wait_text("Which database?");
+    assert!(
+        !screen.contains("answered this question before"),
+        "{screen}"
+    );
+    first.keys(&["1", "Enter"]);
+    let sqlite = first.finished();
+    assert_eq!(sqlite.status, 0, "{sqlite:?}");
+    assert!(
+        sqlite.stdout.contains(r#""selected":["SQLite"]"#),
+        "{sqlite:?}"
+    );
+
+    // Asked anew: nothing is printed until the human acts; the offer sends the same answer.
+    let again = super::support::Pane::ask(&args, DB);
+    let screen = again.wait_text("Ctrl-R sends the same answer again");
+    assert!(
+        screen.contains("You answered this question before") && screen.contains("→ SQLite"),
+        "{screen}"
+    );
+    assert!(
+        again.file("rc.txt").is_none(),
+        "it did not wait for the human"
+    );
+    again.keys(&["C-r"]);
+    again.wait_text("Enter sends it");
+    again.keys(&["Enter"]);
+    again.finished_with(0, &sqlite.stdout);
+
+    // Offered once more; Enter alone answers the highlighted option, not the earlier answer.
+    let fresh = super::support::Pane::ask(&args, DB);
+    fresh.wait_text("Ctrl-R sends the same answer again");
+    fresh.keys(&["Enter"]);
+    let postgres = fresh.finished();
+    assert!(
+        postgres
+            .stdout
+            .contains(r#""selected":["PostgreSQL (Recommended)"]"#),
+        "{postgres:?}"
+    );
+
+    // `ask-user inbox` offers the newest answer given before the same way.
+    let dir = store.dir.path().to_owned();
+    let mut waiting = spawn_headless(
+        &dir,
+        "inboxed",
+        &["--via", "inbox", "--store", &url],
+        DB,
+        &[],
+    );
+    store.wait_history("the ask stored", |h| states(h)[0] == "open");
+    let pane = inbox(&url, 30);
+    pane.wait_text("[Database] Which database?");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_text("Ctrl-R sends the same answer again");
+    assert!(screen.contains("→ PostgreSQL (Recommended)"), "{screen}");
+    pane.keys(&["C-r"]);
+    pane.wait_text("Enter sends it");
+    pane.keys(&["Enter"]);
+    pane.wait_text("Taken: your answer is stored");
+    assert_eq!(wait(&mut waiting), Some(0));
+    assert_eq!(file(&dir, "inboxed.out"), postgres.stdout);
+
+    // Four asks, each answered and delivered on its own.
+    let history = store.history();
+    assert_eq!(states(&history), ["answered"; 4], "{history:?}");
+}

@@ -368,3 +368,161 @@ fn a_tall_questions_first_line_stays_on_top_while_the_options_scroll() {
     assert!(shown.contains("↑ START lorem"), "{shown}");
     assert_snapshot!("tall_question_sticky", shown);
 }
+
+/// The same question answered before: `items` given at 10:42.
+fn offering(state: &mut AskState<'_>, items: Vec<ask_user_core::AnswerItem>) {
+    state.again = Some(crate::state::Again {
+        answers: ask_user_core::Answers { answers: items },
+        given: "10:42".to_owned(),
+    });
+}
+
+fn ctrl_r() -> KeyEvent {
+    KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)
+}
+
+const DB: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["SQLite","PostgreSQL (Recommended)","MySQL"]}]}"#;
+
+#[test]
+fn the_answer_given_before_is_offered_above_the_question_and_sent_only_by_ctrl_r_then_enter() {
+    use crate::state::Step;
+    use ask_user_core::AnswerItem;
+    let request = request(DB);
+    let mysql = vec![AnswerItem::selected("db", ["MySQL"])];
+    let mut state = AskState::new(&request);
+    offering(&mut state, mysql.clone());
+    assert_snapshot!("again_offered", screen(&state, 80, 14));
+    // Ctrl-R asks; any other key keeps the question, and Enter then answers it as usual.
+    assert_eq!(state.handle_key(ctrl_r()), Step::Stay);
+    assert_snapshot!("again_confirm", screen(&state, 80, 14));
+    press(&mut state, &[KeyCode::Down]);
+    assert_eq!(state.notice, None);
+    screen(&state, 80, 14);
+    let picked = state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        picked,
+        Step::Done(ask_user_core::Answers {
+            answers: vec![AnswerItem::selected("db", ["MySQL"])]
+        }),
+        "Down moved to MySQL: the human's own pick"
+    );
+    // Enter alone never sends it: the highlighted option is the answer.
+    let mut state = AskState::new(&request);
+    offering(&mut state, vec![AnswerItem::selected("db", ["SQLite"])]);
+    screen(&state, 80, 14);
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        Step::Done(ask_user_core::Answers {
+            answers: vec![AnswerItem::selected("db", ["PostgreSQL (Recommended)"])]
+        })
+    );
+    // Ctrl-R, then Enter: the answer given before, as this ask's.
+    let mut state = AskState::new(&request);
+    offering(&mut state, vec![AnswerItem::selected("db", ["SQLite"])]);
+    screen(&state, 80, 14);
+    state.handle_key(ctrl_r());
+    screen(&state, 80, 14);
+    assert_eq!(
+        state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        Step::Done(ask_user_core::Answers {
+            answers: vec![AnswerItem::selected("db", ["SQLite"])]
+        })
+    );
+}
+
+#[test]
+fn without_an_answer_given_before_ctrl_r_does_nothing() {
+    let request = request(DB);
+    let mut state = AskState::new(&request);
+    let before = screen(&state, 80, 14);
+    assert_eq!(state.handle_key(ctrl_r()), crate::state::Step::Stay);
+    assert_eq!(state.notice, None);
+    assert_eq!(screen(&state, 80, 14), before);
+}
+
+#[test]
+fn a_batch_offers_every_question_with_its_answer_in_full_on_the_first_question_only() {
+    use crate::state::Step;
+    use ask_user_core::AnswerItem;
+    let request = request(DEPLOY);
+    let given: Vec<AnswerItem> = request
+        .questions()
+        .iter()
+        .map(|q| match q.options.first() {
+            Some(o) => AnswerItem::selected(&q.id, [o.label.clone()]),
+            None => AnswerItem::custom(
+                &q.id,
+                "roll back by flipping the flag, then page the on-call",
+            ),
+        })
+        .collect();
+    let mut state = AskState::new(&request);
+    offering(&mut state, given.clone());
+    let shown = screen(&state, 80, 40);
+    for q in request.questions() {
+        assert!(
+            shown.contains(q.question.as_str()),
+            "{} not shown whole:\n{shown}",
+            q.question
+        );
+    }
+    assert_snapshot!("again_batch", shown);
+    // On the next question it is no longer offered, and Ctrl-R does nothing there.
+    press(&mut state, &[KeyCode::Enter]);
+    let next = screen(&state, 80, 40);
+    assert!(!next.contains("answered this question before"), "{next}");
+    assert_eq!(state.handle_key(ctrl_r()), Step::Stay);
+    assert_eq!(state.notice, None);
+    // Back on the first question, Ctrl-R then Enter sends the whole batch given before.
+    press(&mut state, &[KeyCode::Left]);
+    screen(&state, 80, 40);
+    state.handle_key(ctrl_r());
+    screen(&state, 80, 40);
+    let step = state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let Step::Done(answers) = step else {
+        panic!("not sent: {step:?}")
+    };
+    assert_eq!(
+        answers,
+        ask_user_core::normalise(&request, ask_user_core::Answers { answers: given }).unwrap()
+    );
+}
+
+#[test]
+fn on_a_small_screen_enter_shows_all_of_the_answer_given_before_first() {
+    use crate::state::Step;
+    use ask_user_core::AnswerItem;
+    let request = request(r#"{"questions":[{"id":"why","question":"Why roll back?"}]}"#);
+    let long = "the canary's error rate rose past the budget within five minutes of the deploy \
+                and the on-call engineer asked for the previous build to be restored everywhere";
+    let mut state = AskState::new(&request);
+    offering(&mut state, vec![AnswerItem::custom("why", long)]);
+    let (width, height) = (30, 8);
+    screen(&state, width, height);
+    state.handle_key(ctrl_r());
+    let mut frames = vec![screen(&state, width, height)];
+    let mut enters = 0;
+    let sent = loop {
+        enters += 1;
+        assert!(enters < 20, "never sent:\n{}", frames.join("\n---\n"));
+        match state.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)) {
+            Step::Done(answers) => break answers,
+            Step::Stay => frames.push(screen(&state, width, height)),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        enters > 1,
+        "sent before all of it was on screen:\n{}",
+        frames[0]
+    );
+    let words: String = frames.concat();
+    for word in long.split_whitespace() {
+        assert!(
+            words.contains(word),
+            "{word:?} never shown:\n{}",
+            frames.join("\n---\n")
+        );
+    }
+    assert_eq!(sent.answers, vec![AnswerItem::custom("why", long)]);
+}
