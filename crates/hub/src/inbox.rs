@@ -11,7 +11,7 @@ use ask_user_store::{
     AskId, AskRecord, Change, HistoryPage, NewSecret, OpenPage, Outcome, Recorded, Responder,
     Timestamp,
 };
-use ask_user_web::cards::{ShownQuestion, shown_label};
+use ask_user_web::cards::{PreviousAnswer, ShownQuestion, shown_answers};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -229,7 +229,7 @@ struct Card {
     submission: Option<String>,
     /// While open: the answer given to the same question before, offered to send again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    previous: Option<Previous>,
+    previous: Option<PreviousAnswer>,
     #[serde(flatten)]
     view: AskView,
     /// Who asks, who answered and what, as the page shows them (the shared rule, applied
@@ -266,30 +266,6 @@ impl CardShown {
     }
 }
 
-/// Answers (`{"answers":[…]}`) as the page shows them: `[{"id","selected":[label…],"custom"?}]`
-/// with each label as its option shows it.
-fn shown_answers(answers: &serde_json::Value) -> Option<serde_json::Value> {
-    answers["answers"].as_array().map(|items| {
-        items
-            .iter()
-            .map(|a| {
-                let selected: Vec<String> = a["selected"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(serde_json::Value::as_str)
-                    .map(shown_label)
-                    .collect();
-                let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
-                if let Some(c) = a["custom"].as_str() {
-                    shown["custom"] = serde_json::Value::String(display_line(c));
-                }
-                shown
-            })
-            .collect::<serde_json::Value>()
-    })
-}
-
 /// What the page needs beside an ask's record to show it: the revoked tokens and the agents'
 /// deadlines.
 struct Shown<'a> {
@@ -297,28 +273,7 @@ struct Shown<'a> {
     hub: &'a Hub,
     /// The newest answer delivered for each (namespace, request hash) among the recent closed
     /// asks: what an identical question's card offers to send again.
-    previous: std::collections::HashMap<(String, String), Previous>,
-}
-
-/// An answer the human gave to the same question before (same agent token, same request),
-/// delivered to its agent: offered on an open card as one tap, "Send the same answer again
-/// (given 10:42: Yes)" — the human's own act for this ask (docs/contract.md §8 "No answer the
-/// human did not give to this call").
-#[derive(Debug, Clone, Serialize)]
-struct Previous {
-    /// Always `answered` (the page's summary reads it).
-    state: &'static str,
-    /// When it was given (Unix ms).
-    closed_at: i64,
-    /// The answers, as the page sends them again.
-    answers: serde_json::Value,
-    /// The answers as the page shows them.
-    shown: PreviousShown,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct PreviousShown {
-    answers: serde_json::Value,
+    previous: std::collections::HashMap<(String, String), PreviousAnswer>,
 }
 
 impl Shown<'_> {
@@ -339,17 +294,14 @@ impl Shown<'_> {
         };
         let mut previous = std::collections::HashMap::new();
         for given in given {
-            let Some(shown) = shown_answers(&given.answer) else {
-                continue;
-            };
             let key = (given.namespace.as_str().to_owned(), given.request_hash);
-            // Newest first: the first seen is the latest given.
-            previous.entry(key).or_insert_with(|| Previous {
-                state: "answered",
-                closed_at: given.closed_at.0,
-                answers: given.answer,
-                shown: PreviousShown { answers: shown },
-            });
+            if previous.contains_key(&key) {
+                // Newest first: the first seen is the latest given.
+                continue;
+            }
+            if let Some(offer) = PreviousAnswer::of(given.closed_at.0, given.answer) {
+                previous.insert(key, offer);
+            }
         }
         Ok(Shown {
             revoked,

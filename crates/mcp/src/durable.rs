@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ask_user_core::{
-    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
+    Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide, GivenBefore,
     UserInteraction,
 };
 use ask_user_host::durable::{Durable, SESSION_ENV};
@@ -108,7 +108,8 @@ impl Showing {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The shower of ask `id`: the running one, else a new one started for `request`; the
+    /// The shower of ask `id`: the running one, else a new one started for `request` (offering
+    /// `given`, the answer given before to the same question, when the host found one); the
     /// call is attached to it (its caller waits) until the returned guard is dropped.
     fn follow(
         &self,
@@ -116,6 +117,7 @@ impl Showing {
         request: &AskUserQuestionRequest,
         inner: &Arc<dyn UserInteraction>,
         durable: &Durable,
+        given: Option<GivenBefore>,
     ) -> (watch::Receiver<Ended>, Attached) {
         let attached = Attached {
             showing: self.clone(),
@@ -130,7 +132,10 @@ impl Showing {
         let (tx, rx) = watch::channel(None);
         // The shower's own race: an answer on the page is stored (first outcome wins)
         // before the page says "taken".
-        let decide = durable.decide(request);
+        let decide = match given {
+            Some(given) => durable.decide(request).with_given_before(given),
+            None => durable.decide(request),
+        };
         let (attached_tx, mut calls) = watch::channel(1);
         running.insert(
             id,
@@ -211,7 +216,10 @@ impl UserInteraction for Shown {
         let Some(id) = self.durable.ask_id() else {
             return self.inner.ask_decided(request, cancel, decide);
         };
-        let (mut ended, attached) = self.showing.follow(id, request, &self.inner, &self.durable);
+        let given = decide.given_before().cloned();
+        let (mut ended, attached) =
+            self.showing
+                .follow(id, request, &self.inner, &self.durable, given);
         Box::pin(async move {
             let _attached = attached;
             let result = tokio::select! {

@@ -92,3 +92,76 @@ pub fn shown_label(label: &str) -> String {
         _ => ask_user_core::text::display_line(label),
     }
 }
+
+/// Answers (`{"answers":[…]}`) as the page shows them: `[{"id","selected":[label…],"custom"?}]`
+/// with each label as its option shows it ([`shown_label`]) and the own answer on one line.
+#[must_use]
+pub fn shown_answers(answers: &serde_json::Value) -> Option<serde_json::Value> {
+    answers["answers"].as_array().map(|items| {
+        items
+            .iter()
+            .map(|a| {
+                let selected: Vec<String> = a["selected"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(shown_label)
+                    .collect();
+                let mut shown = serde_json::json!({"id": a["id"], "selected": selected});
+                if let Some(c) = a["custom"].as_str() {
+                    shown["custom"] =
+                        serde_json::Value::String(ask_user_core::text::display_line(c));
+                }
+                shown
+            })
+            .collect::<serde_json::Value>()
+    })
+}
+
+/// An answer the human gave before to the same question, delivered to its agent, as a card
+/// offers it: one tap, "Send the same answer again (given 10:42: Yes)" — the human's own act
+/// for this ask (docs/contract.md §8 "The same answer again"; the card script's
+/// `addSendAgain`). Sent as `previous`:
+/// `{"state":"answered","closed_at":MS,"answers":{"answers":[…]},"shown":{"answers":[…]}}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PreviousAnswer {
+    /// Always `answered` (the card's summary reads it).
+    state: &'static str,
+    /// When it was given (Unix ms).
+    closed_at: i64,
+    /// The answers, as the card sends them again.
+    answers: serde_json::Value,
+    /// The answers as the card shows them ([`shown_answers`]).
+    shown: ShownAnswers,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct ShownAnswers {
+    answers: serde_json::Value,
+}
+
+impl PreviousAnswer {
+    /// The offer of `answers` (`{"answers":[…]}`) given at `closed_at` (Unix ms); `None` when
+    /// they are not in that shape.
+    #[must_use]
+    pub fn of(closed_at: i64, answers: serde_json::Value) -> Option<Self> {
+        let shown = shown_answers(&answers)?;
+        Some(Self {
+            state: "answered",
+            closed_at,
+            answers,
+            shown: ShownAnswers { answers: shown },
+        })
+    }
+
+    /// The offer of the core's [`ask_user_core::GivenBefore`] (what a host hands the race).
+    #[must_use]
+    pub fn from_core(given: &ask_user_core::GivenBefore) -> Option<Self> {
+        let ms = given
+            .given_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Self::of(ms, serde_json::to_value(&given.answers).ok()?)
+    }
+}

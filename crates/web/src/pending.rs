@@ -120,6 +120,7 @@ impl Pending {
         let caller_waiting = *decide.caller_waiting().borrow();
         let deadline = budget.map(deadline_ms);
         let json: Arc<str> = BatchView::new(id, request)
+            .with_given_before(decide.given_before())
             .with_deadline(deadline)
             .with_caller_waiting(caller_waiting)
             .to_json()
@@ -216,6 +217,7 @@ impl Pending {
         {
             entry.caller_waiting = waiting;
             entry.json = BatchView::new(id, &entry.request)
+                .with_given_before(entry.decide.given_before())
                 .with_deadline(entry.deadline)
                 .with_caller_waiting(waiting)
                 .to_json()

@@ -15,7 +15,9 @@
 //! when it named itself, e.g. `the terminal`), `timed_out` (the agent's time budget ran out)
 //! or `cancelled` (the agent no longer needs the answer).
 //!
-//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended","shown"}],"caller_waiting"?:false,"deadline"?:MS}`
+//! `Batch` is `{"batch":N,"questions":[{"id","question","header"?,"options":[{"label","description"?}],"multi_select","recommended","shown"}],"caller_waiting"?:false,"deadline"?:MS,"previous"?:P}`
+//! with `previous` the answer given before to the same question ([`PreviousAnswer`]: the card
+//! offers it as one tap, "Send the same answer again (given 10:42: Yes)"),
 //! with `recommended` the index of the `(Recommended)` option or `null`, `shown` the text as
 //! the card shows it, prepared here by the shared rule ([`crate::cards::ShownQuestion`]), `deadline` (present
 //! only with a time budget, [`crate::WebConfig::timeout`]) the Unix time in milliseconds when
@@ -27,10 +29,10 @@
 
 use std::sync::Arc;
 
-use ask_user_core::{AskUserQuestionRequest, QuestionOption, Settled};
+use ask_user_core::{AskUserQuestionRequest, GivenBefore, QuestionOption, Settled};
 use serde::Serialize;
 
-use crate::cards::ShownQuestion;
+use crate::cards::{PreviousAnswer, ShownQuestion};
 use crate::state::WEB_NAME;
 
 /// One batch (one tool call) as the page shows it.
@@ -44,6 +46,10 @@ pub(crate) struct BatchView<'a> {
     /// When the host's time budget runs out (Unix milliseconds); absent without a budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) deadline: Option<u64>,
+    /// The answer given before to the same question, offered to send again; absent when
+    /// there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) previous: Option<PreviousAnswer>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -85,7 +91,14 @@ impl<'a> BatchView<'a> {
             questions,
             caller_waiting: true,
             deadline: None,
+            previous: None,
         }
+    }
+
+    /// The batch offering the answer `given` before to the same question, or not.
+    pub(crate) fn with_given_before(mut self, given: Option<&GivenBefore>) -> Self {
+        self.previous = given.and_then(PreviousAnswer::from_core);
+        self
     }
 
     /// The batch counting down to `deadline` (Unix milliseconds), or not.

@@ -205,29 +205,10 @@
   /** The same question answered before (same agent, same request; the answer delivered):
    * one tap sends that answer again to this ask — the human's own act, never done for them. */
   function addSendAgain(item, entry) {
-    const previous = item.ask.previous;
-    if (!previous || !previous.answers || !Array.isArray(previous.answers.answers)) return;
-    const view = Object.assign({ questions: item.ask.questions }, previous);
-    const what = summary(view);
-    if (!what) return;
-    const given = new Date(previous.closed_at);
-    let at = given.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
-    if (given.toDateString() !== new Date().toDateString()) at = given.toLocaleDateString() + " " + at;
-    const p = el("p", "again");
-    const b = el("button", "send-again", "Send the same answer again (given " + at + ": " + what + ")");
-    b.type = "button";
-    p.append(b);
-    entry.form.querySelector(".actions").before(p);
-    b.addEventListener("click", () => {
+    cards.addSendAgain(entry.form, questionsOf(item.ask), item.ask.previous, (answers, sent) => {
       if (entry.closed || entry.sending) return;
-      const questions = questionsOf(item.ask);
-      entry.sentAgain = previous.shown.answers.map((a) => {
-        const q = questions.find((x) => x.id === a.id);
-        const parts = a.selected.slice();
-        if (a.custom) parts.push("“" + a.custom + "”");
-        return (q ? cards.shortName(q) : "?") + ": " + (parts.length ? parts.join(", ") : "skipped");
-      });
-      settle(item, "/inbox/asks/" + item.ask.id + "/answer", { answers: previous.answers.answers }, "answered-here");
+      entry.sentAgain = sent;
+      settle(item, "/inbox/asks/" + item.ask.id + "/answer", { answers: answers }, "answered-here");
     });
   }
 

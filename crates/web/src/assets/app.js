@@ -124,6 +124,13 @@
     const dismissButton = form.querySelector('.dismiss');
     const entry = { form: form, data: data, closed: false, sending: false, callerGone: false };
     setCallerWaiting(entry, data.caller_waiting !== false);
+    // The same question answered before: one tap sends that answer as this card's.
+    cards.addSendAgain(form, data.questions, data.previous, async (answers) => {
+      if (entry.closed || entry.sending) return;
+      if (await post(entry, 'answer', { batch: data.batch, answers: answers, tab: tab })) {
+        close(entry, 'answered', tab, null, null);
+      }
+    });
     form.addEventListener('submit', (e) => { e.preventDefault(); submit(entry); });
     dismissButton.addEventListener('click', () => dismiss(entry));
     form.querySelector('.hide').addEventListener('click', () => {

@@ -639,8 +639,42 @@
     form.querySelector('.closed-text').textContent = closedText(kind);
   }
 
+  /** The same question answered before (the card's `previous`, docs/contract.md §8 "The same
+   * answer again"): one button before the card's actions, "Send the same answer again (given
+   * 10:42: Yes)", the earlier answer whole in its text. A click calls `send(answers, sent)`:
+   * the page posts `answers` as this card's answer, like any other — the human's own act,
+   * never done for them; `sent` names what was sent, one line per question. Returns the
+   * button, or null when `previous` offers nothing. */
+  function addSendAgain(form, questions, previous, send) {
+    if (!previous || !previous.answers || !Array.isArray(previous.answers.answers)
+        || !previous.shown || !Array.isArray(previous.shown.answers)
+        || previous.shown.answers.length === 0) return null;
+    const named = previous.shown.answers.map((a) => {
+      const q = questions.find((x) => x.id === a.id);
+      const parts = (Array.isArray(a.selected) ? a.selected : []).map(String);
+      if (typeof a.custom === 'string') parts.push('“' + a.custom + '”');
+      return { name: q ? shortName(q) : '?', said: parts.length ? parts.join(', ') : 'skipped' };
+    });
+    const what = named.map((n) => (questions.length === 1 ? n.said : n.name + ': ' + n.said)).join('; ');
+    const given = new Date(previous.closed_at);
+    let at = given.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    if (given.toDateString() !== new Date().toDateString()) at = given.toLocaleDateString() + ' ' + at;
+    const p = document.createElement('p');
+    p.className = 'again';
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'send-again';
+    b.dir = 'auto';
+    b.textContent = 'Send the same answer again (given ' + at + ': ' + what + ')';
+    p.append(b);
+    form.querySelector('.actions').before(p);
+    b.addEventListener('click', () => send(previous.answers.answers, named.map((n) => n.name + ': ' + n.said)));
+    return b;
+  }
+
   window.askUserCards = {
     shortName: shortName,
+    addSendAgain: addSendAgain,
     buildCard: buildCard,
     collect: collect,
     showError: showError,

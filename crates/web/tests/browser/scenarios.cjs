@@ -519,6 +519,27 @@ const scenarios = {
     await close();
   },
 
+  // The same answer again (docs/contract.md §8): the card's one button sends the answer given
+  // before as this card's answer; nothing is sent until it is tapped. `absent`: no offer.
+  async 'send-again'() {
+    const { context, close } = await launch();
+    const page = await open(context, url);
+    const form = batches(page).first();
+    await form.waitFor();
+    if (extra[0] === 'absent') {
+      result({ offers: await form.locator('.send-again').count(), errors: page.errors });
+      await close();
+      return;
+    }
+    const button = form.locator('.send-again');
+    const offer = (await button.textContent()).trim();
+    const openBeforeTap = (await form.getAttribute('data-closed')) === null;
+    await button.click();
+    await closedAs(page, 'answered-here').waitFor();
+    result({ offer, openBeforeTap, closed: await closedText(form), errors: page.errors });
+    await close();
+  },
+
   // Screenshots for the docs: desktop and a 360 px wide phone.
   async screenshot() {
     const [desktopPath, phonePath, darkPath] = extra;

@@ -1,3 +1,4 @@
+mod again;
 mod browser;
 mod flow;
 mod hardening;
