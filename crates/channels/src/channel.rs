@@ -40,6 +40,21 @@ pub struct Notice {
     /// only when the ask has one question and the channel [`Channel::takes_typed_answers`];
     /// `None` otherwise.
     pub own: Option<String>,
+    /// The answer given before to the same question (same agent, same request), offered as
+    /// one tap that sends it again as this ask's answer ([`crate::ChoiceKind::Again`]); shown
+    /// whole in [`crate::text::body`], so a channel offers its button only where it offers
+    /// the other answers (the message is not cut). `None` when there is none.
+    pub again: Option<OfferedAgain>,
+}
+
+/// The answer given before to the same question, with the single-use token that sends it
+/// again (docs/contract.md §8 "The same answer again").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedAgain {
+    /// The answers given then, and when.
+    pub given: ask_user_core::GivenBefore,
+    /// The token, in clear: it goes into the button or link only, never into a log.
+    pub token: String,
 }
 
 impl Notice {

@@ -219,6 +219,7 @@ impl Dispatcher {
             choices: Vec::new(),
             done: None,
             own: None,
+            again: None,
         })
     }
 
@@ -244,6 +245,7 @@ impl Dispatcher {
                     question: q.id.clone(),
                     label: o.label.clone(),
                     kind: crate::ChoiceKind::Option,
+                    answers: None,
                 };
                 match self
                     .tokens
@@ -263,6 +265,20 @@ impl Dispatcher {
             }
         }
         crate::token::issue_extra(&self.tokens, ch.as_ref(), &mut notice).await;
+        // The same question answered before: that answer, whole in the message, one tap away.
+        match self
+            .store
+            .given_before(rec.key.namespace(), rec.key.request_hash())
+            .await
+        {
+            Ok(Some(given)) => {
+                crate::token::issue_again(&self.tokens, ch.as_ref(), &mut notice, &given).await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(ask = %rec.id, error = %e, "channels: cannot look for an answer given before");
+            }
+        }
         match ch.notify(&notice).await {
             Ok(r) => {
                 if let Err(e) = self

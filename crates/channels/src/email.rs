@@ -212,6 +212,18 @@ impl Email {
             }
             html.push_str("</ul>");
         }
+        if let Some(again) = &notice.again {
+            let url = notice.answer_url(NAME, &again.token);
+            plain.push_str(&format!(
+                "\n{} (asks you to confirm): {url}\n",
+                text::SAME_ANSWER_AGAIN
+            ));
+            html.push_str(&format!(
+                "<p><a href=\"{}\">{}</a> (asks you to confirm)</p>",
+                escape_html(&url),
+                text::SAME_ANSWER_AGAIN
+            ));
+        }
         plain.push_str(&format!("\nOpen the question: {}\n", notice.page_url));
         html.push_str(&format!(
             "<p><a href=\"{}\">Open the question</a></p></body></html>",

@@ -82,7 +82,7 @@ registry::registry! {
     email: email::EmailConfig,
 }
 
-pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedChoice};
+pub use channel::{Channel, ChannelError, MessageRef, Notice, OfferedAgain, OfferedChoice};
 pub use dispatch::{Dispatcher, EscalationError, PageUrl, delays_for, parse_escalation};
 pub use mount::{MountError, Running, start, start_until};
 pub use router::{AnswerState, answer_router, refusal_status};

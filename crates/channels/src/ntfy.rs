@@ -180,6 +180,17 @@ impl Ntfy {
                 }));
             }
         }
+        if let (false, Some(again)) = (message.cut, &notice.again)
+            && actions.len() < MAX_ACTIONS
+        {
+            actions.push(json!({
+                "action": "http",
+                "label": text::SAME_ANSWER_AGAIN,
+                "url": notice.answer_url(NAME, &again.token),
+                "method": "POST",
+                "clear": true,
+            }));
+        }
         if !message.cut && actions.len() < MAX_ACTIONS {
             actions.push(json!({
                 "action": "view",

@@ -368,6 +368,14 @@ impl Slack {
                 "value": format!("{}:{done}", notice.ask),
             }));
         }
+        if let Some(again) = &notice.again {
+            buttons.push(json!({
+                "type": "button",
+                "action_id": "answer-again",
+                "text": plain(text::SAME_ANSWER_AGAIN, 75),
+                "value": format!("{}:{}", notice.ask, again.token),
+            }));
+        }
         buttons.push(json!({
             "type": "button",
             "action_id": "open",

@@ -330,6 +330,12 @@ impl Telegram {
             }
             rows.push(json!([{"text": DONE, "callback_data": format!("{}:{done}", notice.ask)}]));
         }
+        if let Some(again) = &notice.again {
+            rows.push(json!([{
+                "text": text::SAME_ANSWER_AGAIN,
+                "callback_data": format!("{}:{}", notice.ask, again.token),
+            }]));
+        }
         rows.push(json!([{"text": "Open", "url": notice.page_url}]));
         json!({
             "chat_id": chat,
@@ -703,6 +709,7 @@ async fn only_question(ask: AskId, store: &Store) -> Option<Replied> {
         choices: Vec::new(),
         done: None,
         own: None,
+        again: None,
     };
     if open_text(&sent).cut {
         return Some(Replied::Cut);

@@ -45,15 +45,51 @@ pub fn title(notice: &Notice) -> String {
 }
 
 /// The body: each question, then its options one a line (`1. label — description`), and
-/// `(choose one or more)` for a multi-select. Questions are separated by a blank line.
+/// `(choose one or more)` for a multi-select. Questions are separated by a blank line. With
+/// an answer given before on offer ([`Notice::again`]), that answer last, whole
+/// ([`again`]).
 #[must_use]
 pub fn body(notice: &Notice) -> String {
-    notice
-        .questions
-        .iter()
-        .map(question_text)
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    let mut parts: Vec<String> = notice.questions.iter().map(question_text).collect();
+    if let Some(offered) = &notice.again {
+        parts.push(again(&notice.questions, &offered.given));
+    }
+    parts.join("\n\n")
+}
+
+/// The button that sends the answer given before again.
+pub const SAME_ANSWER_AGAIN: &str = "Same answer again";
+
+/// The answer `given` before to the same questions, as the message shows it: when (UTC), then
+/// each question's answer (`Question 2: “Staging”`; one question: just the answer), whole.
+#[must_use]
+pub fn again(questions: &[Question], given: &ask_user_core::GivenBefore) -> String {
+    let at = ask_user_core::time::rfc3339_seconds(given.given_at);
+    let at = format!(
+        "{} {} UTC",
+        &at[..10.min(at.len())],
+        at.get(11..16).unwrap_or("")
+    );
+    let mut s = format!(
+        "You answered this before ({at}); \u{201c}{SAME_ANSWER_AGAIN}\u{201d} sends it again:"
+    );
+    for item in &given.answers.answers {
+        let mut said: Vec<String> = item
+            .selected
+            .iter()
+            .chain(item.custom.iter())
+            .map(|a| format!("\u{201c}{}\u{201d}", display_line(a)))
+            .collect();
+        if said.is_empty() {
+            said.push("skipped".to_owned());
+        }
+        let said = said.join(", ");
+        match questions.iter().position(|q| q.id == item.id) {
+            Some(i) if questions.len() > 1 => s.push_str(&format!("\nQuestion {}: {said}", i + 1)),
+            _ => s.push_str(&format!("\n{said}")),
+        }
+    }
+    s
 }
 
 /// An option's label as a button, link or list item shows it: one line, by the shared rule.

@@ -29,6 +29,10 @@ pub struct Choice {
     /// What the token answers with; tokens stored before kinds existed are options.
     #[serde(default, skip_serializing_if = "ChoiceKind::is_option")]
     pub kind: ChoiceKind,
+    /// The answers a [`ChoiceKind::Again`] token sends (the answer given before to the same
+    /// question, every question of it); `None` for the other kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Answers>,
 }
 
 /// What a token answers with.
@@ -44,6 +48,9 @@ pub enum ChoiceKind {
     Set,
     /// A typed own answer (Slack's text input): [`Given::Own`].
     Own,
+    /// The answer given before to the same question, sent again as this ask's answer
+    /// ([`Choice::answers`], docs/contract.md §8 "The same answer again"): [`Given::Tap`].
+    Again,
 }
 
 impl ChoiceKind {
@@ -276,6 +283,14 @@ impl Tokens {
             (ChoiceKind::Option, Given::Tap) => {
                 AnswerItem::selected(pending.question.clone(), [pending.label.clone()])
             }
+            (ChoiceKind::Again, Given::Tap) => match &pending.answers {
+                Some(answers) => {
+                    return self
+                        .spend_and_record(ask, channel, token, user, answers.clone())
+                        .await;
+                }
+                None => return Err(Refusal::Unknown.into()),
+            },
             (ChoiceKind::Set, Given::Set(chosen)) => {
                 if chosen.is_empty() {
                     return Err(Refusal::NothingChosen.into());
@@ -291,6 +306,28 @@ impl Tokens {
             }
             _ => return Err(Refusal::Unknown.into()),
         };
+        self.spend_and_record(
+            ask,
+            channel,
+            token,
+            user,
+            Answers {
+                answers: vec![item],
+            },
+        )
+        .await
+    }
+
+    /// Spends `token` and records `answers` as the ask's outcome (first outcome wins); returns
+    /// the token's choice and a summary of the answer recorded.
+    async fn spend_and_record(
+        &self,
+        ask: AskId,
+        channel: &str,
+        token: &str,
+        user: Option<String>,
+        answers: Answers,
+    ) -> Result<(Choice, String), RedeemError> {
         let t = match self
             .store
             .spend_channel_token(&hash(token), ask, channel, Timestamp::now())
@@ -307,10 +344,7 @@ impl Tokens {
         if let Some(closed) = rec.closed {
             return Err(Refusal::Closed(Box::new(closed)).into());
         }
-        let answer = serde_json::to_value(&Answers {
-            answers: vec![item],
-        })
-        .unwrap_or_default();
+        let answer = serde_json::to_value(&answers).unwrap_or_default();
         let summary = answer_summary(&answer);
         let outcome = Outcome::Answered {
             answer,
@@ -389,6 +423,7 @@ pub(crate) async fn issue_extra(
             question: question.clone(),
             label: String::new(),
             kind,
+            answers: None,
         };
         match tokens
             .issue(notice.ask, channel.name(), &choice, channel.default_user())
@@ -398,5 +433,58 @@ pub(crate) async fn issue_extra(
             Ok(t) => notice.own = Some(t),
             Err(e) => tracing::warn!(error = %e, "channels: no answer token; the page only"),
         }
+    }
+}
+
+/// Issues the [`crate::Notice::again`] token of `notice` for `channel`: the answer `given`
+/// before to the same question, sent again by one tap (docs/contract.md §8). Its choice's label
+/// says what it sends (a confirm page shows it). A failure leaves it out (the page offers it).
+pub(crate) async fn issue_again(
+    tokens: &Tokens,
+    channel: &dyn crate::Channel,
+    notice: &mut crate::Notice,
+    given: &ask_user_core::GivenBefore,
+) {
+    let answers = given.answers.clone();
+    // What it sends, as the confirm page and the reply name it: each question's answer.
+    let said = answers
+        .answers
+        .iter()
+        .map(|item| {
+            let parts: Vec<&str> = item
+                .selected
+                .iter()
+                .chain(item.custom.iter())
+                .map(String::as_str)
+                .collect();
+            if parts.is_empty() {
+                "skipped".to_owned()
+            } else {
+                parts.join(", ")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let choice = Choice {
+        question: notice
+            .questions
+            .first()
+            .map(|q| q.id.clone())
+            .unwrap_or_default(),
+        label: said,
+        kind: ChoiceKind::Again,
+        answers: Some(answers),
+    };
+    match tokens
+        .issue(notice.ask, channel.name(), &choice, channel.default_user())
+        .await
+    {
+        Ok(token) => {
+            notice.again = Some(crate::OfferedAgain {
+                given: given.clone(),
+                token,
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "channels: no answer token; the page only"),
     }
 }

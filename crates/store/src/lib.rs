@@ -534,11 +534,9 @@ impl Store {
             .into_iter()
             .filter(|g| g.namespace == *namespace && g.request_hash == request_hash)
             .find_map(|g| {
-                let answers = serde_json::from_value(g.answer).ok()?;
-                let ms = u64::try_from(g.closed_at.0).unwrap_or(0);
                 Some(ask_user_core::GivenBefore {
-                    answers,
-                    given_at: std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+                    answers: serde_json::from_value(g.answer).ok()?,
+                    given_at: ask_user_core::time::from_unix_millis(g.closed_at.0),
                 })
             }))
     }

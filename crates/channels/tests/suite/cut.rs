@@ -55,6 +55,7 @@ fn notice(question: &str, labels: &[&str], multi: bool) -> Notice {
         },
         done: multi.then(|| "d".repeat(32)),
         own: Some("o".repeat(32)),
+        again: None,
     }
 }
 

@@ -208,6 +208,7 @@ async fn an_untrusted_certificate_is_an_error_without_secrets() {
         choices: Vec::new(),
         done: None,
         own: None,
+        again: None,
     };
     let err = email.notify(&notice).await.unwrap_err();
     assert!(matches!(err, ChannelError::Unreachable { .. }), "{err:?}");

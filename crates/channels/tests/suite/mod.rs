@@ -1,3 +1,4 @@
+mod again;
 mod cut;
 mod email;
 mod escalation;

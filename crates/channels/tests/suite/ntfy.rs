@@ -388,6 +388,7 @@ fn notice(public_url: &str) -> Notice {
         }],
         done: None,
         own: None,
+        again: None,
     }
 }
 

@@ -187,6 +187,7 @@ async fn a_wrong_bot_token_is_an_error_that_does_not_show_it() {
         choices: Vec::new(),
         done: None,
         own: None,
+        again: None,
     };
     let err = tg.notify(&notice).await.unwrap_err();
     assert!(matches!(err, ChannelError::Refused { .. }), "{err:?}");

@@ -24,6 +24,7 @@ fn yes() -> Choice {
         question: "q1".into(),
         label: "Yes".into(),
         kind: ask_user_channels::ChoiceKind::Option,
+        answers: None,
     }
 }
 
@@ -175,6 +176,7 @@ async fn set_and_own_tokens_check_what_is_given_before_they_are_spent() {
         question: "q1".into(),
         label: String::new(),
         kind,
+        answers: None,
     };
     let refused = |r: Result<(Choice, String), RedeemError>| match r {
         Err(RedeemError::Refused(r)) => r,
