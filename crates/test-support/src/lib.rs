@@ -29,8 +29,8 @@ pub mod postgres;
 mod process;
 mod smtp;
 pub use process::{
-    Reaped, Signal, hermetic, hermetic_command, signal, signal_group, spawn_piped, spawn_with_input,
-    tool,
+    Reaped, Signal, hermetic, hermetic_command, signal, signal_group, spawn_piped,
+    spawn_with_input, tool,
 };
 pub use smtp::{FakeSmtp, self_signed};
 

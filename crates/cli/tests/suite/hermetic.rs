@@ -40,5 +40,8 @@ fn spawned_processes_never_see_the_developers_ask_user_variables() {
         "under a developer's ASK_USER_* variables:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!leak.exists(), "a spawned ask-user opened the developer's store");
+    assert!(
+        !leak.exists(),
+        "a spawned ask-user opened the developer's store"
+    );
 }

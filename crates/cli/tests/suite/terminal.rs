@@ -745,7 +745,7 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
     // gives ask-user a pseudo-terminal that never answers that query, which holds the window
     // open; SIGTERM is sent once the query is seen, i.e. in raw mode.
     use std::io::Read;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("question.json"), DB).unwrap();
     let inner = format!(
@@ -754,8 +754,9 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
         bin = super::support::BIN,
     );
     std::fs::write(dir.path().join("inner.sh"), inner).unwrap();
-    // A memory store: never the developer's default store.
-    let mut script = Command::new("script")
+    // A cleared environment and a memory store: never the developer's default store.
+    let home = tempfile::tempdir().unwrap();
+    let mut script = ask_user_test_support::hermetic_command("script", home.path())
         .args([
             "-qfec",
             &format!("sh '{}/inner.sh'", dir.path().display()),
