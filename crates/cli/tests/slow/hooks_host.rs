@@ -58,7 +58,7 @@ impl Lab {
     /// with its stderr when it fails.
     pub(crate) fn ask_user(&self, args: &[&str]) -> String {
         let out = self
-            .user_env(&mut Command::new(BIN))
+            .user_env(&mut ask_user_test_support::tool(BIN))
             .args(args)
             .stdin(Stdio::null())
             .output()

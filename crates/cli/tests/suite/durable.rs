@@ -5,10 +5,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic, spawn_with_input};
+use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic_command, spawn_with_input};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -76,9 +76,7 @@ fn spawn_headless(
 ) -> Reaped {
     let out = std::fs::File::create(dir.join(format!("{name}.out"))).unwrap();
     let err = std::fs::File::create(dir.join(format!("{name}.err"))).unwrap();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, dir);
-    let mut child = command
+    let mut child = hermetic_command("setsid", dir)
         .arg("--wait")
         .arg(BIN)
         .arg("ask")
@@ -379,10 +377,8 @@ fn the_default_store_unopenable_warns_once_and_uses_memory() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, home.path());
     let child = spawn_with_input(
-        command
+        hermetic_command("setsid", home.path())
             .args(["--wait", BIN, "ask"])
             .env("XDG_STATE_HOME", &state),
         DB.as_bytes(),
@@ -413,12 +409,9 @@ fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
     for url in ["sqlite:memory", "sqlite:relative.sqlite3"] {
         let dir = tempfile::tempdir().unwrap();
         let child = spawn_with_input(
-            Command::new("setsid")
+            hermetic_command("setsid", dir.path())
                 .args(["--wait", BIN, "ask", "--via", "inbox", "--timeout", "1s"])
                 .args(["--store", url])
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap())
-                .env("HOME", dir.path())
                 .env("XDG_STATE_HOME", dir.path())
                 .current_dir(dir.path()),
             DB.as_bytes(),
@@ -440,10 +433,8 @@ fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
 fn a_closed_stdout_detaches_the_ask() {
     let store = Store::new();
     let url = store.url();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, store.dir.path());
     let mut child = Reaped(
-        command
+        hermetic_command("setsid", store.dir.path())
             .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -4,9 +4,7 @@
 
 use super::hub_common;
 
-use std::process::Command;
-
-use ask_user_test_support::{Reaped, spawn_with_input};
+use ask_user_test_support::{Reaped, hermetic_command, spawn_with_input};
 use hub_common::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -32,8 +30,8 @@ fn agent_for(
     home: &std::path::Path,
     env: &[(&str, &str)],
 ) -> (i32, String) {
-    let mut command = Command::new(bin());
-    ask_user_test_support::hermetic(&mut command, home)
+    let mut command = hermetic_command(bin(), home);
+    command
         .args(["ask", "--hub", hub, "--key", key, "--timeout", timeout])
         .env("ASK_USER_STORE", "memory")
         .env("ASK_USER_HUB_TOKEN", token)
@@ -334,8 +332,8 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
     let disk = dir.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
     let local = format!("sqlite:{}", disk.join("store.sqlite3").display());
-    let mut command = Command::new("unshare");
-    ask_user_test_support::hermetic(&mut command, dir.path())
+    let mut command = hermetic_command("unshare", dir.path());
+    command
         .args([
             "-Urm",
             "sh",

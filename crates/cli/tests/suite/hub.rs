@@ -659,7 +659,7 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
             .env("SSL_CERT_FILE", &cert),
     );
     let curl = |args: &[&str]| -> String {
-        let out = Command::new("curl")
+        let out = ask_user_test_support::tool("curl")
             .args(["-sS", "--cacert", cert.to_str().unwrap()])
             .args(args)
             .output()
@@ -730,8 +730,10 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
 /// Runs the PyPI `mcp` 2.3.0 client (`crates/mcp/tests/mcp_client.py`, legacy mode: it
 /// declares elicitation) against `ask-user mcp ARGS` over stdio; its JSON report.
 async fn mcp_client(server_args: &[&str], token: &str, arguments: &str) -> Value {
+    let home = tempfile::tempdir().unwrap();
     let python = repo_root().join(".venv/bin/python");
-    mcp_client_with(Command::new(python), server_args, token, arguments).await
+    let python = ask_user_test_support::hermetic_command(python, home.path());
+    mcp_client_with(python, server_args, token, arguments).await
 }
 
 /// [`mcp_client`] run by `python` (a command whose environment the caller chose).
@@ -980,13 +982,10 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     );
 
     // 2. `ask-user mcp --hub` (what `setup claude-code --hub` installs), the same HOME.
-    let mut python = Command::new(repo_root().join(".venv/bin/python"));
+    let mut python =
+        ask_user_test_support::hermetic_command(repo_root().join(".venv/bin/python"), home);
     python
-        .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_DATA_HOME", home.join("data"));
     let hub_url = hub.url.clone();
     let client = tokio::spawn(async move {
@@ -1236,11 +1235,7 @@ async fn hub_serve_says_it_waits_for_a_starting_database_then_serves() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("postgres://postgres:pg-s3cret@127.0.0.1:{port}/postgres");
     let mut child = KillOnDrop(
-        Command::new(bin())
-            .env_clear()
-            .env("HOME", dir.path())
-            .env("XDG_STATE_HOME", dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        ask_user_at(dir.path())
             .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store])
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -22,13 +22,8 @@ const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
 fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ask-user"));
-    cmd.env_clear()
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .args(args);
+    let mut cmd = hub_common::ask_user_at(dir);
+    cmd.args(args);
     cmd
 }
 
@@ -535,7 +530,7 @@ fn a_world_readable_tls_key_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
-    let ok = Command::new("openssl")
+    let ok = ask_user_test_support::tool("openssl")
         .args([
             "req",
             "-x509",

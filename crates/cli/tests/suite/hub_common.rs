@@ -47,12 +47,8 @@ pub(crate) fn ask_user() -> Command {
 /// [`ask_user`] with `home` as its home (and its config/state/data directories under it): a
 /// test whose processes share a default store of their own.
 pub(crate) fn ask_user_at(home: &Path) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
+    let mut cmd = ask_user_test_support::hermetic_command(bin(), home);
+    cmd.env("PATH", "/usr/bin:/bin")
         .env("XDG_DATA_HOME", home.join("data"));
     cmd
 }
@@ -61,7 +57,9 @@ pub(crate) fn ask_user_at(home: &Path) -> Command {
 /// offered) with `args` and `env`; its `RESULT` JSON.
 pub(crate) fn browser_script(script: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
     let (playwright, axe) = ask_user_test_support::browser_tools();
-    let out = Command::new("node")
+    // Chromium's private home.
+    let home = tempfile::tempdir().unwrap();
+    let out = ask_user_test_support::hermetic_command("node", home.path())
         .arg(
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests")

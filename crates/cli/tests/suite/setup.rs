@@ -5,10 +5,10 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 
-use ask_user_test_support::{DEADLINE, hermetic};
+use ask_user_test_support::{DEADLINE, hermetic_command, tool};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -58,8 +58,8 @@ impl Home {
     /// `ask-user ARGS` with this HOME and a cleared environment plus `env`; a run that has
     /// not ended by [`DEADLINE`] is killed and fails the test (a hang, e.g. on a FIFO).
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut command = Command::new(BIN);
-        hermetic(&mut command, self.dir.path())
+        let mut command = hermetic_command(BIN, self.dir.path());
+        command
             .env_remove("XDG_CONFIG_HOME")
             .envs(env.iter().copied())
             .args(args)
@@ -169,13 +169,13 @@ fn a_refusal_writes_no_file() {
 fn fifos_devices_huge_files_and_other_users_files_are_refused() {
     let home = Home::new();
     let fifo = home.path(".claude.json");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = tool("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let run = home.run(&["setup", "claude-code"]);
     assert_refused(&run, &fifo, "is a FIFO");
     std::fs::remove_file(&fifo).unwrap();
 
-    let made = Command::new("mknod")
+    let made = tool("mknod")
         .arg(home.path(".claude.json"))
         .args(["c", "1", "5"])
         .status()
@@ -195,7 +195,7 @@ fn fifos_devices_huge_files_and_other_users_files_are_refused() {
 
     // Root runs the tests here: a file owned by `nobody` stands for another user's.
     home.write(".claude.json", "{}");
-    let owned = Command::new("chown")
+    let owned = tool("chown")
         .arg("65534")
         .arg(home.path(".claude.json"))
         .status()
