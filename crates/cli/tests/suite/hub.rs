@@ -315,12 +315,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .await
         .unwrap();
     assert_eq!(revoked.status(), 403);
-    let signed_out = c
-        .get(format!("{}/inbox/state", hub.url))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let signed_out = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
     assert_eq!(signed_out.status(), 401);
     let page = c.get(&hub.url).send().await.unwrap();
     assert_eq!(page.status(), 401);
@@ -358,12 +353,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .unwrap();
     assert_eq!(rebound.status(), 421);
     // The page's headers.
-    let page = c
-        .get(&hub.url)
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let page = get_signed_in(&hub.url, &cookie).await;
     assert_eq!(page.status(), 200);
     assert_eq!(
         page.headers()["content-security-policy"],
@@ -471,12 +461,7 @@ async fn idle_connection_flood_does_not_lock_the_human_out() {
         idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
     }
     for _ in 0..3 {
-        let resp = http()
-            .get(&hub.url)
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let resp = get_signed_in(&hub.url, &cookie).await;
         assert_eq!(resp.status(), 200);
     }
     assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
@@ -886,6 +871,21 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
 }
 
 /// Waits until a card of `agent` is open in the inbox; the inbox's state then.
+/// Waits for a card of `agent`, asserts it is the one open question and answers `label` on it:
+/// the human is told "sent".
+async fn answer_the_one_card(url: &str, cookie: &str, agent: &str, label: &str) {
+    let state = until_card_of(url, cookie, agent).await;
+    let open = state["open"].as_array().unwrap();
+    assert_eq!(
+        (open.len(), &state["open_total"]),
+        (1, &json!(1)),
+        "one question, one card: {state}"
+    );
+    let id = open[0]["id"].as_i64().unwrap();
+    let (status, body) = human_answer(url, cookie, id, label).await;
+    assert_eq!((status, body), (200, json!({"sent": true})));
+}
+
 async fn until_card_of(url: &str, cookie: &str, agent: &str) -> Value {
     let start = Instant::now();
     loop {
@@ -942,13 +942,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 303);
-    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
-    let cookie = cookie
-        .split(';')
-        .next()
-        .unwrap()
-        .trim_start_matches("ask_user_hub=")
-        .to_owned();
+    let cookie = cookie_value(&resp);
 
     // The agent's local record is written before its question is posted to the hub: once the
     // token's card is listed, a local record in the hub's store would be listed too.
@@ -958,16 +952,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
             .args(["ask", "--hub", &hub.url])
             .env("ASK_USER_HUB_TOKEN", &tok),
     );
-    let state = until_card_of(&hub.url, &cookie, "laptop").await;
-    let open = state["open"].as_array().unwrap();
-    assert_eq!(
-        (open.len(), &state["open_total"]),
-        (1, &json!(1)),
-        "one question, one card: {state}"
-    );
-    let id = open[0]["id"].as_i64().unwrap();
-    let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
-    assert_eq!((status, body), (200, json!({"sent": true})));
+    answer_the_one_card(&hub.url, &cookie, "laptop", "Yes").await;
     let (code, out, err) = agent.finish();
     assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
     let state = inbox(&hub.url, &cookie).await;
@@ -991,16 +976,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     let client = tokio::spawn(async move {
         mcp_client_with(python, &["mcp", "--hub", &hub_url], &tok, QUESTION).await
     });
-    let state = until_card_of(&hub.url, &cookie, "laptop").await;
-    let open = state["open"].as_array().unwrap();
-    assert_eq!(
-        (open.len(), &state["open_total"]),
-        (1, &json!(1)),
-        "one question, one card: {state}"
-    );
-    let id = open[0]["id"].as_i64().unwrap();
-    let (status, body) = human_answer(&hub.url, &cookie, id, "No").await;
-    assert_eq!((status, body), (200, json!({"sent": true})));
+    answer_the_one_card(&hub.url, &cookie, "laptop", "No").await;
     let out = client.await.unwrap();
     assert_eq!(
         out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
@@ -1426,12 +1402,7 @@ async fn the_inbox_says_503_in_plain_words_while_postgres_is_down() {
     let plain = json!({"error": "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)"});
     let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
     assert_eq!((status, body), (503, plain.clone()));
-    let resp = http()
-        .get(format!("{}/inbox/state", hub.url))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let resp = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.json::<Value>().await.unwrap(), plain);
     drop(agent);
@@ -1511,11 +1482,13 @@ async fn cut_after_write(hub: &str) -> String {
 /// answer counted (409), and so is a retry under the same id with another answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let tok = token(&store, "laptop-claude");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir: _dir,
+        store: _,
+        token: tok,
+        hub,
+        cookie,
+    } = Served::start("laptop-claude").await;
 
     // 1. Taken, the response lost: the retry (same id) is told "sent"; the agent prints it.
     let agent = Agent::start(&hub.url, &tok, "cut");
@@ -1581,11 +1554,13 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
 /// prints it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let tok = token(&store, "laptop-claude");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir: _dir,
+        store,
+        token: tok,
+        hub,
+        cookie,
+    } = Served::start("laptop-claude").await;
     let agent = Agent::start(&hub.url, &tok, "first");
     let first = wait_open(&hub.url, &cookie, 1).await[0];
     let (status, _) = human_answer(&hub.url, &cookie, first, "Yes").await;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::hub_common;
+use super::hub_common::{self, get_signed_in, http};
 
 use ask_user_test_support::Reaped;
 use pretty_assertions::assert_eq;
@@ -121,14 +121,6 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(DEADLINE)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 async fn post_ask(url: &str, token: &str) -> i64 {
@@ -301,20 +293,9 @@ async fn a_churning_flood_of_long_polls_never_locks_the_human_out() {
 async fn human_signs_in_and_reads(hub: &Served, dir: &Path, open: usize) {
     for _ in 0..3 {
         let cookie = hub.session(dir).await;
-        let c = http();
-        let page = c
-            .get(&hub.url)
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let page = get_signed_in(&hub.url, &cookie).await;
         assert_eq!(page.status(), 200);
-        let state = c
-            .get(format!("{}/inbox/state", hub.url))
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let state = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
         assert_eq!(state.status(), 200);
         let state: Value = state.json().await.unwrap();
         assert_eq!(state["open"].as_array().unwrap().len(), open, "{state}");

@@ -110,6 +110,37 @@ pub(crate) fn login_link(store: &str, url: &str) -> String {
     out.trim().to_owned()
 }
 
+/// A hub serving a SQLite store of its own, with a token for one agent and a session of the
+/// human's signed in on it.
+pub(crate) struct Served {
+    /// The folder of the store (a test's agents may keep their own files there).
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) store: String,
+    /// The agent's token.
+    pub(crate) token: String,
+    pub(crate) hub: Hub,
+    /// The human's session cookie.
+    pub(crate) cookie: String,
+}
+
+impl Served {
+    /// A fresh store `hub.sqlite3`, a token for `agent`, the hub serving it, the human signed in.
+    pub(crate) async fn start(agent: &str) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+        let token = token(&store, agent);
+        let hub = Hub::start(&store, &[]);
+        let cookie = session(&store, &hub.url).await;
+        Served {
+            dir,
+            store,
+            token,
+            hub,
+            cookie,
+        }
+    }
+}
+
 /// A running `ask-user hub serve`; killed (SIGKILL) when dropped.
 pub(crate) struct Hub {
     pub(crate) child: Child,
@@ -212,6 +243,16 @@ pub(crate) fn http() -> reqwest::Client {
         .timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())
         .build()
+        .unwrap()
+}
+
+/// `GET url` as the human signed in with the session `cookie`; the response.
+pub(crate) async fn get_signed_in(url: &str, cookie: &str) -> reqwest::Response {
+    http()
+        .get(url)
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
         .unwrap()
 }
 
