@@ -91,10 +91,10 @@ async fn two_tokens_with_the_same_key_and_question_hold_two_asks_and_never_share
 async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for_its_retry() {
     let Served {
         dir,
-        store: _,
         token: agent_token,
         hub,
         cookie,
+        ..
     } = Served::start("agent").await;
     let url = hub.url.clone();
     let human = tokio::spawn(async move {
@@ -127,10 +127,7 @@ async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for
         tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-1", &home, &[]))
             .await
             .unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_NO));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,15 +152,12 @@ async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer(
     let second = *both.iter().find(|id| **id != first).unwrap();
     assert_eq!(human_answer(&hub.url, &cookie, first, "Yes").await.0, 200);
     let (status, out) = alice_run.await.unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_YES));
     assert_eq!(human_answer(&hub.url, &cookie, second, "No").await.0, 200);
     let (status, out) = bob_run.await.unwrap();
     assert_eq!(
         (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        (0, ANSWER_NO),
         "bob prints bob's answer, never alice's"
     );
 }
@@ -289,10 +283,10 @@ async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
 async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer() {
     let Served {
         dir,
-        store: _,
         token: agent_token,
         hub,
         cookie,
+        ..
     } = Served::start("agent").await;
     let limiter = rate_limiter(hub.url.clone(), 3).await;
     let (proxy, home) = (limiter.url.clone(), dir.path().to_owned());
@@ -315,10 +309,7 @@ async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer(
     }
     assert_eq!(human_answer(&hub.url, &cookie, id, "Yes").await.0, 200);
     let (status, out) = agent.await.unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_YES));
     // Each request after a 429 came at least its Retry-After (1 s) later.
     let log = limiter.log.lock().unwrap().clone();
     for pair in log.windows(2) {
@@ -352,10 +343,10 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
     use std::io::Write;
     let Served {
         dir,
-        store: _,
         token: agent_token,
         hub,
         cookie,
+        ..
     } = Served::start("agent").await;
     let disk = dir.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
@@ -415,7 +406,7 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
             .unwrap();
     assert_eq!(
         (status, retry.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        (0, ANSWER_NO),
         "first run: {status_1:?} {printed} {stderr}"
     );
 }
@@ -473,10 +464,10 @@ async fn answer_at_withdraw(hub: String, cookie: String, label: &'static str) ->
 async fn an_answer_taken_by_the_hub_as_the_budget_ran_out_is_what_the_agent_prints() {
     let Served {
         dir,
-        store: _,
         token: agent_token,
         hub,
         cookie,
+        ..
     } = Served::start("agent").await;
     let proxy = answer_at_withdraw(hub.url.clone(), cookie.clone(), "Yes").await;
     let (via, home) = (proxy.url.clone(), dir.path().to_owned());
@@ -489,7 +480,7 @@ async fn an_answer_taken_by_the_hub_as_the_budget_ran_out_is_what_the_agent_prin
     assert_eq!(told, Some(200), "the human was told the answer was sent");
     assert_eq!(
         (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the agent prints the answer the hub took"
     );
     // Delivered: the same key asks anew (an open ask), it is not handed the answer again.
@@ -651,7 +642,7 @@ async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
     let (code, out) = rerun.finish();
     assert_eq!(
         (code, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the re-run prints the answer (it used to exit 6: {tried:?})"
     );
 }
@@ -680,7 +671,7 @@ async fn a_keyed_rerun_whose_hub_stays_down_past_the_patience_keeps_its_question
     let (code, out) = rerun.finish();
     assert_eq!(
         (code, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the re-run prints the answer given once the hub is back (said: {kept:?})"
     );
 }

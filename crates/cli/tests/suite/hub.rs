@@ -40,9 +40,6 @@ where
     set.join_all().await
 }
 
-const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
-const ANSWER_NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
-
 /// An answer given on this machine while the replica the agent asked through hangs (SIGSTOP):
 /// the hub's copy of the question is withdrawn through the other replica, so the phone can no
 /// longer take an answer — and tell its human "sent" — for a call that already printed this
@@ -125,8 +122,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
         json!([]),
         "console errors (CSP?) on the page"
     );
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
     let state = inbox(&b.url, &cookie).await;
     assert_eq!(state["history"][0]["id"], ids[0]);
     assert_eq!(state["history"][0]["state"], "answered");
@@ -139,11 +135,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     let (status, body) = human_answer(&b.url, &cookie, id, "No").await;
     assert_eq!((status, body), (200, json!({"sent": true})));
     let (code, out, err) = agent.finish();
-    assert_eq!(
-        (code, out.as_str()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
-        "{err}"
-    );
+    assert_eq!((code, out.as_str()), (0, ANSWER_NO), "{err}");
 }
 
 /// Two humans answer the same ask at once, on A and on B: exactly one wins everywhere; the
@@ -188,15 +180,7 @@ async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
         );
         // The agent, on either replica, reads the winner.
         for hub in [&a, &b] {
-            let view: Value = http()
-                .get(format!("{}/v1/asks/{id}", hub.url))
-                .bearer_auth(&tok)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let view = agent_view(&hub.url, &tok, id).await;
             assert_eq!(view["answers"]["answers"][0]["selected"][0], winner);
         }
     }
@@ -522,15 +506,7 @@ async fn inbox_screenshots_with_three_agents() {
             assert!(cut.is_err(), "the poll was cut");
             let start = Instant::now();
             loop {
-                let view: Value = http()
-                    .get(format!("{}/v1/asks/{id}", hub.url))
-                    .bearer_auth(&tok)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
+                let view = agent_view(&hub.url, &tok, id).await;
                 if view["attached"] == false {
                     break;
                 }
@@ -597,15 +573,7 @@ async fn a_permission_request_taller_than_the_screen_is_allowed_only_once_all_wa
             "errors": [],
         })
     );
-    let view: Value = http()
-        .get(format!("{}/v1/asks/{id}", hub.url))
-        .bearer_auth(&tok)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view = agent_view(&hub.url, &tok, id).await;
     assert_eq!(view["state"], "answered", "{view}");
 }
 
@@ -701,12 +669,11 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
         "-H",
         "Content-Type: application/json",
         "-d",
-        r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#,
+        ANSWER_YES,
         &format!("{}/inbox/asks/{id}/answer", hub.url),
     ]);
     assert_eq!(sent, r#"{"sent":true}"#);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
     // With TLS, a non-loopback address is served without --insecure-http.
     let open = Hub::start_at("0.0.0.0:0", "memory", &tls);
     assert!(open.url.starts_with("https://0.0.0.0:"), "{}", open.url);
@@ -829,10 +796,7 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
         QUESTION,
     )
     .await;
-    assert_eq!(
-        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
-        "{out}"
-    );
+    assert_eq!(out["result"]["content"][0]["text"], ANSWER_NO, "{out}");
     assert_eq!(out["elicitations"].as_array().unwrap().len(), 1);
     assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
 
@@ -914,27 +878,9 @@ async fn until_card_of(url: &str, cookie: &str, agent: &str) -> Value {
 async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    let out = ask_user_at(home)
-        .args(["hub", "token", "add", "laptop"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tok = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let tok = printed(ask_user_at(home).args(["hub", "token", "add", "laptop"]));
     let hub = Hub::serve(ask_user_at(home).args(["hub", "serve", "--listen", "127.0.0.1:0"]));
-    let out = ask_user_at(home)
-        .args(["hub", "login-link"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let link = printed(ask_user_at(home).args(["hub", "login-link"]));
     let resp = http()
         .post(&link)
         .header("Origin", &hub.url)
@@ -953,8 +899,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
             .env("ASK_USER_HUB_TOKEN", &tok),
     );
     answer_the_one_card(&hub.url, &cookie, "laptop", "Yes").await;
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
     let state = inbox(&hub.url, &cookie).await;
     let history = state["history"].as_array().unwrap();
     assert_eq!(
@@ -978,10 +923,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     });
     answer_the_one_card(&hub.url, &cookie, "laptop", "No").await;
     let out = client.await.unwrap();
-    assert_eq!(
-        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
-        "{out}"
-    );
+    assert_eq!(out["result"]["content"][0]["text"], ANSWER_NO, "{out}");
     let state = inbox(&hub.url, &cookie).await;
     assert_eq!(state["history"].as_array().unwrap().len(), 2, "{state}");
 }
@@ -1029,8 +971,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     tokio::task::block_in_place(|| cluster.restart());
     let (status, body) = answer_until_reachable(&b.url, &cookie, id, "Yes").await;
     assert_eq!((status, body), (200, json!({"sent": true})));
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 2. An answer written while A's listener is down. A's page stream says when A's feed
     // changes: its first event is `ready`, then `all` when the listener re-scans.
@@ -1082,11 +1023,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     // The answer's NOTIFY reached no listener of A: what A hears next is its re-scan.
     assert_eq!(events.next().await, "all", "A's listener re-scans");
     let (code, out, err) = agent.finish();
-    assert_eq!(
-        (code, out.as_str()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
-        "{err}"
-    );
+    assert_eq!((code, out.as_str()), (0, ANSWER_NO), "{err}");
 }
 
 /// Answers as [`human_answer`] does, again while the hub says its store is unreachable (5xx,
@@ -1484,10 +1421,10 @@ async fn cut_after_write(hub: &str) -> String {
 async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
     let Served {
         dir: _dir,
-        store: _,
         token: tok,
         hub,
         cookie,
+        ..
     } = Served::start("laptop-claude").await;
 
     // 1. Taken, the response lost: the retry (same id) is told "sent"; the agent prints it.
@@ -1502,8 +1439,7 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
         Some((200, json!({"sent": true}))),
         "the retry of a taken answer is told it was taken"
     );
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 2. Another answer counted: the retry of a submission never taken hears which.
     let agent = Agent::start(&hub.url, &tok, "other");
@@ -1531,8 +1467,7 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
         .await
         .unwrap();
     assert_eq!(status, 409);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 3. A dismissal taken, its response lost: the retry is told "sent".
     let agent = Agent::start(&hub.url, &tok, "dismiss");
@@ -1565,8 +1500,7 @@ async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
     let first = wait_open(&hub.url, &cookie, 1).await[0];
     let (status, _) = human_answer(&hub.url, &cookie, first, "Yes").await;
     assert_eq!(status, 200);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     let agent = Agent::start(&hub.url, &tok, "again");
     let second = wait_open(&hub.url, &cookie, 1).await[0];
@@ -1586,6 +1520,5 @@ async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
     assert_eq!(seen["note"], "sent to laptop-claude");
     assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
     assert_eq!(seen["errors"], json!([]), "{seen}");
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 }

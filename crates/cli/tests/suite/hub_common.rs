@@ -13,6 +13,11 @@ use serde_json::{Value, json};
 /// Generous: the machine is small and shared.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(90);
 
+/// What an agent asked [`QUESTION`] prints when the human answers "Yes".
+pub(crate) const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+/// … and "No".
+pub(crate) const ANSWER_NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
+
 pub(crate) const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
@@ -96,6 +101,18 @@ pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs `command` to its end, asserting it succeeded (its stderr shown otherwise): its stdout,
+/// trimmed.
+pub(crate) fn printed(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 pub(crate) fn token(store: &str, name: &str) -> String {
@@ -236,6 +253,12 @@ impl Agent {
     pub(crate) fn finish(self) -> (i32, String, String) {
         self.child.finish(DEADLINE)
     }
+
+    /// [`Agent::finish`], asserting it exited 0 having printed exactly `answer`.
+    pub(crate) fn prints(self, answer: &str) {
+        let (code, out, err) = self.finish();
+        assert_eq!((code, out.as_str()), (0, answer), "{err}");
+    }
 }
 
 pub(crate) fn http() -> reqwest::Client {
@@ -243,6 +266,19 @@ pub(crate) fn http() -> reqwest::Client {
         .timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())
         .build()
+        .unwrap()
+}
+
+/// `GET /v1/asks/{id}` on the hub at `url` as the agent of `token`: the ask as its agent sees it.
+pub(crate) async fn agent_view(url: &str, token: &str, id: i64) -> Value {
+    http()
+        .get(format!("{url}/v1/asks/{id}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
         .unwrap()
 }
 
