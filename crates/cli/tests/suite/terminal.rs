@@ -15,6 +15,15 @@ fn deploy() -> String {
 
 const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL (Recommended)","description":"Managed, with backups."},{"label":"MySQL"}]}]}"#;
 
+/// [`BATCH3`] in a pane, its first question answered with Enter: on the second (`2/3`).
+fn on_the_second_of_three() -> Pane {
+    let pane = Pane::ask(&[], BATCH3);
+    pane.wait_text("1/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2/3");
+    pane
+}
+
 /// `ask-user ask ARGS` in a pane (see [`Pane::ask`]), once its question is on screen.
 fn shown(args: &[&str], question: &str) -> Pane {
     let pane = Pane::ask(args, question);
@@ -345,10 +354,7 @@ fn a_digit_alone_moves_and_only_enter_confirms() {
 #[test]
 fn typing_in_a_multi_select_keeps_every_letter() {
     // Defect 1: `just tracing` showed as `ust tracing`.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.type_text("just tracing");
     pane.wait_text("4. just tracing");
     pane.keys(&["C-c", "C-c"]);
@@ -358,10 +364,7 @@ fn typing_in_a_multi_select_keeps_every_letter() {
 #[test]
 fn esc_on_the_last_question_does_not_send_the_batch() {
     // Defect 16: Esc on the last question submitted everything.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.keys(&["Enter"]);
     pane.wait_text("3/3");
     pane.keys(&["Escape"]);
@@ -375,10 +378,7 @@ fn esc_on_the_last_question_does_not_send_the_batch() {
 #[test]
 fn holding_backspace_in_the_own_answer_stays_on_the_question() {
     // Defect 6: Backspace past the start of the text went to the previous question.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.type_text("abc");
     pane.wait_text("4. abc");
     pane.keys(&["BSpace"; 12]);
