@@ -5,7 +5,7 @@ use ask_user_test_support::TmuxPane;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::hooks::{PROMPT_TOOL, escalated_touch};
+use super::hooks::{PROMPT_TOOL, escalated_touch, hooked_flags};
 use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, claude_tui_in, codex, pointed};
 
 /// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
@@ -69,7 +69,7 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
         "Bash",
         json!({"command": format!("touch '{}'", made.display()), "description": "Make a file"}),
     );
-    let running = claude(&lab, &turn, &[]);
+    let running = claude(&lab, &turn, &[] as &[&str]);
     let inbox = lab.inbox();
     pick(
         &inbox,
@@ -128,11 +128,7 @@ fn asked_again_until_answered(
     let lab = Lab::new();
     let hook_flags = format!("--always --via inbox {hook_flags}");
     let hook = lab.hook("claude-code", hook_flags.trim_end());
-    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, timeout);
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(PROMPT_TOOL);
+    let flags = hooked_flags(&lab, &hook, timeout, &[]);
     let turn = Turn {
         still_open: Some(still_open),
         retries,
