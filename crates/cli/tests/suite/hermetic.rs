@@ -6,14 +6,20 @@
 
 use ask_user_test_support::tool;
 
-/// One test per spawning helper: `run`/`run_env` (`setsid`), `run_headless` (`setsid` with
-/// `--via web`), the completions' `bash`, the pseudo-terminal of `script`, `hub serve`.
-const UNDER_A_DEVELOPERS_ENVIRONMENT: [&str; 5] = [
+/// One cheap test per spawning helper: `run`/`run_env` (`setsid`), `run_headless` (`setsid`
+/// with `--via web`), the completions' `bash`, the pseudo-terminal of `script`, `hub serve`,
+/// the tmux pane of `Pane`, the hook's `spawn`, the hub tests' `ask_user_at`, the stored
+/// asker of the exactly-once tests.
+const UNDER_A_DEVELOPERS_ENVIRONMENT: [&str; 9] = [
     "suite::cli::ask_without_a_terminal_exits_6_at_once",
     "suite::cli::completions_are_generated_for_each_shell_and_load_in_bash",
     "suite::web::without_a_terminal_the_url_never_reaches_stderr",
     "suite::terminal::a_signal_while_the_terminal_is_being_set_up_still_restores_it",
     "suite::newcomer::login_link_prints_the_port_the_hub_serves_on",
+    "suite::terminal::enter_accepts_the_recommended_option",
+    "suite::hook::away_off_falls_through_and_away_on_asks",
+    "suite::hub_abuse::help_never_prints_the_store_url",
+    "suite::exactly_once_stored::no_terminal_and_no_stored_ask_is_nobody_can_answer_and_stores_nothing",
 ];
 
 #[test]
