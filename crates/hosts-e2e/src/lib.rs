@@ -196,7 +196,7 @@ impl Netns {
 
     /// A command running `program` inside the namespace, with a cleared environment.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new("ip");
+        let mut command = ask_user_test_support::tool("ip");
         command
             .env_clear()
             .args(["netns", "exec", &self.name])
@@ -214,22 +214,24 @@ impl Default for Netns {
 impl Drop for Netns {
     fn drop(&mut self) {
         // Whatever still runs inside (a host, its MCP server, the fake) ends with it.
-        if let Ok(out) = Command::new("ip")
+        if let Ok(out) = ask_user_test_support::tool("ip")
             .args(["netns", "pids", &self.name])
             .output()
         {
             for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-9", pid]).status();
+                if let Ok(pid) = pid.parse() {
+                    ask_user_test_support::signal(pid, ask_user_test_support::Signal::KILL);
+                }
             }
         }
-        let _ = Command::new("ip")
+        let _ = ask_user_test_support::tool("ip")
             .args(["netns", "del", &self.name])
             .status();
     }
 }
 
 fn ip(args: &[&str]) {
-    let out = Command::new("ip")
+    let out = ask_user_test_support::tool("ip")
         .args(args)
         .output()
         .expect("cannot run `ip` (iproute2): the host tests need it");

@@ -6,8 +6,9 @@
 //! [`TmuxPane::wait_for`], [`TmuxPane::file`]). The server is killed when the pane drops.
 //! Needs `tmux` on `PATH` (`scripts/setup` installs it).
 //!
-//! [`hermetic`] and [`Reaped`]: every spawned binary gets a cleared environment with a private
-//! home, and is killed when the test ends, even by a panic. [`spawn_piped`] and
+//! [`hermetic`]/[`hermetic_command`], [`tool`] and [`Reaped`]: every spawned binary gets a
+//! cleared environment (a private home for `ask-user`; `PATH` and the locale alone for a
+//! third-party tool), and is killed when the test ends, even by a panic. [`spawn_piped`] and
 //! [`spawn_with_input`]: a child with its three streams piped, fed its stdin.
 //!
 //! [`browser_tools`] (playwright-core and axe-core, checked present) and [`right_to_left`]: what
@@ -27,7 +28,10 @@ pub mod fakes;
 pub mod postgres;
 mod process;
 mod smtp;
-pub use process::{Reaped, Signal, hermetic, signal, signal_group, spawn_piped, spawn_with_input};
+pub use process::{
+    Reaped, Signal, hermetic, hermetic_command, signal, signal_group, spawn_piped,
+    spawn_with_input, tool,
+};
 pub use smtp::{FakeSmtp, self_signed};
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Spawned processes that cannot touch the developer's state or outlive the test.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -40,6 +41,39 @@ pub fn hermetic<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
         .env("HOME", home)
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CONFIG_HOME", home.join("config"))
+}
+
+/// `Command::new(program)` made [`hermetic`] with `home` as its private home: the one way a
+/// test starts an `ask-user` process (or a wrapper of it such as `setsid`, `unshare`,
+/// `faketime`, `sh -c`), or a tool that must write under a home of the test's (node driving
+/// Chromium, the PyPI `mcp` client).
+pub fn hermetic_command(program: impl AsRef<OsStr>, home: &Path) -> Command {
+    let mut command = Command::new(program);
+    hermetic(&mut command, home);
+    command
+}
+
+/// The variables of the test's own environment a [`tool`] keeps: where programs are and the
+/// locale (a tool may print or read UTF-8).
+const TOOL_ENV: [&str; 4] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE"];
+
+/// `Command::new(program)` for a third-party tool (bash, curl, openssl, mkfifo, chown,
+/// `script`, …) with a cleared environment: only `PATH` and the locale (`LANG`, `LC_ALL`,
+/// `LC_CTYPE`) of the test's own environment, no `HOME` — so no `ASK_USER_*` variable, hub,
+/// token or store of the developer's reaches the tool or anything it starts. Add what the tool
+/// needs with `.env(…)`; a tool that writes under its home gets one with [`hermetic_command`].
+pub fn tool(program: impl AsRef<OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear();
+    for name in TOOL_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    if std::env::var_os("PATH").is_none() {
+        command.env("PATH", "/usr/bin:/bin");
+    }
+    command
 }
 
 /// Starts `command` with stdin, stdout and stderr piped, writes `input` to its stdin and

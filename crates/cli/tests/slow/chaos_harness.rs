@@ -111,21 +111,18 @@ impl Drop for Proc {
 /// `ask-user ARGS` with a cleared environment: only `HOME` (a private directory), `PATH` and
 /// what `env` adds. Never the developer's store, config or hub.
 pub(crate) fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(BIN);
+    let mut c = hermetic(BIN, home, env);
     c.args(args);
-    hermetic(&mut c, home, env);
     c
 }
 
-/// Clears `c`'s environment down to a private `HOME` (and XDG directories under it), `PATH`
-/// and `env`.
-pub(crate) fn hermetic(c: &mut Command, home: &Path, env: &[(&str, &str)]) {
-    c.env_clear()
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+/// `program` with a cleared environment: a private `HOME` (and XDG directories under it),
+/// `PATH` and `env`.
+fn hermetic(program: &str, home: &Path, env: &[(&str, &str)]) -> Command {
+    let mut c = ask_user_test_support::hermetic_command(program, home);
+    c.env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .envs(env.iter().copied());
+    c
 }
 
 fn run_ok(home: &Path, args: &[&str]) -> String {
@@ -430,7 +427,11 @@ fn agent_once(
     let key = format!("agent-{i}");
     // No controlling terminal (`setsid`), so only the hub can answer; setsid execs in place
     // (the child is not a group leader), so its pid is the agent's.
-    let mut c = Command::new("setsid");
+    let mut c = hermetic(
+        "setsid",
+        home,
+        &[("ASK_USER_STORE", &local), ("ASK_USER_HUB_TOKEN", token)],
+    );
     c.arg("--wait").arg(BIN).args([
         "ask",
         "--hub",
@@ -440,11 +441,6 @@ fn agent_once(
         "--timeout",
         &timeout_arg,
     ]);
-    hermetic(
-        &mut c,
-        home,
-        &[("ASK_USER_STORE", &local), ("ASK_USER_HUB_TOKEN", token)],
-    );
     c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(
         std::fs::OpenOptions::new()
             .create(true)

@@ -30,19 +30,23 @@ fn two_questions() -> Value {
     ]})
 }
 
+/// `claude -p`'s flags for a turn whose PreToolUse hook on AskUserQuestion and ExitPlanMode runs
+/// `hook` (a `timeout` s limit), with ask-user's MCP server alone (no form), then `extra` and
+/// the permission prompt tool.
+pub(super) fn hooked_flags(lab: &Lab, hook: &str, timeout: u64, extra: &[&str]) -> Vec<String> {
+    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", hook, timeout);
+    let mcp = lab.mcp_config(None);
+    let mut flags = vec!["--settings".to_owned(), settings.display().to_string()];
+    flags.extend(["--strict-mcp-config".to_owned(), "--mcp-config".to_owned()]);
+    flags.push(mcp.display().to_string());
+    flags.extend(extra.iter().chain(&PROMPT_TOOL).map(|f| f.to_string()));
+    flags
+}
+
 /// `claude -p` calling AskUserQuestion, the hook answering from `answers`: the model's texts.
 fn ask_claude(answers: Value) -> Vec<String> {
     let lab = Lab::new();
-    let settings = lab.settings(
-        "PreToolUse",
-        "AskUserQuestion|ExitPlanMode",
-        &lab.scripted_hook(answers),
-        60,
-    );
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(PROMPT_TOOL);
+    let flags = hooked_flags(&lab, &lab.scripted_hook(answers), 60, &[]);
     let run = claude(
         &lab,
         &Turn::call("AskUserQuestion", two_questions()),
@@ -94,11 +98,7 @@ fn claude_p_reads_no_answer_when_every_question_was_skipped() {
 fn claude_p_no_answer_in_the_hooks_time_is_a_deny() {
     let lab = Lab::new();
     let hook = lab.hook("claude-code", "--always --via inbox --timeout 1s");
-    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 60);
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(PROMPT_TOOL);
+    let flags = hooked_flags(&lab, &hook, 60, &[]);
     let run = claude(
         &lab,
         &Turn::call("AskUserQuestion", two_questions()),
@@ -119,17 +119,12 @@ const PLAN: &str = "1. Add the migration.\n2. Backfill the column.\n3. Switch re
 
 fn plan_claude(answers: Value) -> Vec<String> {
     let lab = Lab::new();
-    let settings = lab.settings(
-        "PreToolUse",
-        "AskUserQuestion|ExitPlanMode",
+    let flags = hooked_flags(
+        &lab,
         &lab.scripted_hook(answers),
         60,
+        &["--permission-mode", "plan"],
     );
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(["--permission-mode", "plan"]);
-    flags.extend(PROMPT_TOOL);
     let run = claude(
         &lab,
         &Turn::call("ExitPlanMode", json!({"plan": PLAN})),
@@ -201,12 +196,7 @@ fn claude_p_plan_kept_on_the_hub_page_reads_the_humans_words() {
     let ns = Netns::new();
     let hub = lab.hub(&ns, "laptop-claude");
     let hook = recording_hook(&lab, "claude-code", &hub_flags(&lab, &hub));
-    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 60);
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(["--permission-mode", "plan"]);
-    flags.extend(PROMPT_TOOL);
+    let flags = hooked_flags(&lab, &hook, 60, &["--permission-mode", "plan"]);
     let running = claude_in(
         &lab,
         ns,

@@ -58,7 +58,7 @@ impl Lab {
     /// with its stderr when it fails.
     pub(crate) fn ask_user(&self, args: &[&str]) -> String {
         let out = self
-            .user_env(&mut Command::new(BIN))
+            .user_env(&mut ask_user_test_support::tool(BIN))
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -444,12 +444,17 @@ fn start_in(
 }
 
 /// Starts `claude -p` with `flags` for `turn` (the user's settings are the lab's HOME).
-pub(crate) fn claude(lab: &Lab, turn: &Turn, flags: &[&str]) -> Running {
+pub(crate) fn claude(lab: &Lab, turn: &Turn, flags: &[impl AsRef<std::ffi::OsStr>]) -> Running {
     claude_in(lab, Netns::new(), turn, flags)
 }
 
 /// [`claude`] in `ns` (where a hub of the test already runs).
-pub(crate) fn claude_in(lab: &Lab, ns: Netns, turn: &Turn, flags: &[&str]) -> Running {
+pub(crate) fn claude_in(
+    lab: &Lab,
+    ns: Netns,
+    turn: &Turn,
+    flags: &[impl AsRef<std::ffi::OsStr>],
+) -> Running {
     start_in(lab, ns, Host::ClaudeCode, turn, |command, port| {
         command
             .args(["-p", PROMPT, "--output-format", "text"])

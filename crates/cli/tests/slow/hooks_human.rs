@@ -5,7 +5,7 @@ use ask_user_test_support::TmuxPane;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::hooks::{PROMPT_TOOL, escalated_touch};
+use super::hooks::{PROMPT_TOOL, escalated_touch, hooked_flags};
 use super::hooks_host::{BIN, Lab, Turn, claude, claude_tui, claude_tui_in, codex, pointed};
 
 /// In the inbox's list, opens the first ask and picks option `n` (1-based) of its question.
@@ -69,7 +69,7 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
         "Bash",
         json!({"command": format!("touch '{}'", made.display()), "description": "Make a file"}),
     );
-    let running = claude(&lab, &turn, &[]);
+    let running = claude(&lab, &turn, &[] as &[&str]);
     let inbox = lab.inbox();
     pick(
         &inbox,
@@ -113,38 +113,55 @@ fn setup_claude_code_then_away_on_asks_permission_and_questions_in_the_inbox() {
 /// The words of the hook's still-open reply (`hook_map::STILL_OPEN`).
 const STILL_OPEN: &str = "The user has not answered yet and the question is still open for them; ask again with the same input to get their answer (do not assume one).";
 
-#[test]
-fn a_hook_that_stops_waiting_leaves_the_question_open_and_the_retry_gets_the_answer() {
+/// One question asked by `claude -p` through the hook `ask-user hook claude-code --always --via
+/// inbox HOOK_FLAGS`, which Claude Code kills after `timeout` seconds; the model asks again
+/// (up to `retries` times) while the reply contains `still_open`. The human picks option `n`,
+/// `label`, in the inbox: every reply before the last is `unanswered` (at least one), the last
+/// reads the answer.
+fn asked_again_until_answered(
+    hook_flags: &str,
+    timeout: u64,
+    (still_open, retries): (&'static str, u32),
+    (n, label): (usize, &str),
+    unanswered: &str,
+) {
     let lab = Lab::new();
-    // The hook stops waiting after 1 s, long before the host's 30 s would kill it.
-    let hook = lab.hook("claude-code", "--always --via inbox --wait 1s");
-    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 30);
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(PROMPT_TOOL);
+    let hook_flags = format!("--always --via inbox {hook_flags}");
+    let hook = lab.hook("claude-code", hook_flags.trim_end());
+    let flags = hooked_flags(&lab, &hook, timeout, &[]);
     let turn = Turn {
-        still_open: Some("still open for them"),
-        retries: 200,
+        still_open: Some(still_open),
+        retries,
         ..Turn::call("AskUserQuestion", one_question())
     };
     let running = claude(&lab, &turn, &flags);
     running.wait_records(1);
     let inbox = lab.inbox();
-    pick(&inbox, "[Database] Which database?", 2, "SQLite");
+    pick(&inbox, "[Database] Which database?", n, label);
     let run = running.finish();
     let texts = run.texts();
-    let (last, waited) = texts.split_last().unwrap();
-    assert!(!waited.is_empty(), "{run:?}");
-    for text in waited {
-        assert_eq!(
-            text,
-            &format!("PreToolUse:AskUserQuestion hook error: {STILL_OPEN}")
-        );
+    let (last, before) = texts.split_last().unwrap();
+    assert!(!before.is_empty(), "{run:?}");
+    for text in before {
+        assert_eq!(text, unanswered);
     }
     assert_eq!(
         last,
-        "Your questions have been answered: \"Which database?\"=\"SQLite\". You can now continue with these answers in mind."
+        &format!(
+            "Your questions have been answered: \"Which database?\"=\"{label}\". You can now continue with these answers in mind."
+        )
+    );
+}
+
+#[test]
+fn a_hook_that_stops_waiting_leaves_the_question_open_and_the_retry_gets_the_answer() {
+    // The hook stops waiting after 1 s, long before the host's 30 s would kill it.
+    asked_again_until_answered(
+        "--wait 1s",
+        30,
+        ("still open for them", 200),
+        (2, "SQLite"),
+        &format!("PreToolUse:AskUserQuestion hook error: {STILL_OPEN}"),
     );
 }
 
@@ -183,33 +200,13 @@ const KILLED: &str = "<tool_use_error>Error calling tool (AskUserQuestion): Erro
 
 #[test]
 fn a_hook_killed_at_the_hosts_timeout_leaves_the_question_open_for_the_retry() {
-    let lab = Lab::new();
     // No --wait: Claude Code kills the hook at its 2 s timeout, and the model asks again.
-    let hook = lab.hook("claude-code", "--always --via inbox");
-    let settings = lab.settings("PreToolUse", "AskUserQuestion|ExitPlanMode", &hook, 2);
-    let mcp = lab.mcp_config(None);
-    let mut flags = vec!["--settings", settings.to_str().unwrap()];
-    flags.extend(["--strict-mcp-config", "--mcp-config", mcp.to_str().unwrap()]);
-    flags.extend(PROMPT_TOOL);
-    let turn = Turn {
-        still_open: Some("not a permission prompt tool"),
-        retries: 100,
-        ..Turn::call("AskUserQuestion", one_question())
-    };
-    let running = claude(&lab, &turn, &flags);
-    running.wait_records(1);
-    let inbox = lab.inbox();
-    pick(&inbox, "[Database] Which database?", 1, "Postgres");
-    let run = running.finish();
-    let texts = run.texts();
-    let (last, killed) = texts.split_last().unwrap();
-    assert!(!killed.is_empty(), "{run:?}");
-    for text in killed {
-        assert_eq!(text, KILLED);
-    }
-    assert_eq!(
-        last,
-        "Your questions have been answered: \"Which database?\"=\"Postgres\". You can now continue with these answers in mind."
+    asked_again_until_answered(
+        "",
+        2,
+        ("not a permission prompt tool", 100),
+        (1, "Postgres"),
+        KILLED,
     );
 }
 

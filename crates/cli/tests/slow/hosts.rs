@@ -4,9 +4,8 @@
 //! its model is pinned (Codex's varying `Wall time: N seconds` aside), and Gemini CLI's
 //! (`gemini -p`). The interactive UIs are in `hosts_tui.rs`.
 
-use std::process::Command;
-
 use ask_user_hosts_e2e::{Host, Run, Scenario, run};
+use ask_user_test_support::hermetic_command;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -154,8 +153,7 @@ fn a_wait_past_the_limit_reads_still_open_and_the_retry_reattaches() {
             out.diagnostics()
         );
         let store = format!("sqlite:{}", out.dir.path().join("store.sqlite3").display());
-        let history = Command::new(BIN)
-            .env_clear()
+        let history = hermetic_command(BIN, out.dir.path())
             .args(["history", "--open", "--json", "--store", &store])
             .output()
             .unwrap();
@@ -212,11 +210,20 @@ fn gemini_reads_still_open_at_the_limit() {
 }
 
 fn ask_user_in(home: &std::path::Path, args: &[&str]) -> (String, i32) {
-    let out = Command::new(BIN)
-        .env_clear()
-        .env("HOME", home)
+    ask_user_in_with(home, &[], args)
+}
+
+/// `ask-user ARGS` in `home` (its config directory left to the default under it, as a user's
+/// is) with `env` added: stdout and the exit code.
+fn ask_user_in_with(
+    home: &std::path::Path,
+    env: &[(&str, &std::path::Path)],
+    args: &[&str],
+) -> (String, i32) {
+    let out = hermetic_command(BIN, home)
+        .env_remove("XDG_CONFIG_HOME")
         .env("PATH", "/usr/bin:/bin")
-        .env("XDG_STATE_HOME", home.join("state"))
+        .envs(env.iter().copied())
         .args(args)
         .output()
         .unwrap();
@@ -296,21 +303,8 @@ fn setup_and_doctor_warn_when_codex_declines_every_form() {
     std::fs::create_dir_all(&codex_home).unwrap();
     let config = codex_home.join("config.toml");
     std::fs::write(&config, "approval_policy = \"never\"\n").unwrap();
-    let in_codex_home = |args: &[&str]| {
-        let out = Command::new(BIN)
-            .env_clear()
-            .env("HOME", home.path())
-            .env("CODEX_HOME", &codex_home)
-            .env("PATH", "/usr/bin:/bin")
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            out.status.code().unwrap_or(-1),
-        )
-    };
+    let in_codex_home =
+        |args: &[&str]| ask_user_in_with(home.path(), &[("CODEX_HOME", &codex_home)], args);
     let why = "Codex declines every question form at once, so questions skip its own form and go to ask-user's other answerers (--via: the page, the hub); set approval_policy = \"on-request\" to answer in Codex";
     let file = config.display();
     let warning = format!("warning: approval_policy = \"never\" in {file}: {why}\n");

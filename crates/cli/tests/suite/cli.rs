@@ -455,7 +455,7 @@ fn completions_are_generated_for_each_shell_and_load_in_bash() {
         }
     }
     // The bash script really loads and registers the completion.
-    let loaded = std::process::Command::new("bash")
+    let loaded = ask_user_test_support::tool("bash")
         .arg("-c")
         .arg(format!(
             "source <('{BIN}' completions bash) && complete -p ask-user"

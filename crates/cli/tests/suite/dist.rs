@@ -17,8 +17,10 @@
 //! durations are printed for the record.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Instant;
+
+use ask_user_test_support::{hermetic_command, tool};
 
 use super::support::{BIN, repo_file};
 
@@ -78,7 +80,7 @@ impl Scratch {
             std::os::unix::fs::symlink(real, tools.join(tool)).unwrap();
         }
         // The interpreter itself, not a version manager's shim (pyenv's needs its own tools).
-        let python = Command::new("python3")
+        let python = tool("python3")
             .args(["-c", "import sys; print(sys.executable)"])
             .output()
             .unwrap();
@@ -107,13 +109,9 @@ impl Scratch {
         let mut path: Vec<PathBuf> = bin.map(Path::to_path_buf).into_iter().collect();
         path.push(self.path("tools"));
         let home = self.path("home");
-        let output = Command::new(program)
+        let output = hermetic_command(program, &home)
             .args(args)
-            .env_clear()
             .env("PATH", std::env::join_paths(&path).unwrap())
-            .env("HOME", &home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
             .envs(env.iter().copied())
             .current_dir(self.dir.path())
@@ -206,14 +204,11 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
     let dist = scratch.path("dist");
     // Packing needs cargo (maturin reads `cargo metadata`): the test's own PATH.
     let packed = timed("scripts/dist --binary (debug build)", || {
-        let mut command = Command::new("bash");
+        let mut command = hermetic_command("bash", &scratch.path("home"));
         command
             .arg(repo_file("scripts/dist"))
             .args(["--binary", BIN, "--out"])
             .arg(&dist)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", scratch.path("home"))
             // The debug binary is large: the fastest xz preset keeps CI's time small.
             .env("XZ_OPT", "-0")
             .stdin(Stdio::null());
@@ -271,11 +266,9 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
     let alone = scratch.path("npm-launcher-alone");
     let alone_text = alone.display().to_string();
     npm_install(&scratch, &tools, &alone_text, &[&launcher]);
-    let missing = Command::new(alone.join("bin/ask-user"))
+    let missing = hermetic_command(alone.join("bin/ask-user"), &scratch.path("home"))
         .arg("--version")
-        .env_clear()
         .env("PATH", &tools)
-        .env("HOME", scratch.path("home"))
         .output()
         .unwrap();
     assert_eq!(missing.status.code(), Some(1));
@@ -404,11 +397,9 @@ fn each_package_installs_from_its_file_without_a_rust_toolchain_and_works() {
     )
     .unwrap();
     let elsewhere = scratch.path("not-installed");
-    let refused = Command::new(tools.join("sh"))
+    let refused = hermetic_command(tools.join("sh"), &scratch.path("home"))
         .arg(tampered.join("ask-user-installer.sh"))
-        .env_clear()
         .env("PATH", &tools)
-        .env("HOME", scratch.path("home"))
         .env("ASK_USER_INSTALL_DIR", &elsewhere)
         .output()
         .unwrap();

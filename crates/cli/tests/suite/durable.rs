@@ -5,10 +5,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic, spawn_with_input};
+use ask_user_test_support::{DEADLINE, Reaped, TmuxPane, hermetic_command, spawn_with_input};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -47,6 +47,14 @@ impl Store {
             .clone()
     }
 
+    /// `ask ARGS` headless as `name` (see [`spawn_headless`]; its files in this store's
+    /// folder) with `env`, DB on stdin; returned once its ask is stored (one open ask).
+    fn stored_asker(&self, name: &str, args: &[&str], env: &[(&str, &str)]) -> Reaped {
+        let asker = spawn_headless(self.dir.path(), name, args, DB, env);
+        self.wait_history("the ask stored", |h| states(h) == ["open"]);
+        asker
+    }
+
     /// Waits (deadline [`DEADLINE`]) until the history satisfies `condition`.
     fn wait_history(&self, what: &str, condition: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let start = Instant::now();
@@ -76,9 +84,7 @@ fn spawn_headless(
 ) -> Reaped {
     let out = std::fs::File::create(dir.join(format!("{name}.out"))).unwrap();
     let err = std::fs::File::create(dir.join(format!("{name}.err"))).unwrap();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, dir);
-    let mut child = command
+    let mut child = hermetic_command("setsid", dir)
         .arg("--wait")
         .arg(BIN)
         .arg("ask")
@@ -114,6 +120,17 @@ fn wait(child: &mut Child) -> Option<i32> {
     }
 }
 
+/// `ask-user inbox` on `url` (30 rows) with the DB question opened from its list (`1`, Enter):
+/// the pane, and the list's screen before.
+fn inbox_on_the_question(url: &str) -> (TmuxPane, String) {
+    let pane = inbox(url, 30);
+    let list = pane.wait_text("[Database] Which database?");
+    pane.type_text("1");
+    pane.keys(&["Enter"]);
+    pane.wait_text(OWN);
+    (pane, list)
+}
+
 /// `ask-user inbox --store URL` in a tmux pane.
 fn inbox(url: &str, height: u16) -> TmuxPane {
     let dir = tempfile::tempdir().unwrap();
@@ -134,8 +151,7 @@ fn killed_asker_then_answer_in_the_inbox_then_the_same_call_prints_it_at_once() 
     let url = store.url();
     let dir = store.dir.path().to_owned();
     let args = ["--via", "inbox", "--store", &url, "--key", "call-1"];
-    let mut first = spawn_headless(&dir, "first", &args, DB, &[]);
-    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    let mut first = store.stored_asker("first", &args, &[]);
     first.kill().unwrap(); // SIGKILL: nothing runs after it
     assert_eq!(wait(&mut first), None);
     assert_eq!(
@@ -144,12 +160,8 @@ fn killed_asker_then_answer_in_the_inbox_then_the_same_call_prints_it_at_once() 
         "said once"
     );
 
-    let pane = inbox(&url, 30);
-    let screen = pane.wait_text("[Database] Which database?");
+    let (pane, screen) = inbox_on_the_question(&url);
     assert!(screen.contains("1 open question(s)"), "{screen}");
-    pane.type_text("1");
-    pane.keys(&["Enter"]);
-    pane.wait_text(OWN);
     pane.keys(&["Enter"]);
     let screen = pane.wait_text("Taken: your answer is stored");
     assert!(screen.contains("No open questions."), "{screen}");
@@ -179,19 +191,12 @@ fn killed_after_the_answer_was_stored_before_stdout_the_retry_gets_it() {
     let args = ["--via", "inbox", "--store", &url, "--key", "call-2"];
     // Test-only failpoint: the process aborts after the outcome is stored and before stdout
     // is written (the window between "stored" and "delivered").
-    let mut first = spawn_headless(
-        &dir,
+    let mut first = store.stored_asker(
         "first",
         &args,
-        DB,
         &[("ASK_USER_TEST_FAILPOINT", "before-stdout")],
     );
-    store.wait_history("the ask stored", |h| states(h) == ["open"]);
-    let pane = inbox(&url, 30);
-    pane.wait_text("[Database] Which database?");
-    pane.type_text("1");
-    pane.keys(&["Enter"]);
-    pane.wait_text(OWN);
+    let (pane, _) = inbox_on_the_question(&url);
     pane.keys(&["Up"]);
     pane.wait_text("› 1. SQLite");
     pane.keys(&["Enter"]);
@@ -216,8 +221,7 @@ fn sigterm_detaches_the_ask_and_the_inbox_marks_it() {
     let url = store.url();
     let dir = store.dir.path().to_owned();
     let args = ["--via", "inbox", "--store", &url];
-    let mut first = spawn_headless(&dir, "first", &args, DB, &[]);
-    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    let mut first = store.stored_asker("first", &args, &[]);
     // setsid execs ask-user in place (the child is not a group leader): this is its pid.
     assert!(ask_user_test_support::signal(
         first.id(),
@@ -263,11 +267,7 @@ fn inbox_and_terminal_answering_at_once_store_one_outcome() {
     );
     let asker = TmuxPane::start(asker_dir, &script, 100, 30, "err.txt");
     asker.wait_text(OWN);
-    let pane = inbox(&url, 30);
-    pane.wait_text("[Database] Which database?");
-    pane.type_text("1");
-    pane.keys(&["Enter"]);
-    pane.wait_text(OWN);
+    let (pane, _) = inbox_on_the_question(&url);
     // The terminal picks SQLite, the inbox PostgreSQL; both confirm at (nearly) the same time.
     asker.keys(&["Up"]);
     asker.wait_text("› 1. SQLite");
@@ -379,10 +379,8 @@ fn the_default_store_unopenable_warns_once_and_uses_memory() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("state"), "a file, not a directory").unwrap();
     let state = home.path().join("state").display().to_string();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, home.path());
     let child = spawn_with_input(
-        command
+        hermetic_command("setsid", home.path())
             .args(["--wait", BIN, "ask"])
             .env("XDG_STATE_HOME", &state),
         DB.as_bytes(),
@@ -413,12 +411,9 @@ fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
     for url in ["sqlite:memory", "sqlite:relative.sqlite3"] {
         let dir = tempfile::tempdir().unwrap();
         let child = spawn_with_input(
-            Command::new("setsid")
+            hermetic_command("setsid", dir.path())
                 .args(["--wait", BIN, "ask", "--via", "inbox", "--timeout", "1s"])
                 .args(["--store", url])
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap())
-                .env("HOME", dir.path())
                 .env("XDG_STATE_HOME", dir.path())
                 .current_dir(dir.path()),
             DB.as_bytes(),
@@ -440,10 +435,8 @@ fn sqlite_memory_and_relative_sqlite_paths_are_files_with_an_inbox_lock() {
 fn a_closed_stdout_detaches_the_ask() {
     let store = Store::new();
     let url = store.url();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, store.dir.path());
     let mut child = Reaped(
-        command
+        hermetic_command("setsid", store.dir.path())
             .args(["--wait", BIN, "ask", "--via", "inbox", "--store", &url])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -491,10 +484,8 @@ fn open_history(url: &str) -> Vec<Value> {
 fn an_asker_killed_without_detaching_is_detached_when_its_lease_runs_out() {
     let store = Store::new();
     let url = store.url();
-    let dir = store.dir.path().to_owned();
     let args = ["--via", "inbox", "--store", &url, "--key", "lease-1"];
-    let mut first = spawn_headless(&dir, "first", &args, DB, &[SHORT_LEASE]);
-    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    let mut first = store.stored_asker("first", &args, &[SHORT_LEASE]);
     // Alive: it renews its lease, so `history` (which sweeps when it opens the store) still
     // finds it attached after more than a lease.
     std::thread::sleep(Duration::from_millis(4500));
@@ -523,8 +514,7 @@ fn an_asker_killed_without_detaching_is_marked_in_the_open_inbox_and_its_retry_g
     let url = store.url();
     let dir = store.dir.path().to_owned();
     let args = ["--via", "inbox", "--store", &url, "--key", "lease-2"];
-    let mut first = spawn_headless(&dir, "first", &args, DB, &[SHORT_LEASE]);
-    store.wait_history("the ask stored", |h| states(h) == ["open"]);
+    let mut first = store.stored_asker("first", &args, &[SHORT_LEASE]);
     // The inbox runs with the short lease, so it sweeps every 1.5 s.
     let pane = {
         let tmp = tempfile::tempdir().unwrap();

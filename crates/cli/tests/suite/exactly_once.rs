@@ -4,9 +4,7 @@
 
 use super::hub_common;
 
-use std::process::Command;
-
-use ask_user_test_support::{Reaped, spawn_with_input};
+use ask_user_test_support::{Reaped, hermetic_command, spawn_with_input};
 use hub_common::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -32,8 +30,8 @@ fn agent_for(
     home: &std::path::Path,
     env: &[(&str, &str)],
 ) -> (i32, String) {
-    let mut command = Command::new(bin());
-    ask_user_test_support::hermetic(&mut command, home)
+    let mut command = hermetic_command(bin(), home);
+    command
         .args(["ask", "--hub", hub, "--key", key, "--timeout", timeout])
         .env("ASK_USER_STORE", "memory")
         .env("ASK_USER_HUB_TOKEN", token)
@@ -91,11 +89,13 @@ async fn two_tokens_with_the_same_key_and_question_hold_two_asks_and_never_share
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for_its_retry() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir,
+        token: agent_token,
+        hub,
+        cookie,
+        ..
+    } = Served::start("agent").await;
     let url = hub.url.clone();
     let human = tokio::spawn(async move {
         let id = wait_open(&url, &cookie, 1).await[0];
@@ -127,10 +127,7 @@ async fn an_agent_killed_after_storing_and_before_printing_leaves_the_answer_for
         tokio::task::spawn_blocking(move || agent(&hub_url, &agent_token, "k-1", &home, &[]))
             .await
             .unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_NO));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,15 +152,12 @@ async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer(
     let second = *both.iter().find(|id| **id != first).unwrap();
     assert_eq!(human_answer(&hub.url, &cookie, first, "Yes").await.0, 200);
     let (status, out) = alice_run.await.unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_YES));
     assert_eq!(human_answer(&hub.url, &cookie, second, "No").await.0, 200);
     let (status, out) = bob_run.await.unwrap();
     assert_eq!(
         (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        (0, ANSWER_NO),
         "bob prints bob's answer, never alice's"
     );
 }
@@ -174,13 +168,56 @@ async fn two_tokens_sharing_one_local_store_and_key_each_print_their_own_answer(
 struct RateLimiter {
     url: String,
     log: std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String, u16)>>>,
-    task: tokio::task::JoinHandle<()>,
+    _serving: Serving,
 }
 
-impl Drop for RateLimiter {
+/// The task serving one of these tests' proxies, stopped when dropped.
+struct Serving(tokio::task::JoinHandle<()>);
+
+impl Drop for Serving {
     fn drop(&mut self) {
-        self.task.abort();
+        self.0.abort();
     }
+}
+
+/// Serves `app` on a loopback port of its own: its URL and the task serving it.
+async fn serve(app: axum::Router) -> (String, Serving) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (url, Serving(task))
+}
+
+/// `req` sent on to `upstream` (its path and query, its headers but `Host`, its body): the
+/// upstream's status, headers and body.
+async fn forward(
+    upstream: &str,
+    req: axum::http::Request<axum::body::Body>,
+) -> axum::http::Response<axum::body::Body> {
+    let mut out = http().request(
+        req.method().clone(),
+        format!(
+            "{upstream}{}",
+            req.uri().path_and_query().map_or("", |p| p.as_str())
+        ),
+    );
+    for (name, value) in req.headers() {
+        if name != "host" {
+            out = out.header(name, value);
+        }
+    }
+    let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    let resp = out.body(body).send().await.unwrap();
+    let mut back = axum::http::Response::builder().status(resp.status().as_u16());
+    for (name, value) in resp.headers() {
+        back = back.header(name, value);
+    }
+    back.body(axum::body::Body::from(resp.bytes().await.unwrap()))
+        .unwrap()
 }
 
 async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
@@ -222,41 +259,20 @@ async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
                         ))
                         .unwrap();
                 }
-                let mut out = http().request(
-                    req.method().clone(),
-                    format!(
-                        "{upstream}{}",
-                        req.uri().path_and_query().map_or("", |p| p.as_str())
-                    ),
-                );
-                for (name, value) in req.headers() {
-                    if name != "host" {
-                        out = out.header(name, value);
-                    }
-                }
-                let body = axum::body::to_bytes(req.into_body(), 1 << 20)
-                    .await
-                    .unwrap();
-                let resp = out.body(body).send().await.unwrap();
-                let status = resp.status().as_u16();
+                let back = forward(&upstream, req).await;
                 log.lock()
                     .unwrap()
-                    .push((std::time::Instant::now(), what, status));
-                let mut back = Response::builder().status(status);
-                for (name, value) in resp.headers() {
-                    back = back.header(name, value);
-                }
-                back.body(Body::from(resp.bytes().await.unwrap())).unwrap()
+                    .push((std::time::Instant::now(), what, back.status().as_u16()));
+                back
             }
         }
     };
-    let app = axum::Router::new().fallback(handler);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    RateLimiter { url, log, task }
+    let (url, serving) = serve(axum::Router::new().fallback(handler)).await;
+    RateLimiter {
+        url,
+        log,
+        _serving: serving,
+    }
 }
 
 /// 429 after the first post is transient (docs/contract.md §8): the agent honours
@@ -265,11 +281,13 @@ async fn rate_limiter(upstream: String, refuse: usize) -> RateLimiter {
 /// nobody).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir,
+        token: agent_token,
+        hub,
+        cookie,
+        ..
+    } = Served::start("agent").await;
     let limiter = rate_limiter(hub.url.clone(), 3).await;
     let (proxy, home) = (limiter.url.clone(), dir.path().to_owned());
     let agent =
@@ -291,10 +309,7 @@ async fn an_agent_told_429_after_its_post_waits_retry_after_and_gets_the_answer(
     }
     assert_eq!(human_answer(&hub.url, &cookie, id, "Yes").await.0, 200);
     let (status, out) = agent.await.unwrap();
-    assert_eq!(
-        (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#)
-    );
+    assert_eq!((status, out.trim()), (0, ANSWER_YES));
     // Each request after a 429 came at least its Retry-After (1 s) later.
     let log = limiter.log.lock().unwrap().clone();
     for pair in log.windows(2) {
@@ -326,16 +341,18 @@ fn full_disk_text(path: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
     use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir,
+        token: agent_token,
+        hub,
+        cookie,
+        ..
+    } = Served::start("agent").await;
     let disk = dir.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
     let local = format!("sqlite:{}", disk.join("store.sqlite3").display());
-    let mut command = Command::new("unshare");
-    ask_user_test_support::hermetic(&mut command, dir.path())
+    let mut command = hermetic_command("unshare", dir.path());
+    command
         .args([
             "-Urm",
             "sh",
@@ -389,7 +406,7 @@ async fn a_full_local_disk_at_the_answer_leaves_it_for_the_retry() {
             .unwrap();
     assert_eq!(
         (status, retry.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
+        (0, ANSWER_NO),
         "first run: {status_1:?} {printed} {stderr}"
     );
 }
@@ -402,18 +419,12 @@ struct AnswerAtWithdraw {
     url: String,
     /// The human's status (200: told "sent"), once answered.
     human: std::sync::Arc<std::sync::Mutex<Option<u16>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for AnswerAtWithdraw {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _serving: Serving,
 }
 
 async fn answer_at_withdraw(hub: String, cookie: String, label: &'static str) -> AnswerAtWithdraw {
     use axum::body::Body;
-    use axum::http::{Method, Request, Response};
+    use axum::http::{Method, Request};
     use std::sync::{Arc, Mutex};
     let human: Arc<Mutex<Option<u16>>> = Arc::default();
     let handler = {
@@ -431,37 +442,16 @@ async fn answer_at_withdraw(hub: String, cookie: String, label: &'static str) ->
                     let (status, _) = human_answer(&hub, &cookie, id, label).await;
                     *human.lock().unwrap() = Some(status);
                 }
-                let mut out = http().request(
-                    req.method().clone(),
-                    format!(
-                        "{hub}{}",
-                        req.uri().path_and_query().map_or("", |p| p.as_str())
-                    ),
-                );
-                for (name, value) in req.headers() {
-                    if name != "host" {
-                        out = out.header(name, value);
-                    }
-                }
-                let body = axum::body::to_bytes(req.into_body(), 1 << 20)
-                    .await
-                    .unwrap();
-                let resp = out.body(body).send().await.unwrap();
-                let mut back = Response::builder().status(resp.status().as_u16());
-                for (name, value) in resp.headers() {
-                    back = back.header(name, value);
-                }
-                back.body(Body::from(resp.bytes().await.unwrap())).unwrap()
+                forward(&hub, req).await
             }
         }
     };
-    let app = axum::Router::new().fallback(handler);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    AnswerAtWithdraw { url, human, task }
+    let (url, serving) = serve(axum::Router::new().fallback(handler)).await;
+    AnswerAtWithdraw {
+        url,
+        human,
+        _serving: serving,
+    }
 }
 
 /// The human answers on the hub exactly when the agent's budget ran out and
@@ -472,11 +462,13 @@ async fn answer_at_withdraw(hub: String, cookie: String, label: &'static str) ->
 /// hub it was delivered (it used to drop the DELETE's reply and print the timeout).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_taken_by_the_hub_as_the_budget_ran_out_is_what_the_agent_prints() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir,
+        token: agent_token,
+        hub,
+        cookie,
+        ..
+    } = Served::start("agent").await;
     let proxy = answer_at_withdraw(hub.url.clone(), cookie.clone(), "Yes").await;
     let (via, home) = (proxy.url.clone(), dir.path().to_owned());
     let tok = agent_token.clone();
@@ -488,7 +480,7 @@ async fn an_answer_taken_by_the_hub_as_the_budget_ran_out_is_what_the_agent_prin
     assert_eq!(told, Some(200), "the human was told the answer was sent");
     assert_eq!(
         (status, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the agent prints the answer the hub took"
     );
     // Delivered: the same key asks anew (an open ask), it is not handed the answer again.
@@ -504,12 +496,17 @@ struct Rerun {
 }
 
 impl Rerun {
-    fn start(hub: &str, token: &str, extra: &[&str]) -> Rerun {
+    fn start(hub: &str, token: &str, extra: &[impl AsRef<std::ffi::OsStr>]) -> Rerun {
         Rerun::start_with(hub, token, extra, &[])
     }
 
     /// [`Rerun::start`] with more environment variables (test knobs).
-    fn start_with(hub: &str, token: &str, extra: &[&str], env: &[(&str, &str)]) -> Rerun {
+    fn start_with(
+        hub: &str,
+        token: &str,
+        extra: &[impl AsRef<std::ffi::OsStr>],
+        env: &[(&str, &str)],
+    ) -> Rerun {
         use std::io::BufRead;
         let mut child = spawn_with_input(
             ask_user()
@@ -565,44 +562,87 @@ impl Drop for Rerun {
     }
 }
 
+/// The first run of a keyed call (`--key KEY --timeout 5m`, its own SQLite store) whose
+/// question reached the hub, then aborted by its caller (SIGTERM: detached); its hub then
+/// killed. What a re-run of the same call meets.
+struct FirstRun {
+    dir: tempfile::TempDir,
+    store: String,
+    key: &'static str,
+    token: String,
+    /// The hub's URL (the same once it is back).
+    url: String,
+    cookie: String,
+    /// The first run's question on the hub.
+    id: i64,
+}
+
+impl FirstRun {
+    async fn detached_then_hub_down(key: &'static str) -> FirstRun {
+        let Served {
+            dir,
+            store,
+            token,
+            mut hub,
+            cookie,
+        } = Served::start("agent").await;
+        let mut first = FirstRun {
+            dir,
+            store,
+            key,
+            token,
+            url: hub.url.clone(),
+            cookie,
+            id: 0,
+        };
+        let run = Rerun::start(&first.url, &first.token, &first.extra());
+        first.id = wait_open(&first.url, &first.cookie, 1).await[0];
+        assert!(ask_user_test_support::signal(
+            run.child.id(),
+            ask_user_test_support::Signal::TERM
+        ));
+        assert_eq!(run.finish().0, 130, "the first run was aborted");
+        hub.kill();
+        first
+    }
+
+    /// The arguments of the call after the question: its key, budget and local store.
+    fn extra(&self) -> Vec<String> {
+        let local = format!("sqlite:{}", self.dir.path().join("local.sqlite3").display());
+        ["--key", self.key, "--timeout", "5m", "--store", &local]
+            .map(str::to_owned)
+            .to_vec()
+    }
+
+    /// The hub back on its address, the first run's question its only open one, answered "Yes"
+    /// by the human.
+    async fn hub_back_and_answered(&self) -> Hub {
+        let hub = Hub::start_at(self.url.trim_start_matches("http://"), &self.store, &[]);
+        let open = wait_open(&hub.url, &self.cookie, 1).await;
+        assert_eq!(open, vec![self.id], "one question, the first run's");
+        let (status, _) = human_answer(&hub.url, &self.cookie, self.id, "Yes").await;
+        assert_eq!(status, 200);
+        hub
+    }
+}
+
 /// A keyed re-run that starts while its hub is down (restarting) does not
 /// end as "nobody can answer" (exit 6) nor withdraw its local ask: a refused connection is
 /// transient for a keyed call. Once the hub is back it re-attaches to the question the first
 /// run posted, and prints the answer the human gives there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let mut hub = Hub::start(&store, &[]);
-    let listen = hub.url.trim_start_matches("http://").to_owned();
-    let cookie = session(&store, &hub.url).await;
-    let extra = ["--key", "k-restart", "--timeout", "5m", "--store", &local];
-    // The first run's question reaches the hub; then its caller goes away (SIGTERM: detached).
-    let first = Rerun::start(&hub.url, &agent_token, &extra);
-    let id = wait_open(&hub.url, &cookie, 1).await[0];
-    assert!(ask_user_test_support::signal(
-        first.child.id(),
-        ask_user_test_support::Signal::TERM
-    ));
-    let (code, _) = first.finish();
-    assert_eq!(code, 130, "the first run was aborted");
-    // The hub goes down; the re-run starts while it is down, and tries it.
-    hub.kill();
-    let rerun = Rerun::start(&hub.url, &agent_token, &extra);
-    let tried = rerun.wait_for(&hub.url);
+    let first = FirstRun::detached_then_hub_down("k-restart").await;
+    // The re-run starts while the hub is down, and tries it.
+    let rerun = Rerun::start(&first.url, &first.token, &first.extra());
+    let tried = rerun.wait_for(&first.url);
     assert!(tried.is_some(), "the re-run never tried the hub");
     // The hub is back on the same address: the re-run re-attaches to the same question.
-    let hub = Hub::start_at(&listen, &store, &[]);
-    let open = wait_open(&hub.url, &cookie, 1).await;
-    assert_eq!(open, vec![id], "one question, the first run's");
-    let (status, _) = human_answer(&hub.url, &cookie, id, "Yes").await;
-    assert_eq!(status, 200);
+    let _hub = first.hub_back_and_answered().await;
     let (code, out) = rerun.finish();
     assert_eq!(
         (code, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the re-run prints the answer (it used to exit 6: {tried:?})"
     );
 }
@@ -613,27 +653,12 @@ async fn a_keyed_rerun_while_the_hub_restarts_reattaches_and_gets_the_answer() {
 /// hub within its budget, re-attaches when the hub is back, and prints the answer given there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_rerun_whose_hub_stays_down_past_the_patience_keeps_its_question() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let local = format!("sqlite:{}", dir.path().join("local.sqlite3").display());
-    let agent_token = token(&store, "agent");
-    let mut hub = Hub::start(&store, &[]);
-    let listen = hub.url.trim_start_matches("http://").to_owned();
-    let cookie = session(&store, &hub.url).await;
-    let extra = ["--key", "k-down", "--timeout", "5m", "--store", &local];
-    let first = Rerun::start(&hub.url, &agent_token, &extra);
-    let id = wait_open(&hub.url, &cookie, 1).await[0];
-    assert!(ask_user_test_support::signal(
-        first.child.id(),
-        ask_user_test_support::Signal::TERM
-    ));
-    assert_eq!(first.finish().0, 130, "the first run was aborted");
-    hub.kill();
+    let first = FirstRun::detached_then_hub_down("k-down").await;
     // The re-run's first post gives up on the hub after 200 ms (instead of 30 s)…
     let rerun = Rerun::start_with(
-        &hub.url,
-        &agent_token,
-        &extra,
+        &first.url,
+        &first.token,
+        &first.extra(),
         &[("ASK_USER_TEST_HUB_PATIENCE_MS", "200")],
     );
     // …and says it keeps the question and tries again (it used to exit 6 here).
@@ -642,15 +667,11 @@ async fn a_keyed_rerun_whose_hub_stays_down_past_the_patience_keeps_its_question
         kept.is_some(),
         "the re-run ended instead of keeping its question"
     );
-    let hub = Hub::start_at(&listen, &store, &[]);
-    let open = wait_open(&hub.url, &cookie, 1).await;
-    assert_eq!(open, vec![id], "one question, the first run's");
-    let (status, _) = human_answer(&hub.url, &cookie, id, "Yes").await;
-    assert_eq!(status, 200);
+    let _hub = first.hub_back_and_answered().await;
     let (code, out) = rerun.finish();
     assert_eq!(
         (code, out.trim()),
-        (0, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#),
+        (0, ANSWER_YES),
         "the re-run prints the answer given once the hub is back (said: {kept:?})"
     );
 }

@@ -4,10 +4,9 @@
 //! and never gets written, as an exit path stuck on a lock or a write would).
 
 use std::io::{BufRead, BufReader};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{Reaped, hermetic};
+use ask_user_test_support::{Reaped, hermetic_command};
 use rustix::process::{Pid, Signal, kill_process};
 
 const QUESTION: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -20,8 +19,8 @@ const ENDS_WITHIN: Duration = Duration::from_secs(60);
 /// `ask --via inbox` on the store in `home` (plus `extra` arguments and `env`), asked
 /// [`QUESTION`] on its stdin; stdout and stderr piped.
 fn inbox_asker(home: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Reaped {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
-    hermetic(&mut command, home)
+    let mut command = hermetic_command(env!("CARGO_BIN_EXE_ask-user"), home);
+    command
         .args(["ask", "--via", "inbox", "--store", &store_url(home)])
         .args(extra)
         .envs(env.iter().copied());

@@ -7,11 +7,10 @@
 use ask_user_test_support::postgres as pg;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ask_user_store::{AskRecord, Outcome, Recorded, Responder, Store, Timestamp};
-use ask_user_test_support::{Reaped, hermetic};
+use ask_user_test_support::{Reaped, hermetic_command};
 
 const QUESTION: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
 const ANSWER: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
@@ -28,8 +27,8 @@ fn asker(dir: &Path, args: &[&str]) -> Reaped {
 
 /// [`asker`] with extra environment variables (test knobs).
 fn asker_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Reaped {
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, dir)
+    let mut command = hermetic_command("setsid", dir);
+    command
         .envs(env.iter().copied())
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .arg("ask")
@@ -267,8 +266,8 @@ async fn a_clock_40_days_ahead_on_postgres_withdraws_and_purges_nothing() {
     // The skewed process: `ask` with no terminal and nothing stored for it ends at once as
     // "nobody can answer" (exit 6), after its store's retention ran.
     let dir = tempfile::tempdir().unwrap();
-    let mut command = Command::new("setsid");
-    hermetic(&mut command, dir.path())
+    let mut command = hermetic_command("setsid", dir.path());
+    command
         .args(["faketime", "-f", "+40d"])
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .args(["ask", "--store", &url]);

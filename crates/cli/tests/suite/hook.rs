@@ -3,10 +3,10 @@
 //! stdout. Every process gets a cleared environment with its own state directory.
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use ask_user_test_support::{DEADLINE, TmuxPane, spawn_with_input};
+use ask_user_test_support::{DEADLINE, TmuxPane, hermetic_command, spawn_with_input};
 use pretty_assertions::assert_eq;
 
 use super::support::BIN;
@@ -18,13 +18,10 @@ const ALLOWED: &str = r#"{"hookSpecificOutput":{"hookEventName":"PermissionReque
 /// in; stdout and stderr piped.
 fn spawn(state: &Path, args: &[&str], stdin: &str) -> Child {
     spawn_with_input(
-        Command::new("setsid")
+        hermetic_command("setsid", state)
             .arg("--wait")
             .arg(BIN)
             .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap())
-            .env("HOME", state)
             .env("XDG_STATE_HOME", state)
             .current_dir(state),
         stdin.as_bytes(),

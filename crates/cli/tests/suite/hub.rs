@@ -40,9 +40,6 @@ where
     set.join_all().await
 }
 
-const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
-const ANSWER_NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
-
 /// An answer given on this machine while the replica the agent asked through hangs (SIGSTOP):
 /// the hub's copy of the question is withdrawn through the other replica, so the phone can no
 /// longer take an answer — and tell its human "sent" — for a call that already printed this
@@ -125,8 +122,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
         json!([]),
         "console errors (CSP?) on the page"
     );
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
     let state = inbox(&b.url, &cookie).await;
     assert_eq!(state["history"][0]["id"], ids[0]);
     assert_eq!(state["history"][0]["state"], "answered");
@@ -139,11 +135,7 @@ async fn replicas_on_postgres_answer_on_b_reaches_agent_on_a_even_after_a_is_kil
     let (status, body) = human_answer(&b.url, &cookie, id, "No").await;
     assert_eq!((status, body), (200, json!({"sent": true})));
     let (code, out, err) = agent.finish();
-    assert_eq!(
-        (code, out.as_str()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
-        "{err}"
-    );
+    assert_eq!((code, out.as_str()), (0, ANSWER_NO), "{err}");
 }
 
 /// Two humans answer the same ask at once, on A and on B: exactly one wins everywhere; the
@@ -188,15 +180,7 @@ async fn two_answers_at_once_on_two_replicas_exactly_one_wins() {
         );
         // The agent, on either replica, reads the winner.
         for hub in [&a, &b] {
-            let view: Value = http()
-                .get(format!("{}/v1/asks/{id}", hub.url))
-                .bearer_auth(&tok)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let view = agent_view(&hub.url, &tok, id).await;
             assert_eq!(view["answers"]["answers"][0]["selected"][0], winner);
         }
     }
@@ -315,12 +299,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .await
         .unwrap();
     assert_eq!(revoked.status(), 403);
-    let signed_out = c
-        .get(format!("{}/inbox/state", hub.url))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let signed_out = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
     assert_eq!(signed_out.status(), 401);
     let page = c.get(&hub.url).send().await.unwrap();
     assert_eq!(page.status(), 401);
@@ -358,12 +337,7 @@ async fn refusals_tokens_login_links_csrf_host_and_plain_http() {
         .unwrap();
     assert_eq!(rebound.status(), 421);
     // The page's headers.
-    let page = c
-        .get(&hub.url)
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let page = get_signed_in(&hub.url, &cookie).await;
     assert_eq!(page.status(), 200);
     assert_eq!(
         page.headers()["content-security-policy"],
@@ -471,12 +445,7 @@ async fn idle_connection_flood_does_not_lock_the_human_out() {
         idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
     }
     for _ in 0..3 {
-        let resp = http()
-            .get(&hub.url)
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let resp = get_signed_in(&hub.url, &cookie).await;
         assert_eq!(resp.status(), 200);
     }
     assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
@@ -537,15 +506,7 @@ async fn inbox_screenshots_with_three_agents() {
             assert!(cut.is_err(), "the poll was cut");
             let start = Instant::now();
             loop {
-                let view: Value = http()
-                    .get(format!("{}/v1/asks/{id}", hub.url))
-                    .bearer_auth(&tok)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
+                let view = agent_view(&hub.url, &tok, id).await;
                 if view["attached"] == false {
                     break;
                 }
@@ -612,15 +573,7 @@ async fn a_permission_request_taller_than_the_screen_is_allowed_only_once_all_wa
             "errors": [],
         })
     );
-    let view: Value = http()
-        .get(format!("{}/v1/asks/{id}", hub.url))
-        .bearer_auth(&tok)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view = agent_view(&hub.url, &tok, id).await;
     assert_eq!(view["state"], "answered", "{view}");
 }
 
@@ -659,7 +612,7 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
             .env("SSL_CERT_FILE", &cert),
     );
     let curl = |args: &[&str]| -> String {
-        let out = Command::new("curl")
+        let out = ask_user_test_support::tool("curl")
             .args(["-sS", "--cacert", cert.to_str().unwrap()])
             .args(args)
             .output()
@@ -716,12 +669,11 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
         "-H",
         "Content-Type: application/json",
         "-d",
-        r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#,
+        ANSWER_YES,
         &format!("{}/inbox/asks/{id}/answer", hub.url),
     ]);
     assert_eq!(sent, r#"{"sent":true}"#);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
     // With TLS, a non-loopback address is served without --insecure-http.
     let open = Hub::start_at("0.0.0.0:0", "memory", &tls);
     assert!(open.url.starts_with("https://0.0.0.0:"), "{}", open.url);
@@ -730,8 +682,10 @@ fn tls_serves_https_and_the_agent_gets_its_answer() {
 /// Runs the PyPI `mcp` 2.3.0 client (`crates/mcp/tests/mcp_client.py`, legacy mode: it
 /// declares elicitation) against `ask-user mcp ARGS` over stdio; its JSON report.
 async fn mcp_client(server_args: &[&str], token: &str, arguments: &str) -> Value {
+    let home = tempfile::tempdir().unwrap();
     let python = repo_root().join(".venv/bin/python");
-    mcp_client_with(Command::new(python), server_args, token, arguments).await
+    let python = ask_user_test_support::hermetic_command(python, home.path());
+    mcp_client_with(python, server_args, token, arguments).await
 }
 
 /// [`mcp_client`] run by `python` (a command whose environment the caller chose).
@@ -842,10 +796,7 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
         QUESTION,
     )
     .await;
-    assert_eq!(
-        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
-        "{out}"
-    );
+    assert_eq!(out["result"]["content"][0]["text"], ANSWER_NO, "{out}");
     assert_eq!(out["elicitations"].as_array().unwrap().len(), 1);
     assert_eq!(inbox(&hub.url, &cookie).await["open"], json!([]));
 
@@ -884,6 +835,21 @@ async fn mcp_server_asks_through_the_hub_and_an_unreachable_hub_is_an_error_resu
 }
 
 /// Waits until a card of `agent` is open in the inbox; the inbox's state then.
+/// Waits for a card of `agent`, asserts it is the one open question and answers `label` on it:
+/// the human is told "sent".
+async fn answer_the_one_card(url: &str, cookie: &str, agent: &str, label: &str) {
+    let state = until_card_of(url, cookie, agent).await;
+    let open = state["open"].as_array().unwrap();
+    assert_eq!(
+        (open.len(), &state["open_total"]),
+        (1, &json!(1)),
+        "one question, one card: {state}"
+    );
+    let id = open[0]["id"].as_i64().unwrap();
+    let (status, body) = human_answer(url, cookie, id, label).await;
+    assert_eq!((status, body), (200, json!({"sent": true})));
+}
+
 async fn until_card_of(url: &str, cookie: &str, agent: &str) -> Value {
     let start = Instant::now();
     loop {
@@ -912,27 +878,9 @@ async fn until_card_of(url: &str, cookie: &str, agent: &str) -> Value {
 async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    let out = ask_user_at(home)
-        .args(["hub", "token", "add", "laptop"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tok = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let tok = printed(ask_user_at(home).args(["hub", "token", "add", "laptop"]));
     let hub = Hub::serve(ask_user_at(home).args(["hub", "serve", "--listen", "127.0.0.1:0"]));
-    let out = ask_user_at(home)
-        .args(["hub", "login-link"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let link = printed(ask_user_at(home).args(["hub", "login-link"]));
     let resp = http()
         .post(&link)
         .header("Origin", &hub.url)
@@ -940,13 +888,7 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 303);
-    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
-    let cookie = cookie
-        .split(';')
-        .next()
-        .unwrap()
-        .trim_start_matches("ask_user_hub=")
-        .to_owned();
+    let cookie = cookie_value(&resp);
 
     // The agent's local record is written before its question is posted to the hub: once the
     // token's card is listed, a local record in the hub's store would be listed too.
@@ -956,18 +898,8 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
             .args(["ask", "--hub", &hub.url])
             .env("ASK_USER_HUB_TOKEN", &tok),
     );
-    let state = until_card_of(&hub.url, &cookie, "laptop").await;
-    let open = state["open"].as_array().unwrap();
-    assert_eq!(
-        (open.len(), &state["open_total"]),
-        (1, &json!(1)),
-        "one question, one card: {state}"
-    );
-    let id = open[0]["id"].as_i64().unwrap();
-    let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
-    assert_eq!((status, body), (200, json!({"sent": true})));
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    answer_the_one_card(&hub.url, &cookie, "laptop", "Yes").await;
+    agent.prints(ANSWER_YES);
     let state = inbox(&hub.url, &cookie).await;
     let history = state["history"].as_array().unwrap();
     assert_eq!(
@@ -980,33 +912,18 @@ async fn one_machine_one_card_an_agent_asking_through_the_hub_is_listed_once() {
     );
 
     // 2. `ask-user mcp --hub` (what `setup claude-code --hub` installs), the same HOME.
-    let mut python = Command::new(repo_root().join(".venv/bin/python"));
+    let mut python =
+        ask_user_test_support::hermetic_command(repo_root().join(".venv/bin/python"), home);
     python
-        .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_DATA_HOME", home.join("data"));
     let hub_url = hub.url.clone();
     let client = tokio::spawn(async move {
         mcp_client_with(python, &["mcp", "--hub", &hub_url], &tok, QUESTION).await
     });
-    let state = until_card_of(&hub.url, &cookie, "laptop").await;
-    let open = state["open"].as_array().unwrap();
-    assert_eq!(
-        (open.len(), &state["open_total"]),
-        (1, &json!(1)),
-        "one question, one card: {state}"
-    );
-    let id = open[0]["id"].as_i64().unwrap();
-    let (status, body) = human_answer(&hub.url, &cookie, id, "No").await;
-    assert_eq!((status, body), (200, json!({"sent": true})));
+    answer_the_one_card(&hub.url, &cookie, "laptop", "No").await;
     let out = client.await.unwrap();
-    assert_eq!(
-        out["result"]["content"][0]["text"], r#"{"answers":[{"id":"go","selected":["No"]}]}"#,
-        "{out}"
-    );
+    assert_eq!(out["result"]["content"][0]["text"], ANSWER_NO, "{out}");
     let state = inbox(&hub.url, &cookie).await;
     assert_eq!(state["history"].as_array().unwrap().len(), 2, "{state}");
 }
@@ -1054,8 +971,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     tokio::task::block_in_place(|| cluster.restart());
     let (status, body) = answer_until_reachable(&b.url, &cookie, id, "Yes").await;
     assert_eq!((status, body), (200, json!({"sent": true})));
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 2. An answer written while A's listener is down. A's page stream says when A's feed
     // changes: its first event is `ready`, then `all` when the listener re-scans.
@@ -1107,11 +1023,7 @@ async fn postgres_restarted_or_unreachable_mid_wait_the_agent_still_gets_the_ans
     // The answer's NOTIFY reached no listener of A: what A hears next is its re-scan.
     assert_eq!(events.next().await, "all", "A's listener re-scans");
     let (code, out, err) = agent.finish();
-    assert_eq!(
-        (code, out.as_str()),
-        (0, r#"{"answers":[{"id":"go","selected":["No"]}]}"#),
-        "{err}"
-    );
+    assert_eq!((code, out.as_str()), (0, ANSWER_NO), "{err}");
 }
 
 /// Answers as [`human_answer`] does, again while the hub says its store is unreachable (5xx,
@@ -1236,11 +1148,7 @@ async fn hub_serve_says_it_waits_for_a_starting_database_then_serves() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("postgres://postgres:pg-s3cret@127.0.0.1:{port}/postgres");
     let mut child = KillOnDrop(
-        Command::new(bin())
-            .env_clear()
-            .env("HOME", dir.path())
-            .env("XDG_STATE_HOME", dir.path().join("state"))
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        ask_user_at(dir.path())
             .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -1431,12 +1339,7 @@ async fn the_inbox_says_503_in_plain_words_while_postgres_is_down() {
     let plain = json!({"error": "the inbox's store is unavailable right now; try again in a moment (an answer already taken stays taken)"});
     let (status, body) = human_answer(&hub.url, &cookie, id, "Yes").await;
     assert_eq!((status, body), (503, plain.clone()));
-    let resp = http()
-        .get(format!("{}/inbox/state", hub.url))
-        .header("Cookie", format!("ask_user_hub={cookie}"))
-        .send()
-        .await
-        .unwrap();
+    let resp = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.json::<Value>().await.unwrap(), plain);
     drop(agent);
@@ -1516,11 +1419,13 @@ async fn cut_after_write(hub: &str) -> String {
 /// answer counted (409), and so is a retry under the same id with another answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let tok = token(&store, "laptop-claude");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir: _dir,
+        token: tok,
+        hub,
+        cookie,
+        ..
+    } = Served::start("laptop-claude").await;
 
     // 1. Taken, the response lost: the retry (same id) is told "sent"; the agent prints it.
     let agent = Agent::start(&hub.url, &tok, "cut");
@@ -1534,8 +1439,7 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
         Some((200, json!({"sent": true}))),
         "the retry of a taken answer is told it was taken"
     );
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 2. Another answer counted: the retry of a submission never taken hears which.
     let agent = Agent::start(&hub.url, &tok, "other");
@@ -1563,8 +1467,7 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
         .await
         .unwrap();
     assert_eq!(status, 409);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     // 3. A dismissal taken, its response lost: the retry is told "sent".
     let agent = Agent::start(&hub.url, &tok, "dismiss");
@@ -1586,17 +1489,18 @@ async fn a_retried_submission_is_told_the_truth_taken_or_another_counted() {
 /// prints it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("store.sqlite3").display());
-    let tok = token(&store, "laptop-claude");
-    let hub = Hub::start(&store, &[]);
-    let cookie = session(&store, &hub.url).await;
+    let Served {
+        dir: _dir,
+        store,
+        token: tok,
+        hub,
+        cookie,
+    } = Served::start("laptop-claude").await;
     let agent = Agent::start(&hub.url, &tok, "first");
     let first = wait_open(&hub.url, &cookie, 1).await[0];
     let (status, _) = human_answer(&hub.url, &cookie, first, "Yes").await;
     assert_eq!(status, 200);
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 
     let agent = Agent::start(&hub.url, &tok, "again");
     let second = wait_open(&hub.url, &cookie, 1).await[0];
@@ -1616,6 +1520,5 @@ async fn the_same_question_again_offers_the_earlier_answer_as_one_tap() {
     assert_eq!(seen["note"], "sent to laptop-claude");
     assert_eq!(seen["sent"], json!(["Deploy now?: Yes"]), "{seen}");
     assert_eq!(seen["errors"], json!([]), "{seen}");
-    let (code, out, err) = agent.finish();
-    assert_eq!((code, out.as_str()), (0, ANSWER_YES), "{err}");
+    agent.prints(ANSWER_YES);
 }

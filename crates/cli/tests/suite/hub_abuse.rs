@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::hub_common;
+use super::hub_common::{self, get_signed_in, http};
 
 use ask_user_test_support::Reaped;
 use pretty_assertions::assert_eq;
@@ -22,13 +22,8 @@ const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
 fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ask-user"));
-    cmd.env_clear()
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .args(args);
+    let mut cmd = hub_common::ask_user_at(dir);
+    cmd.args(args);
     cmd
 }
 
@@ -126,14 +121,6 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(DEADLINE)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 async fn post_ask(url: &str, token: &str) -> i64 {
@@ -306,20 +293,9 @@ async fn a_churning_flood_of_long_polls_never_locks_the_human_out() {
 async fn human_signs_in_and_reads(hub: &Served, dir: &Path, open: usize) {
     for _ in 0..3 {
         let cookie = hub.session(dir).await;
-        let c = http();
-        let page = c
-            .get(&hub.url)
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let page = get_signed_in(&hub.url, &cookie).await;
         assert_eq!(page.status(), 200);
-        let state = c
-            .get(format!("{}/inbox/state", hub.url))
-            .header("Cookie", format!("ask_user_hub={cookie}"))
-            .send()
-            .await
-            .unwrap();
+        let state = get_signed_in(&format!("{}/inbox/state", hub.url), &cookie).await;
         assert_eq!(state.status(), 200);
         let state: Value = state.json().await.unwrap();
         assert_eq!(state["open"].as_array().unwrap().len(), open, "{state}");
@@ -535,7 +511,7 @@ fn a_world_readable_tls_key_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
-    let ok = Command::new("openssl")
+    let ok = ask_user_test_support::tool("openssl")
         .args([
             "req",
             "-x509",

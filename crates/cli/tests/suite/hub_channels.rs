@@ -36,11 +36,9 @@ fn bin() -> &'static str {
 /// store: two tests asking the same question from the same directory must not share one).
 /// Callers add only what the process needs (a token, a channel secret).
 fn command(home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = ask_user_test_support::hermetic_command(bin(), home);
     c.args(args)
-        .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home)
         .env("XDG_STATE_HOME", home)
         .env("XDG_DATA_HOME", home);

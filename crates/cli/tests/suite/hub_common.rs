@@ -13,6 +13,11 @@ use serde_json::{Value, json};
 /// Generous: the machine is small and shared.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(90);
 
+/// What an agent asked [`QUESTION`] prints when the human answers "Yes".
+pub(crate) const ANSWER_YES: &str = r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#;
+/// … and "No".
+pub(crate) const ANSWER_NO: &str = r#"{"answers":[{"id":"go","selected":["No"]}]}"#;
+
 pub(crate) const QUESTION: &str =
     r#"{"questions":[{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
@@ -47,12 +52,8 @@ pub(crate) fn ask_user() -> Command {
 /// [`ask_user`] with `home` as its home (and its config/state/data directories under it): a
 /// test whose processes share a default store of their own.
 pub(crate) fn ask_user_at(home: &Path) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
+    let mut cmd = ask_user_test_support::hermetic_command(bin(), home);
+    cmd.env("PATH", "/usr/bin:/bin")
         .env("XDG_DATA_HOME", home.join("data"));
     cmd
 }
@@ -61,7 +62,9 @@ pub(crate) fn ask_user_at(home: &Path) -> Command {
 /// offered) with `args` and `env`; its `RESULT` JSON.
 pub(crate) fn browser_script(script: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
     let (playwright, axe) = ask_user_test_support::browser_tools();
-    let out = Command::new("node")
+    // Chromium's private home.
+    let home = tempfile::tempdir().unwrap();
+    let out = ask_user_test_support::hermetic_command("node", home.path())
         .arg(
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests")
@@ -100,6 +103,18 @@ pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs `command` to its end, asserting it succeeded (its stderr shown otherwise): its stdout,
+/// trimmed.
+pub(crate) fn printed(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 pub(crate) fn token(store: &str, name: &str) -> String {
     let (code, out, err) = run(&["hub", "token", "add", name, "--store", store]);
     assert_eq!(code, 0, "token add: {err}");
@@ -110,6 +125,37 @@ pub(crate) fn login_link(store: &str, url: &str) -> String {
     let (code, out, err) = run(&["hub", "login-link", "--store", store, "--url", url]);
     assert_eq!(code, 0, "login-link: {err}");
     out.trim().to_owned()
+}
+
+/// A hub serving a SQLite store of its own, with a token for one agent and a session of the
+/// human's signed in on it.
+pub(crate) struct Served {
+    /// The folder of the store (a test's agents may keep their own files there).
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) store: String,
+    /// The agent's token.
+    pub(crate) token: String,
+    pub(crate) hub: Hub,
+    /// The human's session cookie.
+    pub(crate) cookie: String,
+}
+
+impl Served {
+    /// A fresh store `hub.sqlite3`, a token for `agent`, the hub serving it, the human signed in.
+    pub(crate) async fn start(agent: &str) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
+        let token = token(&store, agent);
+        let hub = Hub::start(&store, &[]);
+        let cookie = session(&store, &hub.url).await;
+        Served {
+            dir,
+            store,
+            token,
+            hub,
+            cookie,
+        }
+    }
 }
 
 /// A running `ask-user hub serve`; killed (SIGKILL) when dropped.
@@ -207,6 +253,12 @@ impl Agent {
     pub(crate) fn finish(self) -> (i32, String, String) {
         self.child.finish(DEADLINE)
     }
+
+    /// [`Agent::finish`], asserting it exited 0 having printed exactly `answer`.
+    pub(crate) fn prints(self, answer: &str) {
+        let (code, out, err) = self.finish();
+        assert_eq!((code, out.as_str()), (0, answer), "{err}");
+    }
 }
 
 pub(crate) fn http() -> reqwest::Client {
@@ -214,6 +266,29 @@ pub(crate) fn http() -> reqwest::Client {
         .timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())
         .build()
+        .unwrap()
+}
+
+/// `GET /v1/asks/{id}` on the hub at `url` as the agent of `token`: the ask as its agent sees it.
+pub(crate) async fn agent_view(url: &str, token: &str, id: i64) -> Value {
+    http()
+        .get(format!("{url}/v1/asks/{id}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// `GET url` as the human signed in with the session `cookie`; the response.
+pub(crate) async fn get_signed_in(url: &str, cookie: &str) -> reqwest::Response {
+    http()
+        .get(url)
+        .header("Cookie", format!("ask_user_hub={cookie}"))
+        .send()
+        .await
         .unwrap()
 }
 

@@ -10,7 +10,9 @@ use ask_user_store::{AskId, Asker, NewAsk, Opened, Outcome, Scope, Store, Timest
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use hub_common::{Hub, QUESTION, browser_script, http, inbox_state as state, repo_root, session};
+use hub_common::{
+    Hub, QUESTION, browser_script, get_signed_in, inbox_state as state, repo_root, session,
+};
 
 const AGENTS: [&str; 3] = ["alpha", "beta", "gamma"];
 
@@ -139,12 +141,7 @@ async fn the_one_ask_read_gives_the_changed_asks_card_and_the_open_count() {
     let one = |id: i64, cookie: String| {
         let url = format!("{}/inbox/asks/{id}", hub.url);
         async move {
-            let resp = http()
-                .get(url)
-                .header("Cookie", format!("ask_user_hub={cookie}"))
-                .send()
-                .await
-                .unwrap();
+            let resp = get_signed_in(&url, &cookie).await;
             let status = resp.status().as_u16();
             (status, resp.json::<Value>().await.unwrap())
         }

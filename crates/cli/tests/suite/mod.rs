@@ -5,6 +5,7 @@ mod exactly_once;
 mod exactly_once_exit;
 mod exactly_once_stored;
 mod hardening;
+mod hermetic;
 mod hook;
 mod hub;
 mod hub_abuse;

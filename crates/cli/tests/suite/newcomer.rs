@@ -3,7 +3,7 @@
 //! link syntax.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -48,11 +48,8 @@ fn a_hub_url_without_http_or_an_unusable_token_is_a_usage_error() {
 fn login_link_prints_the_port_the_hub_serves_on() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", dir.path().join("hub.sqlite3").display());
-    let mut hub = Command::new(BIN)
+    let mut hub = ask_user_test_support::hermetic_command(BIN, dir.path())
         .args(["hub", "serve", "--listen", "127.0.0.1:0", "--store", &store])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -1,19 +1,14 @@
 //! A store URL's password never reaches `--help` or an error text, whichever subcommand reads
 //! `--store`/`ASK_USER_STORE` (docs/contract.md §9 "Operations": secrets in one redacting type).
 
-use std::process::Command;
-
 const BIN: &str = env!("CARGO_BIN_EXE_ask-user");
 const PASSWORD: &str = "hunter2-pw";
 
 /// `ask-user ARGS` with a cleared environment: a private HOME and `env`.
 fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
     let home = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
+    let out = ask_user_test_support::hermetic_command(BIN, home.path())
         .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()

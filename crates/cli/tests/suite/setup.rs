@@ -5,10 +5,10 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 
-use ask_user_test_support::{DEADLINE, hermetic};
+use ask_user_test_support::{DEADLINE, hermetic_command, tool};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -58,8 +58,8 @@ impl Home {
     /// `ask-user ARGS` with this HOME and a cleared environment plus `env`; a run that has
     /// not ended by [`DEADLINE`] is killed and fails the test (a hang, e.g. on a FIFO).
     fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut command = Command::new(BIN);
-        hermetic(&mut command, self.dir.path())
+        let mut command = hermetic_command(BIN, self.dir.path());
+        command
             .env_remove("XDG_CONFIG_HOME")
             .envs(env.iter().copied())
             .args(args)
@@ -86,6 +86,13 @@ impl Home {
 
     fn run(&self, args: &[&str]) -> Run {
         self.run_env(args, &[])
+    }
+
+    /// [`Home::run`], asserting it exited 0.
+    fn ok(&self, args: &[&str]) -> Run {
+        let run = self.run(args);
+        assert_eq!(run.status, 0, "{run:?}");
+        run
     }
 }
 
@@ -169,13 +176,13 @@ fn a_refusal_writes_no_file() {
 fn fifos_devices_huge_files_and_other_users_files_are_refused() {
     let home = Home::new();
     let fifo = home.path(".claude.json");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = tool("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let run = home.run(&["setup", "claude-code"]);
     assert_refused(&run, &fifo, "is a FIFO");
     std::fs::remove_file(&fifo).unwrap();
 
-    let made = Command::new("mknod")
+    let made = tool("mknod")
         .arg(home.path(".claude.json"))
         .args(["c", "1", "5"])
         .status()
@@ -195,7 +202,7 @@ fn fifos_devices_huge_files_and_other_users_files_are_refused() {
 
     // Root runs the tests here: a file owned by `nobody` stands for another user's.
     home.write(".claude.json", "{}");
-    let owned = Command::new("chown")
+    let owned = tool("chown")
         .arg("65534")
         .arg(home.path(".claude.json"))
         .status()
@@ -230,8 +237,7 @@ fn setup_keeps_the_users_env_extra_flags_key_order_and_number_text() {
 }
 "#;
     home.write(".claude.json", before);
-    let run = home.run(&["setup", "claude-code"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "claude-code"]);
     let after = home.read(".claude.json");
     for number in ["12345678901234567890123", "1.50", "1e-400", "-0.0"] {
         assert!(after.contains(number), "{number} lost in {after}");
@@ -250,8 +256,7 @@ fn setup_keeps_the_users_env_extra_flags_key_order_and_number_text() {
         })
     );
     // New flags replace the same flags and keep the others.
-    let run = home.run(&["setup", "claude-code", "--", "--via", "web"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "claude-code", "--", "--via", "web"]);
     let parsed = json_of(&home.read(".claude.json").replace("1e-400", "0"));
     assert_eq!(
         parsed["mcpServers"]["ask-user"]["args"],
@@ -271,8 +276,7 @@ fn codex_keeps_comments_and_the_users_keys_in_its_table() {
         ".codex/config.toml",
         "# top comment\nmodel = \"o3\" # inline\n\n# about ask-user\n[mcp_servers.ask-user]\n# the binary\ncommand = \"/old/ask-user\" # old path\nargs = [\"mcp\", \"--via\", \"web\"]\nenabled = true\n\n[mcp_servers.ask-user.env]\nASK_USER_HUB_TOKEN_FILE = \"/t\" # token\n\n# after\n[other]\nx = 1\n",
     );
-    let run = home.run(&["setup", "codex"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "codex"]);
     let bin = canonical_bin();
     assert_eq!(
         home.read(".codex/config.toml"),
@@ -295,21 +299,18 @@ fn modes_are_kept_and_a_world_writable_folder_draws_a_warning() {
         PermissionsExt::from_mode(0o640),
     )
     .unwrap();
-    let run = home.run(&["setup", "claude-code"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.ok(&["setup", "claude-code"]);
     assert_eq!(home.mode(".claude.json"), 0o600);
     assert_eq!(home.mode(".claude/settings.json"), 0o640);
     assert!(!run.stdout.contains("warning"), "{run:?}");
 
-    let run = home.run(&["setup", "codex"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "codex"]);
     assert_eq!(home.mode(".codex/config.toml"), 0o600);
     assert_eq!(home.mode(".codex/hooks.json"), 0o600);
 
     std::fs::set_permissions(home.path(".claude"), PermissionsExt::from_mode(0o777)).unwrap();
     std::fs::remove_file(home.path(".claude/settings.json")).unwrap();
-    let run = home.run(&["setup", "claude-code"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.ok(&["setup", "claude-code"]);
     let folder = home.path(".claude").display().to_string();
     assert!(
         run.stdout
@@ -420,16 +421,14 @@ fn one_command_wires_the_tool_and_the_hooks_to_the_hub() {
     assert_eq!(again.stdout.matches("unchanged: ").count(), 2, "{again:?}");
 
     // Fewer hooks: the others are removed; none: all of ours are.
-    let run = home.run(&["setup", "claude-code", "--hooks", "permissions"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "claude-code", "--hooks", "permissions"]);
     let settings = json_of(&home.read(".claude/settings.json"));
     let events: Vec<_> = hook_commands(&settings)
         .into_iter()
         .map(|(e, m, _)| (e, m))
         .collect();
     assert_eq!(events, [("PermissionRequest".to_owned(), "*".to_owned())]);
-    let run = home.run(&["setup", "claude-code", "--hooks", "none"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.ok(&["setup", "claude-code", "--hooks", "none"]);
     assert!(run.stdout.contains("Hooks: none"), "{run:?}");
     let settings = json_of(&home.read(".claude/settings.json"));
     assert_eq!(settings["hooks"], json!({}));
@@ -482,7 +481,7 @@ fn the_hub_token_is_never_written_where_others_read_it() {
     assert!(!home.exists(".codex/config.toml"));
 
     std::fs::set_permissions(&shared_path, PermissionsExt::from_mode(0o600)).unwrap();
-    let run = home.run(&[
+    home.ok(&[
         "setup",
         "codex",
         "--",
@@ -491,7 +490,6 @@ fn the_hub_token_is_never_written_where_others_read_it() {
         "--hub-token-file",
         &shared_path,
     ]);
-    assert_eq!(run.status, 0, "{run:?}");
     let hooks = json_of(&home.read(".codex/hooks.json"));
     let bin = canonical_bin();
     assert_eq!(
@@ -521,8 +519,7 @@ fn the_hub_token_is_never_written_where_others_read_it() {
 #[test]
 fn setup_help_names_the_hooks_and_the_opt_out() {
     let home = Home::new();
-    let run = home.run(&["setup", "--help"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.ok(&["setup", "--help"]);
     for said in [
         "PermissionRequest \"*\"",
         "--hooks none",
@@ -538,8 +535,7 @@ fn setup_help_names_the_hooks_and_the_opt_out() {
 #[test]
 fn doctor_reports_the_permission_mode_that_keeps_prompts_from_the_hook() {
     let home = Home::new();
-    let run = home.run(&["setup", "claude-code"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "claude-code"]);
     let settings_file = home.path(".claude/settings.json");
     let mut settings = json_of(&home.read(".claude/settings.json"));
     let shown = settings_file.display().to_string();
@@ -580,7 +576,7 @@ fn doctor_reports_the_permission_mode_that_keeps_prompts_from_the_hook() {
 fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
     let home = Home::new();
     let token = home.token_file(0o600);
-    let run = home.run(&[
+    home.ok(&[
         "setup",
         "claude-code",
         "--hooks",
@@ -590,9 +586,7 @@ fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
         "--hub-token-file",
         &token,
     ]);
-    assert_eq!(run.status, 0, "{run:?}");
-    let run = home.run(&["setup", "codex"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["setup", "codex"]);
 
     let run = home.run(&["doctor"]);
     assert!(
@@ -603,8 +597,7 @@ fn doctor_lists_the_hooks_where_they_ask_and_the_away_switch() {
         run.stdout.contains("  hooks: PermissionRequest \"*\"; they ask in `ask-user inbox` while `ask-user away on` (now off: the host's own dialogs)\n"),
         "{run:?}"
     );
-    let run = home.run(&["away", "on"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    home.ok(&["away", "on"]);
     let run = home.run(&["doctor"]);
     assert!(
         run.stdout.contains("while `ask-user away on` (now on)\n"),
@@ -623,8 +616,7 @@ fn a_token_left_in_the_entry_is_removed_with_a_warning() {
             "args": ["mcp", "--hub", "http://127.0.0.1:1", "--hub-token", TOKEN, "--via", "hub"]}}})
         .to_string(),
     );
-    let run = home.run(&["setup", "claude-code", "--hooks", "none"]);
-    assert_eq!(run.status, 0, "{run:?}");
+    let run = home.ok(&["setup", "claude-code", "--hooks", "none"]);
     let claude = json_of(&home.read(".claude.json"));
     assert_eq!(
         claude["mcpServers"]["ask-user"]["args"],

@@ -1,7 +1,7 @@
 //! Running the binary: without a controlling terminal (`setsid`), or in a tmux pane.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use ask_user_test_support::TmuxPane;
 
@@ -35,7 +35,7 @@ pub(crate) fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
     let home = tempfile::tempdir().unwrap();
     let mut child = ask_user_test_support::spawn_piped(
-        ask_user_test_support::hermetic(&mut Command::new("setsid"), home.path())
+        ask_user_test_support::hermetic_command("setsid", home.path())
             .arg("--wait")
             .arg(BIN)
             .args(args)
@@ -87,7 +87,7 @@ impl Pane {
     /// can be typed before the question appears.
     pub(crate) fn ask_gated(args: &[&str], question: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let made = Command::new("mkfifo")
+        let made = ask_user_test_support::tool("mkfifo")
             .arg(dir.path().join("gate"))
             .status()
             .unwrap();

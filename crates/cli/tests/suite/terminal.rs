@@ -15,6 +15,29 @@ fn deploy() -> String {
 
 const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database?","options":[{"label":"SQLite"},{"label":"PostgreSQL (Recommended)","description":"Managed, with backups."},{"label":"MySQL"}]}]}"#;
 
+/// [`BATCH3`] in a pane, its first question answered with Enter: on the second (`2/3`).
+fn on_the_second_of_three() -> Pane {
+    let pane = Pane::ask(&[], BATCH3);
+    pane.wait_text("1/3");
+    pane.keys(&["Enter"]);
+    pane.wait_text("2/3");
+    pane
+}
+
+/// `ask-user ask ARGS` in a pane (see [`Pane::ask`]), once its question is on screen.
+fn shown(args: &[&str], question: &str) -> Pane {
+    let pane = Pane::ask(args, question);
+    pane.wait_text(OWN);
+    pane
+}
+
+/// One question "Which?" with the options O1 to O5, a multi-select if `multi`.
+fn five_options(multi: bool) -> String {
+    format!(
+        r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
+    )
+}
+
 /// After ask-user exited: the viewport is cleared, raw mode is off and the cursor shows.
 fn assert_restored(pane: &Pane) {
     pane.assert_cooked_with_cursor();
@@ -52,8 +75,7 @@ fn enter_accepts_the_recommended_option() {
 
 #[test]
 fn arrows_move_and_a_digit_picks() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.keys(&["Up"]);
     pane.wait_text("› 1. SQLite");
     pane.keys(&["Down", "Down"]);
@@ -69,8 +91,7 @@ fn arrows_move_and_a_digit_picks() {
 
 #[test]
 fn own_answer_typed_inline() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("Oracle 23ai");
     pane.wait_text("› 4. Oracle 23ai");
     pane.keys(&["BSpace", "BSpace", "BSpace", "BSpace", "BSpace"]);
@@ -167,16 +188,14 @@ fn ctrl_c_dismisses_the_batch_with_exit_4() {
 
 #[test]
 fn timeout_withdraws_the_question_with_exit_5() {
-    let pane = Pane::ask(&["--timeout", "1s"], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&["--timeout", "1s"], DB);
     pane.finished_with(5, "Error: no answer within 1s; this is not approval. Do not act as if the user agreed: continue without it, or ask again later.");
     assert_restored(&pane);
 }
 
 #[test]
 fn sigterm_withdraws_the_question_and_restores_the_terminal() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.signal(ask_user_test_support::Signal::TERM);
     pane.finished_with(130, ask_user_core::ABORTED_TEXT);
     assert_restored(&pane);
@@ -258,8 +277,7 @@ fn resize_redraws() {
 
 #[test]
 fn a_paste_goes_into_the_own_answer_and_a_pasted_newline_does_not_confirm() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.paste("Postgres 17\nwith pgvector");
     pane.wait_text("› 4. Postgres 17 with pgvector");
     pane.keys(&["Enter"]);
@@ -300,8 +318,7 @@ const BATCH3: &str = r#"{"questions":[{"id":"env","question":"Which environment?
 #[test]
 fn letters_typed_on_an_option_row_go_into_the_own_answer() {
     // Defect 1: `k` moved the cursor and was lost.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("keep it simple");
     pane.wait_text("› 4. keep it simple");
     pane.keys(&["Enter"]);
@@ -314,8 +331,7 @@ fn letters_typed_on_an_option_row_go_into_the_own_answer() {
 #[test]
 fn a_digit_followed_by_text_becomes_part_of_the_text_and_never_submits() {
     // Defect 1: `2 replicas please` submitted option 2 at the first key.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("2 replicas please");
     pane.wait_text("› 4. 2 replicas please");
     pane.keys(&["Enter"]);
@@ -327,8 +343,7 @@ fn a_digit_followed_by_text_becomes_part_of_the_text_and_never_submits() {
 
 #[test]
 fn a_digit_alone_moves_and_only_enter_confirms() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.keys(&["3"]);
     pane.wait_text("› 3. MySQL");
     assert!(pane.file("rc.txt").is_none(), "a digit never confirms");
@@ -339,10 +354,7 @@ fn a_digit_alone_moves_and_only_enter_confirms() {
 #[test]
 fn typing_in_a_multi_select_keeps_every_letter() {
     // Defect 1: `just tracing` showed as `ust tracing`.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.type_text("just tracing");
     pane.wait_text("4. just tracing");
     pane.keys(&["C-c", "C-c"]);
@@ -352,10 +364,7 @@ fn typing_in_a_multi_select_keeps_every_letter() {
 #[test]
 fn esc_on_the_last_question_does_not_send_the_batch() {
     // Defect 16: Esc on the last question submitted everything.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.keys(&["Enter"]);
     pane.wait_text("3/3");
     pane.keys(&["Escape"]);
@@ -369,10 +378,7 @@ fn esc_on_the_last_question_does_not_send_the_batch() {
 #[test]
 fn holding_backspace_in_the_own_answer_stays_on_the_question() {
     // Defect 6: Backspace past the start of the text went to the previous question.
-    let pane = Pane::ask(&[], BATCH3);
-    pane.wait_text("1/3");
-    pane.keys(&["Enter"]);
-    pane.wait_text("2/3");
+    let pane = on_the_second_of_three();
     pane.type_text("abc");
     pane.wait_text("4. abc");
     pane.keys(&["BSpace"; 12]);
@@ -389,8 +395,7 @@ fn holding_backspace_in_the_own_answer_stays_on_the_question() {
 #[test]
 fn a_long_own_answer_shows_its_end_where_the_caret_is() {
     // Defect 2: from ~5 wrapped lines the end of the text was off screen.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     let words: String = (0..90).map(|i| format!("word{i} ")).collect();
     pane.type_text(&format!("{words}THE-END"));
     let screen = pane.wait_text("THE-END");
@@ -462,13 +467,7 @@ fn at_forty_by_twelve_the_question_text_is_visible() {
 fn typed_option_numbers_are_option_numbers() {
     // `1` `3` in a five-option multi-select sent custom "13" with nothing ticked; in a
     // single-select `2` `3` sent custom "23".
-    let five = |multi: bool| {
-        format!(
-            r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
-        )
-    };
-    let pane = Pane::ask(&[], &five(true));
-    pane.wait_text(OWN);
+    let pane = shown(&[], &five_options(true));
     pane.type_text("13");
     pane.wait_text("[x] 3. O3");
     pane.keys(&["Enter"]);
@@ -478,8 +477,7 @@ fn typed_option_numbers_are_option_numbers() {
         (0, r#"{"answers":[{"id":"f","selected":["O1","O3"]}]}"#),
         "3 keys"
     );
-    let pane = Pane::ask(&[], &five(false));
-    pane.wait_text(OWN);
+    let pane = shown(&[], &five_options(false));
     pane.type_text("23");
     pane.wait_text("› 3. O3");
     pane.keys(&["Enter"]);
@@ -488,8 +486,7 @@ fn typed_option_numbers_are_option_numbers() {
 
 #[test]
 fn typed_text_survives_the_question_closing() {
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("half a thought about replicas");
     pane.wait_text("half a thought about replicas");
     pane.signal(ask_user_test_support::Signal::TERM);
@@ -596,8 +593,7 @@ fn long_lists_take_two_digit_numbers_and_scroll_without_moving_the_choice() {
 #[test]
 fn the_own_answer_edits_with_the_caret_and_deletes_whole_graphemes() {
     // Defect 10.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("world");
     pane.wait_text("4. world");
     pane.keys(&["Home"]);
@@ -632,8 +628,7 @@ fn an_emoji_sequence_in_a_label_is_drawn_as_the_emoji() {
 #[test]
 fn a_summary_of_the_answer_stays_on_screen() {
     // Defect 7.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.keys(&["Enter"]);
     assert_eq!(pane.finished().status, 0);
     let screen = pane.screen();
@@ -646,8 +641,7 @@ fn a_summary_of_the_answer_stays_on_screen() {
 #[test]
 fn a_resize_leaves_no_stale_copies_and_keeps_what_was_above() {
     // Defect 7.
-    let pane = Pane::ask(&[], &deploy());
-    pane.wait_text(OWN);
+    let pane = shown(&[], &deploy());
     pane.resize(60, 24);
     pane.wait_for("the redraw", |s| s.lines().all(|l| l.len() <= 60));
     pane.resize(80, 24);
@@ -670,8 +664,7 @@ fn a_resize_leaves_no_stale_copies_and_keeps_what_was_above() {
 #[test]
 fn ctrl_l_redraws_over_output_from_another_process() {
     // Defect 8.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     let tty = pane.display("#{pane_tty}");
     std::fs::write(&tty, "\r\x1b[2KGARBAGE GARBAGE\r\n").unwrap();
     pane.wait_text("GARBAGE");
@@ -685,8 +678,7 @@ fn ctrl_l_redraws_over_output_from_another_process() {
 #[test]
 fn suspend_and_resume_redraw_in_raw_mode() {
     // Defect 4: after `kill -TSTP` and `fg` keys echoed and the view was gone.
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.keys(&["C-z"]);
     pane.wait_for("the question put away", |s| !s.contains(OWN));
     let pid = pane.pid();
@@ -745,7 +737,7 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
     // gives ask-user a pseudo-terminal that never answers that query, which holds the window
     // open; SIGTERM is sent once the query is seen, i.e. in raw mode.
     use std::io::Read;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("question.json"), DB).unwrap();
     let inner = format!(
@@ -754,8 +746,9 @@ fn a_signal_while_the_terminal_is_being_set_up_still_restores_it() {
         bin = super::support::BIN,
     );
     std::fs::write(dir.path().join("inner.sh"), inner).unwrap();
-    // A memory store: never the developer's default store.
-    let mut script = Command::new("script")
+    // A cleared environment and a memory store: never the developer's default store.
+    let home = tempfile::tempdir().unwrap();
+    let mut script = ask_user_test_support::hermetic_command("script", home.path())
         .args([
             "-qfec",
             &format!("sh '{}/inner.sh'", dir.path().display()),
@@ -821,13 +814,7 @@ fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_type
     // Found: in a multi-select "1 3 5" ticked nothing and sent the text "1 3 5"; in a
     // single-select `2` Space sent the text "2"; the own-answer row's number typed itself
     // ("3ship it").
-    let five = |multi: bool| {
-        format!(
-            r#"{{"questions":[{{"id":"f","question":"Which?","multi_select":{multi},"options":["O1","O2","O3","O4","O5"]}}]}}"#
-        )
-    };
-    let pane = Pane::ask(&[], &five(true));
-    pane.wait_text(OWN);
+    let pane = shown(&[], &five_options(true));
     pane.type_text("1 3 5");
     let screen = pane.wait_text("[x] 5. O5");
     assert!(
@@ -836,14 +823,12 @@ fn spaces_between_option_numbers_toggle_each_and_the_own_rows_number_is_not_type
     );
     pane.keys(&["Enter"]);
     pane.finished_with(0, r#"{"answers":[{"id":"f","selected":["O1","O3","O5"]}]}"#);
-    let pane = Pane::ask(&[], &five(false));
-    pane.wait_text(OWN);
+    let pane = shown(&[], &five_options(false));
     pane.type_text("2 ");
     pane.wait_text("› 2. O2");
     pane.keys(&["Enter"]);
     pane.finished_with(0, r#"{"answers":[{"id":"f","selected":["O2"]}]}"#);
-    let pane = Pane::ask(&[], DB);
-    pane.wait_text(OWN);
+    let pane = shown(&[], DB);
     pane.type_text("4");
     pane.wait_for("the own-answer row", own_row_selected);
     pane.type_text("ship it");

@@ -3,10 +3,11 @@
 //! the race the terminal in a real pseudo-terminal (tmux).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command};
+use std::process::{Child, ChildStdout};
 
-use ask_user_test_support::spawn_with_input;
+use ask_user_test_support::{hermetic_command, spawn_with_input};
 use pretty_assertions::assert_eq;
+use tempfile::TempDir;
 
 use super::support::{BIN, Pane, repo_file};
 
@@ -16,12 +17,15 @@ const DB: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Whi
 struct Browser {
     child: Child,
     stdout: BufReader<ChildStdout>,
+    /// Chromium's private home.
+    _home: TempDir,
 }
 
 impl Browser {
     fn start(scenario: &str, url: &str) -> Self {
+        let home = tempfile::tempdir().unwrap();
         let mut child = ask_user_test_support::spawn_piped(
-            Command::new("node")
+            hermetic_command("node", home.path())
                 .arg(repo_file("crates/web/tests/browser/scenarios.cjs"))
                 .arg(scenario)
                 .arg(url)
@@ -31,7 +35,11 @@ impl Browser {
                 ),
         );
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self { child, stdout }
+        Self {
+            child,
+            stdout,
+            _home: home,
+        }
     }
 
     fn line(&mut self) -> String {
@@ -66,6 +74,31 @@ impl Browser {
     }
 }
 
+/// An `ask-user` started by a test and the private home it runs in (removed after it).
+struct Asker {
+    child: Child,
+    _home: TempDir,
+}
+
+impl Asker {
+    /// Starts `ask-user ask ARGS` in a private home without a controlling terminal, with a
+    /// memory store (durable asks are tested in durable.rs) and `env`, DB on stdin.
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let child = spawn_with_input(
+            hermetic_command("setsid", home.path())
+                .arg("--wait")
+                .arg(BIN)
+                .arg("ask")
+                .args(args)
+                .env("ASK_USER_STORE", "memory")
+                .envs(env.iter().copied()),
+            DB.as_bytes(),
+        );
+        Self { child, _home: home }
+    }
+}
+
 /// The page's URL, the first line `--print-url` writes on the child's stderr (the rest stays
 /// unread on it).
 fn printed_url(child: &mut Child) -> String {
@@ -83,25 +116,14 @@ fn printed_url(child: &mut Child) -> String {
 
 /// Starts `ask-user ask --print-url ARGS` without a controlling terminal, DB on stdin;
 /// returns the child and the URL it printed on stderr (only because of `--print-url`).
-fn spawn_web(args: &[&str]) -> (Child, String) {
-    let mut child = spawn_with_input(
-        Command::new("setsid")
-            .arg("--wait")
-            .arg(BIN)
-            .arg("ask")
-            .arg("--print-url")
-            .args(args)
-            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-            .env_remove("ASK_USER_DELEGATED_BY")
-            .env_remove("RUST_LOG"),
-        DB.as_bytes(),
-    );
-    let url = printed_url(&mut child);
-    (child, url)
+fn spawn_web(args: &[&str]) -> (Asker, String) {
+    let mut asker = Asker::start(&[&["--print-url"], args].concat(), &[]);
+    let url = printed_url(&mut asker.child);
+    (asker, url)
 }
 
-fn output(child: Child) -> (i32, String, String) {
-    let out = child.wait_with_output().unwrap();
+fn output(asker: Asker) -> (i32, String, String) {
+    let out = asker.child.wait_with_output().unwrap();
     (
         out.status.code().unwrap(),
         String::from_utf8(out.stdout).unwrap(),
@@ -164,8 +186,8 @@ fn web_addr_sets_the_listening_address_and_a_used_one_is_a_usage_error() {
         url.starts_with(&format!("http://127.0.0.1:{port}/")),
         "{url}"
     );
-    child.kill().unwrap();
-    let _ = child.wait();
+    child.child.kill().unwrap();
+    let _ = child.child.wait();
 
     let run = super::support::run(&["ask", "--via", "web", "--web-addr", "nowhere"], DB);
     assert_eq!(run.status, 2);
@@ -243,21 +265,8 @@ fn a_lan_address_shows_a_qr_code_and_the_page_answers_over_it() {
 }
 
 /// `ask --via web` without a terminal, `--print-url` or a desktop.
-fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Child {
-    spawn_with_input(
-        Command::new("setsid")
-            .arg("--wait")
-            .arg(BIN)
-            .arg("ask")
-            .args(args)
-            .env("ASK_USER_STORE", "memory") // durable asks are tested in durable.rs
-            .env_remove("ASK_USER_DELEGATED_BY")
-            .env_remove("RUST_LOG")
-            .env_remove("DISPLAY")
-            .env_remove("WAYLAND_DISPLAY")
-            .envs(env.iter().copied()),
-        DB.as_bytes(),
-    )
+fn run_headless(args: &[&str], env: &[(&str, &str)]) -> Asker {
+    Asker::start(args, env)
 }
 
 /// Who may answer (docs/contract.md §8): a harness that shows stderr to the model must not
@@ -334,17 +343,16 @@ fn three_hundred_silent_connections_do_not_lock_the_human_out() {
 
     // A cleared environment and a memory store: never the developer's default store.
     let home = tempfile::tempdir().unwrap();
-    let mut command = Command::new("sh");
-    ask_user_test_support::hermetic(&mut command, home.path());
-    let mut child = spawn_with_input(
-        command
+    let child = spawn_with_input(
+        hermetic_command("sh", home.path())
             .arg("-c")
             .arg("ulimit -n 256 && exec setsid --wait \"$0\" ask --print-url --via web")
             .arg(BIN)
             .env("ASK_USER_STORE", "memory"),
         DB.as_bytes(),
     );
-    let url = printed_url(&mut child);
+    let mut child = Asker { child, _home: home };
+    let url = printed_url(&mut child.child);
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_once('/').unwrap();
 
