@@ -8,5 +8,4 @@ mod properties;
 mod race;
 mod seam;
 mod strict;
-mod support;
 mod text;

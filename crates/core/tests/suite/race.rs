@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Offer, Outcome,
-    RecordError, RecordOutcome, Settled, UserInteraction,
+    AnswerItem, Answers, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture, CancellationToken,
+    Decision, ExecutionContext, FirstAnswer, Outcome, RecordError, RecordOutcome, Settled,
 };
+use ask_user_test_support::answerers::{Fixed, Offering, Submits, Waiting};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -53,79 +53,14 @@ impl RecordOutcome for FakeStore {
 
 /// A page that offers `label` after `after_ms`, then stays pending until cancelled (as if it
 /// lost every `select!` from then on); it remembers what the race told it.
-struct Page {
-    after_ms: u64,
-    label: &'static str,
-    heard: Mutex<Option<Decision>>,
-}
-
-impl Page {
-    fn new(after_ms: u64, label: &'static str) -> Arc<Self> {
-        Arc::new(Self {
-            after_ms,
-            label,
-            heard: Mutex::new(None),
-        })
-    }
-}
-
-impl UserInteraction for Page {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        decide: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(self.after_ms)) => {
-                    let decision = decide.offer(Offer::Answers(answer(self.label))).await;
-                    *self.heard.lock().unwrap() = Some(decision);
-                }
-                () = cancel.cancelled() => {}
-            }
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the web page")
-    }
-}
-
-/// Shows nothing and never answers until cancelled (the human is answering elsewhere).
-struct Silent;
-
-impl UserInteraction for Silent {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-}
-
-/// A terminal-like answerer that acknowledges nothing and answers "Yes" after `0` ms.
-struct Terminal(u64);
-
-impl UserInteraction for Terminal {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        _: CancellationToken,
-        _: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(self.0)).await;
-            Ok(answer("Yes"))
-        })
-    }
+fn page(after_ms: u64, label: &str) -> Arc<Offering> {
+    Arc::new(
+        Offering::new(
+            answer(label),
+            Submits::After(Duration::from_millis(after_ms)),
+        )
+        .named("the web page"),
+    )
 }
 
 fn stored_no() -> Settled {
@@ -148,7 +83,7 @@ async fn a_budget_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_
         ..FakeStore::default()
     });
     let outcome = bounded(
-        AskUserQuestionTool::new(Arc::new(Silent))
+        AskUserQuestionTool::new(Arc::new(Waiting::new()))
             .with_timeout(Some(Duration::from_millis(50)))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::default()),
@@ -170,7 +105,7 @@ async fn a_signal_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_
         signal.cancel();
     });
     let outcome = bounded(
-        AskUserQuestionTool::new(Arc::new(Silent))
+        AskUserQuestionTool::new(Arc::new(Waiting::new()))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::new(cancel)),
     )
@@ -184,7 +119,7 @@ async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_i
         elsewhere: Some(stored_no()),
         ..FakeStore::default()
     });
-    let page = Page::new(10, "Yes");
+    let page = page(10, "Yes");
     let outcome = bounded(
         AskUserQuestionTool::new(page.clone())
             .with_timeout(Some(Duration::from_millis(50)))
@@ -192,10 +127,7 @@ async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_i
             .call(ARGS, ExecutionContext::default()),
     )
     .await;
-    assert_eq!(
-        *page.heard.lock().unwrap(),
-        Some(Decision::Refused(stored_no()))
-    );
+    assert_eq!(page.heard(), Some(Decision::Refused(stored_no())));
     assert_eq!(outcome.text(), NO);
 }
 
@@ -207,7 +139,7 @@ async fn the_budget_running_out_while_the_answer_is_being_stored_waits_for_it_an
         write_ms: 100,
         ..FakeStore::default()
     });
-    let page = Page::new(40, "No");
+    let page = page(40, "No");
     let outcome = bounded(
         AskUserQuestionTool::new(page.clone())
             .with_timeout(Some(Duration::from_millis(50)))
@@ -239,7 +171,7 @@ async fn a_signal_while_the_answer_is_being_stored_does_not_hang_the_call() {
         signal.cancel();
     });
     let outcome = bounded(
-        AskUserQuestionTool::new(Page::new(40, "No"))
+        AskUserQuestionTool::new(page(40, "No"))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::new(cancel)),
     )
@@ -255,16 +187,16 @@ async fn in_a_fan_out_a_terminal_answer_does_not_wait_on_a_page_answer_being_sto
         write_ms: 100,
         ..FakeStore::default()
     });
-    let page = Page::new(10, "No");
+    let page = page(10, "No");
     let outcome = bounded(
         AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
             page.clone(),
-            Arc::new(Terminal(20)),
+            Arc::new(Fixed::new(answer("Yes")).after(Duration::from_millis(20))),
         ])))
         .with_recorder(store)
         .call(ARGS, ExecutionContext::default()),
     )
     .await;
-    assert_eq!(*page.heard.lock().unwrap(), Some(Decision::Accepted));
+    assert_eq!(page.heard(), Some(Decision::Accepted));
     assert_eq!(outcome.text(), NO);
 }
