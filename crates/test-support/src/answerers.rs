@@ -8,6 +8,7 @@
 //! reaches nobody; [`Offering`] offers through the race ([`Decide`]) and reports the decision
 //! (a page that says "sent" only once its answer was taken).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -169,7 +170,7 @@ enum Release {
 #[derive(Debug, Default)]
 pub struct Waiting {
     asked: AtomicUsize,
-    withdrawn: AtomicBool,
+    withdrawn: AtomicUsize,
     unavailable: bool,
     name: Option<&'static str>,
     release: Option<(Release, Reply)>,
@@ -220,6 +221,11 @@ impl Waiting {
 
     /// Whether it saw its token fire and withdrew.
     pub fn withdrawn(&self) -> bool {
+        self.withdrawals() > 0
+    }
+
+    /// How many asks it withdrew because their token fired.
+    pub fn withdrawals(&self) -> usize {
         self.withdrawn.load(Ordering::SeqCst)
     }
 }
@@ -249,7 +255,7 @@ impl UserInteraction for Waiting {
             tokio::select! {
                 reply = released => reply.result(request),
                 () = cancel.cancelled() => {
-                    self.withdrawn.store(true, Ordering::SeqCst);
+                    self.withdrawn.fetch_add(1, Ordering::SeqCst);
                     Err(AskError::Cancelled)
                 }
             }
@@ -387,5 +393,107 @@ impl UserInteraction for Offering {
 
     fn name(&self) -> Option<&str> {
         self.name
+    }
+}
+
+/// Holds every ask until released, then answers each question of it with the question's own
+/// text (a custom answer): many concurrent asks, each answer telling which ask it was.
+///
+/// Released all at once when `release_at` asks have started (the last one does not wait), or
+/// by [`Holding::release`], after which every ask is answered at once; 0 means only by
+/// [`Holding::release`]. [`Holding::all_pending`] waits until `release_at` asks are pending at
+/// once.
+#[derive(Debug, Default)]
+pub struct Holding {
+    release_at: usize,
+    releases_itself: bool,
+    pending_file: Option<PathBuf>,
+    asked: AtomicUsize,
+    pending: AtomicUsize,
+    withdrawn: AtomicUsize,
+    released: Notify,
+    done: AtomicBool,
+    all_pending: Notify,
+}
+
+impl Holding {
+    /// Releases every ask once `release_at` have started (0: only by [`Holding::release`]);
+    /// writes "pending" to `pending_file`, when given, as each ask starts.
+    pub fn new(release_at: usize, pending_file: Option<PathBuf>) -> Self {
+        Self {
+            release_at,
+            releases_itself: true,
+            pending_file,
+            ..Self::default()
+        }
+    }
+
+    /// Holds every ask until [`Holding::release`]; [`Holding::all_pending`] returns once
+    /// `count` are pending.
+    pub fn until_released(count: usize) -> Self {
+        Self {
+            release_at: count,
+            ..Self::default()
+        }
+    }
+
+    /// Answers every held ask, and every later one at once.
+    pub fn release(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.released.notify_waiters();
+    }
+
+    /// Returns once `release_at` asks are pending at once.
+    pub async fn all_pending(&self) {
+        self.all_pending.notified().await;
+    }
+
+    /// How many asks started.
+    pub fn asked(&self) -> usize {
+        self.asked.load(Ordering::SeqCst)
+    }
+
+    /// How many asks it withdrew because their token fired.
+    pub fn withdrawals(&self) -> usize {
+        self.withdrawn.load(Ordering::SeqCst)
+    }
+}
+
+impl UserInteraction for Holding {
+    fn ask_decided<'a>(
+        &'a self,
+        request: &'a AskUserQuestionRequest,
+        cancel: CancellationToken,
+        _: Decide,
+    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+        Box::pin(async move {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            let started = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+            if self.pending.fetch_add(1, Ordering::SeqCst) + 1 == self.release_at {
+                self.all_pending.notify_one();
+            }
+            if let Some(file) = &self.pending_file {
+                std::fs::write(file, "pending").unwrap();
+            }
+            if self.releases_itself && self.release_at > 0 && started >= self.release_at {
+                self.release();
+            } else {
+                tokio::select! {
+                    () = released => {}
+                    () = async {}, if self.done.load(Ordering::SeqCst) => {}
+                    () = cancel.cancelled() => {
+                        self.pending.fetch_sub(1, Ordering::SeqCst);
+                        self.withdrawn.fetch_add(1, Ordering::SeqCst);
+                        return Err(AskError::Cancelled);
+                    }
+                }
+            }
+            let question = &request.questions()[0];
+            Ok(Answers {
+                answers: vec![AnswerItem::custom(&question.id, &question.question)],
+            })
+        })
     }
 }
