@@ -104,30 +104,7 @@ impl UserInteraction for Answerer {
 }
 
 /// An answerer whose human never answers: it holds the ask until the token fires.
-#[derive(Debug, Default)]
-pub struct Waiting {
-    pub asked: AtomicUsize,
-    pub withdrawn: AtomicUsize,
-    /// Woken whenever an ask starts, so a caller can wait for "all pending".
-    pub started: tokio::sync::Notify,
-}
-
-impl UserInteraction for Waiting {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            self.started.notify_one();
-            cancel.cancelled().await;
-            self.withdrawn.fetch_add(1, Ordering::SeqCst);
-            Err(AskError::Cancelled)
-        })
-    }
-}
+pub use ask_user_test_support::answerers::Waiting;
 
 /// The tool every call goes through: one shared `FirstAnswer` of `answerers`.
 pub fn first_answer_tool<T: UserInteraction + 'static>(
