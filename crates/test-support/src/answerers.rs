@@ -6,7 +6,8 @@
 //! [`Fixed`] gives one reply and acknowledges nothing (a terminal, scripted data); [`Waiting`]
 //! waits to be cancelled, or released (a human who is away, or answers later); [`Unavailable`]
 //! reaches nobody; [`Offering`] offers through the race ([`Decide`]) and reports the decision
-//! (a page that says "sent" only once its answer was taken).
+//! (a page that says "sent" only once its answer was taken); [`Holding`] holds many asks at
+//! once. [`Recorder`] stands in for the store an outcome is recorded in.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken, Decide,
-    Decision, Offer, Settled, UserInteraction,
+    Decision, Offer, RecordError, RecordOutcome, Settled, UserInteraction,
 };
 use tokio::sync::Notify;
 
@@ -494,6 +495,79 @@ impl UserInteraction for Holding {
             Ok(Answers {
                 answers: vec![AnswerItem::custom(&question.id, &question.question)],
             })
+        })
+    }
+}
+
+/// A stand-in store for outcomes ([`RecordOutcome`]): keeps every outcome it is given, after
+/// a write that takes a set time (none: it yields once); or fails the first writes ("disk
+/// full"); or, when an outcome was already stored elsewhere (another process's answer), refuses
+/// every write with it.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    write: Option<Duration>,
+    fail: Mutex<usize>,
+    elsewhere: Option<Settled>,
+    kept: Mutex<Vec<Settled>>,
+}
+
+impl Recorder {
+    /// Keeps every outcome; each write yields once.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Each write takes `write`.
+    pub fn writing_for(self, write: Duration) -> Self {
+        Self {
+            write: Some(write),
+            ..self
+        }
+    }
+
+    /// The first `count` writes fail with "disk full".
+    pub fn failing(self, count: usize) -> Self {
+        Self {
+            fail: Mutex::new(count),
+            ..self
+        }
+    }
+
+    /// `first` was already stored elsewhere: every write loses to it.
+    pub fn settled_elsewhere(self, first: Settled) -> Self {
+        Self {
+            elsewhere: Some(first),
+            ..self
+        }
+    }
+
+    /// The outcomes kept, in order.
+    pub fn kept(&self) -> Vec<Settled> {
+        self.kept.lock().unwrap().clone()
+    }
+}
+
+impl RecordOutcome for Recorder {
+    fn record<'a>(
+        &'a self,
+        _: &'a AskUserQuestionRequest,
+        settled: &'a Settled,
+    ) -> BoxFuture<'a, Result<(), RecordError>> {
+        Box::pin(async move {
+            match self.write {
+                Some(write) => tokio::time::sleep(write).await,
+                None => tokio::task::yield_now().await,
+            }
+            if let Some(first) = &self.elsewhere {
+                return Err(RecordError::Settled(first.clone()));
+            }
+            let mut fail = self.fail.lock().unwrap();
+            if *fail > 0 {
+                *fail -= 1;
+                return Err("disk full".to_owned().into());
+            }
+            self.kept.lock().unwrap().push(settled.clone());
+            Ok(())
         })
     }
 }

@@ -8,9 +8,9 @@ use std::time::Duration;
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Limits, Offer, Outcome,
-    RecordError, RecordOutcome, RemoteOutcome, Settled, UserInteraction, decode,
+    RemoteOutcome, Settled, UserInteraction, decode,
 };
-use ask_user_test_support::answerers::{Fixed, Offering, Reply, Submits};
+use ask_user_test_support::answerers::{Fixed, Offering, Recorder, Reply, Submits};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -175,38 +175,9 @@ async fn a_dismissal_offered_through_the_race_is_the_dismissed_outcome() {
     assert_eq!(outcome, Outcome::Dismissed);
 }
 
-/// Fails the first `fail` records, then keeps every outcome it is given.
-#[derive(Default)]
-struct Store {
-    fail: Mutex<usize>,
-    kept: Mutex<Vec<Settled>>,
-}
-
-impl RecordOutcome for Store {
-    fn record<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), RecordError>> {
-        Box::pin(async move {
-            tokio::task::yield_now().await;
-            let mut fail = self.fail.lock().unwrap();
-            if *fail > 0 {
-                *fail -= 1;
-                return Err("disk full".to_owned().into());
-            }
-            self.kept.lock().unwrap().push(settled.clone());
-            Ok(())
-        })
-    }
-}
-
 #[tokio::test]
 async fn the_recorder_keeps_the_outcome_before_it_is_accepted() {
-    let store = Arc::new(Store {
-        fail: Mutex::new(1),
-        ..Store::default()
-    });
+    let store = Arc::new(Recorder::new().failing(1));
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     assert_eq!(
         decide.offer(Offer::Answers(yes())).await,
@@ -221,13 +192,13 @@ async fn the_recorder_keeps_the_outcome_before_it_is_accepted() {
         answers: yes(),
         by: None,
     };
-    assert_eq!(*store.kept.lock().unwrap(), vec![won.clone()]);
+    assert_eq!(store.kept(), vec![won.clone()]);
     assert_eq!(decide.settled(), Some(won));
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_tool_records_a_timeout_and_a_single_step_answer() {
-    let store = Arc::new(Store::default());
+    let store = Arc::new(Recorder::new());
     let page = acknowledging(Submits::OnCancel);
     let outcome = tool(page, 50)
         .with_recorder(store.clone())
@@ -240,7 +211,7 @@ async fn the_tool_records_a_timeout_and_a_single_step_answer() {
         .await;
     assert_eq!(outcome.text(), YES);
     assert_eq!(
-        *store.kept.lock().unwrap(),
+        store.kept(),
         vec![
             Settled::TimedOut(Duration::from_millis(50)),
             Settled::Answered {
@@ -273,7 +244,7 @@ impl RemoteOutcome for AnsweredRemotely {
 /// registering handle's name); a caller that went away (aborted) leaves the remote alone.
 #[tokio::test]
 async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
-    let store = Arc::new(Store::default());
+    let store = Arc::new(Recorder::new());
     let remote = Arc::new(AnsweredRemotely::default());
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     decide.named("the hub").add_remote(remote.clone());
@@ -285,7 +256,7 @@ async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
         by: Some("the hub".to_owned()),
     };
     assert_eq!(settled, taken);
-    assert_eq!(*store.kept.lock().unwrap(), vec![taken]);
+    assert_eq!(store.kept(), vec![taken]);
     assert_eq!(
         *remote.closed_with.lock().unwrap(),
         vec![Settled::TimedOut(Duration::from_secs(2))]
@@ -302,10 +273,7 @@ async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
 /// keeps the answer, undelivered, for the retry).
 #[tokio::test]
 async fn a_remote_answer_that_cannot_be_recorded_leaves_the_ending() {
-    let store = Arc::new(Store {
-        fail: Mutex::new(1),
-        ..Store::default()
-    });
+    let store = Arc::new(Recorder::new().failing(1));
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     decide.add_remote(Arc::new(AnsweredRemotely::default()));
     let ending = Settled::TimedOut(Duration::from_secs(2));
