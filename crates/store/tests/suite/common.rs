@@ -62,6 +62,8 @@ pub(crate) async fn postgres() -> Fixture {
 pub(crate) struct ChildProc {
     pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
+    /// The child's private home ([`ask_user_test_support::hermetic`]).
+    _home: tempfile::TempDir,
 }
 
 impl ChildProc {
@@ -91,19 +93,21 @@ impl ChildProc {
             }
             None => Command::new(&exe),
         };
-        cmd.args([
-            "--ignored",
-            "--exact",
-            "child::entry",
-            "--nocapture",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .envs(env.iter().copied())
-        .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        let home = tempfile::tempdir().unwrap();
+        ask_user_test_support::hermetic(&mut cmd, home.path())
+            .args([
+                "--ignored",
+                "--exact",
+                "child::entry",
+                "--nocapture",
+                "--test-threads=1",
+                "--quiet",
+            ])
+            .envs(env.iter().copied())
+            .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
         let mut child = cmd.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -114,7 +118,11 @@ impl ChildProc {
                 }
             }
         });
-        ChildProc { child, lines }
+        ChildProc {
+            child,
+            lines,
+            _home: home,
+        }
     }
 
     /// The child's next message, waiting up to [`DEADLINE`].
