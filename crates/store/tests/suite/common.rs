@@ -191,3 +191,23 @@ pub(crate) async fn wal_settles_under(store: &Path, bound: u32) -> u32 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Expands each named case (an `async fn(Fixture)`) into one test per backend, in modules
+/// `memory`, `sqlite` and `postgres` of the invoking module
+/// (`conformance::sqlite::first_outcome_wins`, …).
+macro_rules! every_backend {
+    ($($case:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::memory().await).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::postgres().await).await })*
+        }
+    };
+}
