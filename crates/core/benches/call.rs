@@ -16,48 +16,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, ExecutionContext, Limits, UserInteraction, decode, normalise, render,
+    AskUserQuestionTool, ExecutionContext, Limits, OneStep, decode, normalise, render,
 };
+use ask_user_test_support::answerers::stand_in;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The batch of `oracle.mjs --bench`, as the model would send it (compact JSON text).
 const ORACLE_BATCH: &str = r#"{"questions":[{"id":"db","header":"Database","question":"Which database should the service use?","options":[{"label":"PostgreSQL (Recommended)","description":"Relational, already run by the team."},{"label":"SQLite","description":"Embedded, no server to operate."},{"label":"MongoDB","description":"Document store."}]},{"id":"features","question":"Which features ship in v1?","multi_select":true,"options":[{"label":"Auth"},{"label":"Billing"},{"label":"Search"},{"label":"Export"}]},{"id":"name","question":"What should the service be called?"}]}"#;
 
-/// The oracle's stand-in provider: first option, or "free text" without options.
-#[derive(Debug)]
-struct StandIn;
-
-impl StandIn {
-    fn answers(request: &AskUserQuestionRequest) -> Answers {
-        let answers = request
-            .questions()
-            .iter()
-            .map(|q| match q.options.first() {
-                Some(first) => AnswerItem::selected(&q.id, [first.label.clone()]),
-                None => AnswerItem::custom(&q.id, "free text"),
-            })
-            .collect();
-        Answers { answers }
-    }
-}
-
-impl UserInteraction for StandIn {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        _cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move { Ok(Self::answers(request)) })
-    }
-}
-
 fn benches(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a current-thread runtime");
-    let tool = AskUserQuestionTool::new(Arc::new(StandIn));
+    // The oracle's stand-in provider: first option, or "free text" without options.
+    let provider = OneStep::new(|request, _| Box::pin(async move { Ok(stand_in(request)) }));
+    let tool = AskUserQuestionTool::new(Arc::new(provider));
     let limits = Limits::default();
 
     // The bytes the three benches work on agree with the reference's output.
@@ -69,7 +42,7 @@ fn benches(c: &mut Criterion) {
     let request = decode(ORACLE_BATCH, &limits)
         .expect("the batch decodes")
         .request;
-    let answers = normalise(&request, StandIn::answers(&request)).expect("the answers fit");
+    let answers = normalise(&request, stand_in(&request)).expect("the answers fit");
 
     let mut group = c.benchmark_group("call");
     // The calls run one after another inside one runtime, as in a harness's agent loop (and
@@ -102,7 +75,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(decode(black_box(ORACLE_BATCH), &limits)));
     });
     c.bench_function("normalise/oracle_batch", |b| {
-        b.iter(|| black_box(normalise(&request, black_box(StandIn::answers(&request)))));
+        b.iter(|| black_box(normalise(&request, black_box(stand_in(&request)))));
     });
     c.bench_function("render/oracle_batch", |b| {
         b.iter(|| black_box(render(black_box(&answers))));

@@ -27,7 +27,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 async fn memory_per_pending_ask(asks: usize) {
     let waiting: Vec<Arc<load::Waiting>> = (0..ANSWERERS)
-        .map(|_| Arc::new(load::Waiting::default()))
+        .map(|_| Arc::new(load::Waiting::new()))
         .collect();
     let tool = load::first_answer_tool(&waiting);
     let arguments: Vec<String> = (0..asks).map(load::arguments).collect();
@@ -40,12 +40,7 @@ async fn memory_per_pending_ask(asks: usize) {
         let (tool, cancel) = (tool.clone(), turn.child_token());
         calls.spawn(async move { tool.call(args, ExecutionContext::new(cancel)).await });
     }
-    let pending = || {
-        waiting
-            .iter()
-            .map(|w| w.asked.load(Ordering::SeqCst))
-            .sum::<usize>()
-    };
+    let pending = || waiting.iter().map(|w| w.asked()).sum::<usize>();
     while pending() < asks * ANSWERERS {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -56,10 +51,7 @@ async fn memory_per_pending_ask(asks: usize) {
     while let Some(outcome) = calls.join_next().await {
         aborted += usize::from(outcome.unwrap() == Outcome::Aborted);
     }
-    let withdrawn: usize = waiting
-        .iter()
-        .map(|w| w.withdrawn.load(Ordering::SeqCst))
-        .sum();
+    let withdrawn: usize = waiting.iter().map(|w| w.withdrawals()).sum();
     let per_ask = (during.saturating_sub(before)) as f64 * 1024.0 / asks as f64;
     println!("pending asks held:            {asks} (each on {ANSWERERS} waiting answerers)");
     println!("RSS before / holding:         {before} KiB / {during} KiB");

@@ -17,17 +17,14 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
-    UserInteraction,
-};
+use ask_user_core::CancellationToken;
 use ask_user_mcp::{AskUserServer, Routing, serve_http};
+use ask_user_test_support::answerers::Holding;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -75,46 +72,6 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Holds every question until `release_at` are pending, then answers each with its own text.
-struct HoldAll {
-    release_at: usize,
-    done: std::sync::atomic::AtomicBool,
-    pending: AtomicUsize,
-    released: Notify,
-    all_pending: Notify,
-}
-
-impl UserInteraction for HoldAll {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            let released = self.released.notified();
-            tokio::pin!(released);
-            released.as_mut().enable();
-            if self.pending.fetch_add(1, Ordering::SeqCst) + 1 == self.release_at {
-                self.all_pending.notify_one();
-            }
-            tokio::select! {
-                () = released => {}
-                () = async {}, if self.done.load(Ordering::SeqCst) => {}
-                () = cancel.cancelled() => {
-                    // A connection the client gave up on (it retries): not pending any more.
-                    self.pending.fetch_sub(1, Ordering::SeqCst);
-                    return Err(AskError::Cancelled);
-                }
-            }
-            let q = &request.questions()[0];
-            Ok(Answers {
-                answers: vec![AnswerItem::custom(&q.id, &q.question)],
-            })
-        })
-    }
-}
-
 /// Child process: the server (with the SQLite store at `store`, a path, when given). Prints
 /// `port P`, then `rss BEFORE AT` once all are pending.
 fn serve(count: usize, store: Option<String>) {
@@ -123,13 +80,8 @@ fn serve(count: usize, store: Option<String>) {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let hold = Arc::new(HoldAll {
-            release_at: count,
-            done: std::sync::atomic::AtomicBool::new(false),
-            pending: AtomicUsize::new(0),
-            released: Notify::new(),
-            all_pending: Notify::new(),
-        });
+        // Holds every question until all are pending, then answers each with its own text.
+        let hold = Arc::new(Holding::until_released(count));
         let store = match store {
             Some(path) => Some(
                 ask_user_store::Store::open_sqlite(std::path::Path::new(&path))
@@ -151,14 +103,13 @@ fn serve(count: usize, store: Option<String>) {
         let before = ask_user_test_support::rss_kib();
         println!("port {port}");
         std::io::stdout().flush().unwrap();
-        hold.all_pending.notified().await;
+        hold.all_pending().await;
         let at = ask_user_test_support::rss_kib();
         println!("rss {before} {at}");
         std::io::stdout().flush().unwrap();
         // Let the figure be read before the answers flow.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        hold.done.store(true, Ordering::SeqCst);
-        hold.released.notify_waiters();
+        hold.release();
         // Serve until the parent closes our stdin.
         let mut stdin = tokio::io::stdin();
         let mut buf = [0u8; 1];

@@ -14,6 +14,7 @@
 #[path = "suite/child.rs"]
 mod child;
 #[path = "suite/common.rs"]
+#[macro_use]
 mod common;
 #[path = "suite/conformance.rs"]
 mod conformance;

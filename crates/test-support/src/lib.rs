@@ -19,10 +19,15 @@
 //! [`FakeSmtp`]: a real SMTP server (aiosmtpd) requiring STARTTLS, on a certificate made by
 //! [`self_signed`].
 //!
+//! `answerers` (feature `answerers`): stand-in answerers (fixed, waiting, unavailable,
+//! offering through the race) for the tests of the core and of the hosts.
+//!
 //! `fakes` (feature `fakes`): in-process fakes of ntfy, Slack and Telegram.
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(feature = "answerers")]
+pub mod answerers;
 #[cfg(feature = "fakes")]
 pub mod fakes;
 pub mod postgres;

@@ -16,9 +16,10 @@ use std::time::Duration;
 use ask_user_conformance::{deepseek_counts, repo_root};
 use ask_user_core::definition::{self, NAME, ProviderFormat};
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture, Caller,
-    CancellationToken, ExecutionContext, Limits, Outcome, UserInteraction, decode,
+    AskError, AskUserQuestionTool, Caller, ExecutionContext, Limits, Outcome, UserInteraction,
+    decode,
 };
+use ask_user_test_support::answerers::{Fixed, Reply, Unavailable, Waiting, selected, stand_in};
 
 /// The budget of docs/contract.md §2: name + description + parameters as compact JSON.
 const BUDGET: usize = 320;
@@ -106,57 +107,6 @@ fn indent(json: &str) -> String {
     out
 }
 
-/// An answerer for the catalog's example outcomes.
-enum Example {
-    /// Answers like the oracle's stand-in provider: first option, or "free text".
-    StandIn,
-    /// Returns this error.
-    Error(AskError),
-    /// Answers a question the request does not have.
-    Misfit,
-    /// Never answers (until cancelled).
-    Silent,
-    /// Cannot reach anyone.
-    Unavailable,
-}
-
-impl UserInteraction for Example {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            match self {
-                Self::StandIn => Ok(Answers {
-                    answers: request
-                        .questions()
-                        .iter()
-                        .map(|q| match q.options.first() {
-                            Some(first) => AnswerItem::selected(&q.id, [first.label.clone()]),
-                            None => AnswerItem::custom(&q.id, "free text"),
-                        })
-                        .collect(),
-                }),
-                Self::Error(error) => Err(error.clone()),
-                Self::Misfit => Ok(Answers {
-                    answers: vec![AnswerItem::selected("dbs", ["PostgreSQL"])],
-                }),
-                Self::Silent => {
-                    cancel.cancelled().await;
-                    Err(AskError::Cancelled)
-                }
-                Self::Unavailable => Err(AskError::Unavailable("no terminal".into())),
-            }
-        })
-    }
-
-    fn is_available(&self) -> bool {
-        !matches!(self, Self::Unavailable)
-    }
-}
-
 /// One row of the outcome table: what happened, the outcome of a real call.
 fn outcomes() -> Vec<(&'static str, Outcome)> {
     // Paused time: the 5-minute budget runs out at once, no test waits.
@@ -165,11 +115,14 @@ fn outcomes() -> Vec<(&'static str, Outcome)> {
         .start_paused(true)
         .build()
         .expect("a runtime");
-    let call = |answerer: Example, arguments: &str, context: ExecutionContext| {
-        let tool = AskUserQuestionTool::new(Arc::new(answerer))
-            .with_timeout(Some(Duration::from_secs(300)));
+    let call = |answerer: Arc<dyn UserInteraction>, arguments: &str, context: ExecutionContext| {
+        let tool = AskUserQuestionTool::new(answerer).with_timeout(Some(Duration::from_secs(300)));
         runtime.block_on(tool.call(arguments, context))
     };
+    // Answers like the oracle's stand-in provider: first option, or "free text".
+    let provider = || Arc::new(Fixed::new(Reply::From(stand_in)));
+    let error = |error: AskError| Arc::new(Fixed::new(Err(error)));
+    let silent = || Arc::new(Waiting::new());
     let ok = || ExecutionContext::default();
     let cancelled = || {
         let context = ExecutionContext::default();
@@ -182,43 +135,43 @@ fn outcomes() -> Vec<(&'static str, Outcome)> {
         })
     };
     vec![
-        ("answered", call(Example::StandIn, EXAMPLE_CALL, ok())),
+        ("answered", call(provider(), EXAMPLE_CALL, ok())),
         (
             "invalid arguments (empty batch)",
-            call(Example::StandIn, r#"{"questions":[]}"#, ok()),
+            call(provider(), r#"{"questions":[]}"#, ok()),
         ),
         (
             "invalid arguments (several problems)",
             call(
-                Example::StandIn,
+                provider(),
                 r#"{"questions":[{"id":"db","question":" ","options":["Yes","Yes"]},{"id":"db","question":"Go?","multi_select":"yes"}]}"#,
                 ok(),
             ),
         ),
         (
             "the human dismissed the batch",
-            call(Example::Error(AskError::Dismissed), EXAMPLE_CALL, ok()),
+            call(error(AskError::Dismissed), EXAMPLE_CALL, ok()),
         ),
         (
             "no answer within the budget (5 minutes)",
-            call(Example::Silent, EXAMPLE_CALL, ok()),
+            call(silent(), EXAMPLE_CALL, ok()),
         ),
         (
             "nobody can answer here",
-            call(Example::Unavailable, EXAMPLE_CALL, ok()),
+            call(Arc::new(Unavailable("no terminal")), EXAMPLE_CALL, ok()),
         ),
         (
             "a sub-agent asked",
-            call(Example::StandIn, EXAMPLE_CALL, delegated()),
+            call(provider(), EXAMPLE_CALL, delegated()),
         ),
         (
             "the turn was cancelled",
-            call(Example::Silent, EXAMPLE_CALL, cancelled()),
+            call(silent(), EXAMPLE_CALL, cancelled()),
         ),
         (
             "an answerer failed",
             call(
-                Example::Error(AskError::Failed(
+                error(AskError::Failed(
                     "the web answerer could not bind 127.0.0.1:8765".into(),
                 )),
                 EXAMPLE_CALL,
@@ -227,7 +180,11 @@ fn outcomes() -> Vec<(&'static str, Outcome)> {
         ),
         (
             "the answer did not fit the questions",
-            call(Example::Misfit, EXAMPLE_CALL, ok()),
+            call(
+                Arc::new(Fixed::new(selected("dbs", "PostgreSQL"))),
+                EXAMPLE_CALL,
+                ok(),
+            ),
         ),
     ]
 }

@@ -26,10 +26,10 @@ use std::sync::Arc;
 
 use ask_user_conformance::repo_root;
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, ExecutionContext, Limits, Question, QuestionOption, UserInteraction, decode,
-    normalise, render,
+    AnswerItem, Answers, AskUserQuestionRequest, AskUserQuestionTool, ExecutionContext, Limits,
+    Question, QuestionOption, decode, normalise, render,
 };
+use ask_user_test_support::answerers::Fixed;
 use pretty_assertions::assert_eq;
 
 use super::catalog::reference_definition;
@@ -290,20 +290,6 @@ fn broken(request: &AskUserQuestionRequest, how: usize) -> Value {
     args
 }
 
-/// Answers from data, returned as given (the core normalises them).
-struct Replay(Answers);
-
-impl UserInteraction for Replay {
-    fn ask_decided<'a>(
-        &'a self,
-        _request: &'a AskUserQuestionRequest,
-        _cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move { Ok(self.0.clone()) })
-    }
-}
-
 /// The answers as JSON text written independently of serde_json: keys in output order and
 /// every string escaped down to ASCII (`\uXXXX`, surrogate pairs beyond the BMP), so the
 /// bytes node parses share nothing with the bytes we render.
@@ -428,7 +414,7 @@ fn rendering_and_validation_agree_with_the_reference() {
             "decoding keeps a canonical request"
         );
         let normalised = normalise(&request, answers.clone()).expect("generated answers fit");
-        let tool = AskUserQuestionTool::new(Arc::new(Replay(answers))).with_limits(limits);
+        let tool = AskUserQuestionTool::new(Arc::new(Fixed::new(answers))).with_limits(limits);
         let call = runtime
             .block_on(tool.call(args.to_string(), ExecutionContext::default()))
             .text();

@@ -8,8 +8,9 @@ use std::time::Duration;
 use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Limits, Offer, Outcome,
-    RecordError, RecordOutcome, RemoteOutcome, Settled, UserInteraction, decode,
+    RemoteOutcome, Settled, UserInteraction, decode,
 };
+use ask_user_test_support::answerers::{Fixed, Offering, Recorder, Reply, Submits};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -31,89 +32,19 @@ fn no() -> Answers {
     }
 }
 
-/// When the human submits on a page that acknowledges.
-#[derive(Clone, Copy)]
-enum Submits {
-    /// After this many milliseconds; once accepted, the answerer's future stays pending (as
-    /// if it lost every `select!` from then on) until cancelled.
-    After(u64),
-    /// Just as the question is being withdrawn (the click arrives with the withdrawal).
-    OnCancel,
+/// A page-like answerer: offers "No" through the race when the human `submits`, and remembers
+/// what it was told, and what the race said when its question was withdrawn.
+fn acknowledging(submits: Submits) -> Arc<Offering> {
+    Arc::new(Offering::new(no(), submits).named("the web page"))
 }
 
-/// A page-like answerer: offers "No" through the race and remembers what it was told, and
-/// what the race said when its question was withdrawn.
-struct Acknowledging {
-    submits: Submits,
-    heard: Mutex<Option<Decision>>,
-    withdrawn_because: Mutex<Option<Option<Settled>>>,
-}
-
-impl Acknowledging {
-    fn new(submits: Submits) -> Arc<Self> {
-        Arc::new(Self {
-            submits,
-            heard: Mutex::new(None),
-            withdrawn_because: Mutex::new(None),
-        })
-    }
-
-    fn heard(&self) -> Option<Decision> {
-        self.heard.lock().unwrap().clone()
-    }
-}
-
-impl UserInteraction for Acknowledging {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        decide: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            if let Submits::After(millis) = self.submits {
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(millis)) => {
-                        let decision = decide.offer(Offer::Answers(no())).await;
-                        *self.heard.lock().unwrap() = Some(decision);
-                    }
-                    () = cancel.cancelled() => {}
-                }
-            }
-            cancel.cancelled().await;
-            *self.withdrawn_because.lock().unwrap() = Some(decide.settled());
-            if let Submits::OnCancel = self.submits {
-                let decision = decide.offer(Offer::Answers(no())).await;
-                *self.heard.lock().unwrap() = Some(decision);
-            }
-            Err(AskError::Cancelled)
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the web page")
-    }
-}
-
-/// A terminal-like answerer: acknowledges nothing, answers "Yes" after a delay.
-struct Terminal(u64);
-
-impl UserInteraction for Terminal {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        _: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(self.0)).await;
-            Ok(yes())
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the terminal")
-    }
+/// A terminal-like answerer: acknowledges nothing, answers "Yes" after `millis`.
+fn terminal(millis: u64) -> Arc<Fixed> {
+    Arc::new(
+        Fixed::new(yes())
+            .after(Duration::from_millis(millis))
+            .named("the terminal"),
+    )
 }
 
 fn tool(answerer: Arc<dyn UserInteraction>, budget_ms: u64) -> AskUserQuestionTool {
@@ -127,7 +58,7 @@ fn no_answer() -> String {
 #[tokio::test(start_paused = true)]
 async fn an_answer_accepted_before_the_budget_ran_out_is_the_outcome_even_if_its_future_lost_the_select()
  {
-    let page = Acknowledging::new(Submits::After(90));
+    let page = acknowledging(Submits::After(Duration::from_millis(90)));
     let outcome = tool(page.clone(), 100)
         .call(ARGS, ExecutionContext::default())
         .await;
@@ -141,7 +72,7 @@ async fn an_answer_accepted_before_the_budget_ran_out_is_the_outcome_even_if_its
 
 #[tokio::test(start_paused = true)]
 async fn an_answer_accepted_before_the_turn_was_cancelled_is_the_outcome() {
-    let page = Acknowledging::new(Submits::After(10));
+    let page = acknowledging(Submits::After(Duration::from_millis(10)));
     let cancel = CancellationToken::new();
     let later = cancel.clone();
     tokio::spawn(async move {
@@ -157,48 +88,41 @@ async fn an_answer_accepted_before_the_turn_was_cancelled_is_the_outcome() {
 
 #[tokio::test(start_paused = true)]
 async fn an_answer_arriving_after_the_budget_ran_out_is_refused_with_the_reason() {
-    let page = Acknowledging::new(Submits::OnCancel);
+    let page = acknowledging(Submits::OnCancel);
     let outcome = tool(page.clone(), 100)
         .call(ARGS, ExecutionContext::default())
         .await;
     assert_eq!(outcome, Outcome::TimedOut(Duration::from_millis(100)));
     let timed_out = Settled::TimedOut(Duration::from_millis(100));
     assert_eq!(page.heard(), Some(Decision::Refused(timed_out.clone())));
-    assert_eq!(
-        *page.withdrawn_because.lock().unwrap(),
-        Some(Some(timed_out))
-    );
+    assert_eq!(page.withdrawn_because(), Some(Some(timed_out)));
 }
 
 #[tokio::test(start_paused = true)]
 async fn in_a_fan_out_the_losing_page_is_told_the_terminal_answered() {
-    let page = Acknowledging::new(Submits::OnCancel);
-    let outcome = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
-        page.clone(),
-        Arc::new(Terminal(10)),
-    ])))
-    .call(ARGS, ExecutionContext::default())
-    .await;
+    let page = acknowledging(Submits::OnCancel);
+    let outcome =
+        AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![page.clone(), terminal(10)])))
+            .call(ARGS, ExecutionContext::default())
+            .await;
     assert_eq!(outcome.text(), YES);
     let won = Settled::Answered {
         answers: yes(),
         by: Some("the terminal".to_owned()),
     };
     assert_eq!(page.heard(), Some(Decision::Refused(won.clone())));
-    assert_eq!(*page.withdrawn_because.lock().unwrap(), Some(Some(won)));
+    assert_eq!(page.withdrawn_because(), Some(Some(won)));
 }
 
 #[tokio::test(start_paused = true)]
 async fn in_a_fan_out_an_accepted_page_answer_beats_a_terminal_answer_that_returns_first() {
     // The page's answer is accepted at 10 ms but its future never completes; the terminal
     // returns at 20 ms. The page's answer settled the race, so it is the outcome.
-    let page = Acknowledging::new(Submits::After(10));
-    let outcome = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
-        page.clone(),
-        Arc::new(Terminal(20)),
-    ])))
-    .call(ARGS, ExecutionContext::default())
-    .await;
+    let page = acknowledging(Submits::After(Duration::from_millis(10)));
+    let outcome =
+        AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![page.clone(), terminal(20)])))
+            .call(ARGS, ExecutionContext::default())
+            .await;
     assert_eq!(page.heard(), Some(Decision::Accepted));
     assert_eq!(outcome.text(), no_answer());
 }
@@ -241,58 +165,19 @@ async fn the_first_offer_wins_an_invalid_one_leaves_the_race_open() {
 
 #[tokio::test]
 async fn a_dismissal_offered_through_the_race_is_the_dismissed_outcome() {
-    struct Dismisses;
-    impl UserInteraction for Dismisses {
-        fn ask_decided<'a>(
-            &'a self,
-            _: &'a AskUserQuestionRequest,
-            _: CancellationToken,
-            decide: Decide,
-        ) -> BoxFuture<'a, Result<Answers, AskError>> {
-            Box::pin(async move {
-                assert_eq!(decide.offer(Offer::Dismiss).await, Decision::Accepted);
-                Err(AskError::Dismissed)
-            })
-        }
-    }
-    let outcome = AskUserQuestionTool::new(Arc::new(Dismisses))
+    let dismisses = Arc::new(
+        Offering::new(Reply::Dismiss, Submits::AtOnce).returning(Err(AskError::Dismissed)),
+    );
+    let outcome = AskUserQuestionTool::new(dismisses.clone())
         .call(ARGS, ExecutionContext::default())
         .await;
+    assert_eq!(dismisses.heard(), Some(Decision::Accepted));
     assert_eq!(outcome, Outcome::Dismissed);
-}
-
-/// Fails the first `fail` records, then keeps every outcome it is given.
-#[derive(Default)]
-struct Store {
-    fail: Mutex<usize>,
-    kept: Mutex<Vec<Settled>>,
-}
-
-impl RecordOutcome for Store {
-    fn record<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), RecordError>> {
-        Box::pin(async move {
-            tokio::task::yield_now().await;
-            let mut fail = self.fail.lock().unwrap();
-            if *fail > 0 {
-                *fail -= 1;
-                return Err("disk full".to_owned().into());
-            }
-            self.kept.lock().unwrap().push(settled.clone());
-            Ok(())
-        })
-    }
 }
 
 #[tokio::test]
 async fn the_recorder_keeps_the_outcome_before_it_is_accepted() {
-    let store = Arc::new(Store {
-        fail: Mutex::new(1),
-        ..Store::default()
-    });
+    let store = Arc::new(Recorder::new().failing(1));
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     assert_eq!(
         decide.offer(Offer::Answers(yes())).await,
@@ -307,26 +192,26 @@ async fn the_recorder_keeps_the_outcome_before_it_is_accepted() {
         answers: yes(),
         by: None,
     };
-    assert_eq!(*store.kept.lock().unwrap(), vec![won.clone()]);
+    assert_eq!(store.kept(), vec![won.clone()]);
     assert_eq!(decide.settled(), Some(won));
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_tool_records_a_timeout_and_a_single_step_answer() {
-    let store = Arc::new(Store::default());
-    let page = Acknowledging::new(Submits::OnCancel);
+    let store = Arc::new(Recorder::new());
+    let page = acknowledging(Submits::OnCancel);
     let outcome = tool(page, 50)
         .with_recorder(store.clone())
         .call(ARGS, ExecutionContext::default())
         .await;
     assert_eq!(outcome, Outcome::TimedOut(Duration::from_millis(50)));
-    let outcome = AskUserQuestionTool::new(Arc::new(Terminal(1)))
+    let outcome = AskUserQuestionTool::new(terminal(1))
         .with_recorder(store.clone())
         .call(ARGS, ExecutionContext::default())
         .await;
     assert_eq!(outcome.text(), YES);
     assert_eq!(
-        *store.kept.lock().unwrap(),
+        store.kept(),
         vec![
             Settled::TimedOut(Duration::from_millis(50)),
             Settled::Answered {
@@ -359,7 +244,7 @@ impl RemoteOutcome for AnsweredRemotely {
 /// registering handle's name); a caller that went away (aborted) leaves the remote alone.
 #[tokio::test]
 async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
-    let store = Arc::new(Store::default());
+    let store = Arc::new(Recorder::new());
     let remote = Arc::new(AnsweredRemotely::default());
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     decide.named("the hub").add_remote(remote.clone());
@@ -371,7 +256,7 @@ async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
         by: Some("the hub".to_owned()),
     };
     assert_eq!(settled, taken);
-    assert_eq!(*store.kept.lock().unwrap(), vec![taken]);
+    assert_eq!(store.kept(), vec![taken]);
     assert_eq!(
         *remote.closed_with.lock().unwrap(),
         vec![Settled::TimedOut(Duration::from_secs(2))]
@@ -388,10 +273,7 @@ async fn an_ending_that_loses_to_a_remote_answer_yields_it() {
 /// keeps the answer, undelivered, for the retry).
 #[tokio::test]
 async fn a_remote_answer_that_cannot_be_recorded_leaves_the_ending() {
-    let store = Arc::new(Store {
-        fail: Mutex::new(1),
-        ..Store::default()
-    });
+    let store = Arc::new(Recorder::new().failing(1));
     let decide = Decide::with_recorder(&request(), Some(store.clone()));
     decide.add_remote(Arc::new(AnsweredRemotely::default()));
     let ending = Settled::TimedOut(Duration::from_secs(2));

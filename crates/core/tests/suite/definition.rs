@@ -89,7 +89,9 @@ fn print_exports_for_a_parent_process() {
 fn a_fresh_process_gives_the_same_bytes() {
     // Another process has other hash seeds, addresses and allocation order: nothing of that
     // may reach the bytes (the golden test above compares with bytes of an earlier build).
-    let output = Command::new(std::env::current_exe().unwrap())
+    let home = tempfile::tempdir().unwrap();
+    let mut process = Command::new(std::env::current_exe().unwrap());
+    let output = ask_user_test_support::hermetic(&mut process, home.path())
         .args([
             "--exact",
             "suite::definition::print_exports_for_a_parent_process",

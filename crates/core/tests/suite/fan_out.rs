@@ -8,7 +8,15 @@ use ask_user_core::{
 };
 use pretty_assertions::assert_eq;
 
-use super::support::{Delayed, Fixed, Waiting};
+use ask_user_test_support::answerers::{Fixed, Reply, Waiting, first_option};
+
+/// Answers the first question with its first option after `millis`, unless cancelled first.
+fn delayed(millis: u64) -> Arc<Waiting> {
+    Arc::new(Waiting::new().answering_after(
+        std::time::Duration::from_millis(millis),
+        Reply::From(first_option),
+    ))
+}
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
 
@@ -20,41 +28,35 @@ async fn call(answerers: Vec<Arc<dyn UserInteraction>>) -> Outcome {
 
 #[tokio::test(start_paused = true)]
 async fn the_first_answer_wins_and_the_others_withdraw() {
-    let slow = Delayed::new(5_000);
-    let waiting = Waiting::new();
-    let fast = Delayed::new(10);
+    let slow = delayed(5_000);
+    let waiting = Arc::new(Waiting::new());
+    let fast = delayed(10);
     let outcome = call(vec![slow.clone(), waiting.clone(), fast.clone()]).await;
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#
     );
     assert!(waiting.withdrawn(), "a loser must withdraw its question");
-    assert!(slow.withdrawn.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(slow.withdrawn());
 }
 
 /// An answerer unavailable before asking (`is_available` false), and one that finds out
 /// only when asked.
 fn unavailables() -> (Arc<Waiting>, Arc<Fixed>) {
-    let unavailable = Arc::new(Waiting {
-        unavailable: true,
-        ..Waiting::default()
-    });
-    let late_unavailable = Arc::new(Fixed(Err(AskError::Unavailable("no tty".into()))));
+    let unavailable = Arc::new(Waiting::new().unavailable());
+    let late_unavailable = Arc::new(Fixed::new(Err(AskError::Unavailable("no tty".into()))));
     (unavailable, late_unavailable)
 }
 
 #[tokio::test]
 async fn unavailable_answerers_are_skipped() {
     let (unavailable, late_unavailable) = unavailables();
-    let outcome = call(vec![unavailable.clone(), late_unavailable, Delayed::new(1)]).await;
+    let outcome = call(vec![unavailable.clone(), late_unavailable, delayed(1)]).await;
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#
     );
-    assert_eq!(
-        unavailable.asked.load(std::sync::atomic::Ordering::SeqCst),
-        0
-    );
+    assert_eq!(unavailable.asked(), 0);
 }
 
 #[tokio::test]
@@ -68,10 +70,10 @@ async fn all_unavailable_is_no_provider() {
 
 #[tokio::test]
 async fn a_dismissal_ends_the_race() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let outcome = call(vec![
         waiting.clone(),
-        Arc::new(Fixed(Err(AskError::Dismissed))),
+        Arc::new(Fixed::new(Err(AskError::Dismissed))),
     ])
     .await;
     assert_eq!(outcome, Outcome::Dismissed);
@@ -80,8 +82,8 @@ async fn a_dismissal_ends_the_race() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failure_does_not_end_the_race_while_others_run() {
-    let failing = Arc::new(Fixed(Err(AskError::Failed("page crashed".into()))));
-    let outcome = call(vec![failing.clone(), Delayed::new(50)]).await;
+    let failing = Arc::new(Fixed::new(Err(AskError::Failed("page crashed".into()))));
+    let outcome = call(vec![failing.clone(), delayed(50)]).await;
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#
@@ -95,8 +97,8 @@ async fn a_failure_does_not_end_the_race_while_others_run() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_withdraws_every_answerer() {
-    let a = Waiting::new();
-    let b = Waiting::new();
+    let a = Arc::new(Waiting::new());
+    let b = Arc::new(Waiting::new());
     let outcome = AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![a.clone(), b.clone()])))
         .with_timeout(Some(std::time::Duration::from_secs(30)))
         .call(ARGS, ExecutionContext::default())

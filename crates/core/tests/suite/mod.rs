@@ -7,6 +7,6 @@ mod outcome;
 mod properties;
 mod race;
 mod seam;
+mod seeded;
 mod strict;
-mod support;
 mod text;

@@ -9,7 +9,7 @@ use ask_user_core::{
 };
 use pretty_assertions::assert_eq;
 
-use super::support::{Fixed, Waiting};
+use ask_user_test_support::answerers::{Fixed, Waiting};
 
 const ARGS: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Name?"}]}"#;
 
@@ -32,7 +32,7 @@ async fn run(
 
 /// (text, code, exit status) of one call whose answerer fails with `error`.
 async fn run_failing(error: AskError) -> (String, Option<&'static str>, i32) {
-    let t = tool(Arc::new(Fixed(Err(error))));
+    let t = tool(Arc::new(Fixed::new(Err(error))));
     run(&t, ExecutionContext::default()).await
 }
 
@@ -44,7 +44,7 @@ async fn answered() {
             AnswerItem::custom("name", "billing-api"),
         ],
     };
-    let t = tool(Arc::new(Fixed(Ok(answers))));
+    let t = tool(Arc::new(Fixed::new(Ok(answers))));
     assert_eq!(
         run(&t, ExecutionContext::default()).await,
         (
@@ -65,7 +65,7 @@ async fn answered() {
 
 #[tokio::test]
 async fn invalid_arguments_never_reach_the_answerer() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let t = tool(waiting.clone());
     let outcome = t
         .call(r#"{"questions":[]}"#, ExecutionContext::default())
@@ -84,12 +84,12 @@ async fn invalid_arguments_never_reach_the_answerer() {
             None
         )
     );
-    assert_eq!(waiting.asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(waiting.asked(), 0);
 }
 
 #[tokio::test]
 async fn dismissed() {
-    let t = tool(Arc::new(Fixed(Err(AskError::Dismissed))));
+    let t = tool(Arc::new(Fixed::new(Err(AskError::Dismissed))));
     assert_eq!(
         run(&t, ExecutionContext::default()).await,
         ("Error: the user dismissed the questions without answering; do not assume an answer. Continue without it, or ask in plain text if you cannot go on.".to_owned(), Some("ASK_CANCELLED"), 4)
@@ -98,7 +98,7 @@ async fn dismissed() {
 
 #[tokio::test(start_paused = true)]
 async fn timed_out_cancels_the_answerer() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let t = tool(waiting.clone()).with_timeout(Some(Duration::from_secs(300)));
     assert_eq!(
         run(&t, ExecutionContext::default()).await,
@@ -112,21 +112,15 @@ async fn timed_out_cancels_the_answerer() {
 
 #[tokio::test]
 async fn no_provider_when_unavailable() {
-    let unavailable = Arc::new(Waiting {
-        unavailable: true,
-        ..Waiting::default()
-    });
+    let unavailable = Arc::new(Waiting::new().unavailable());
     let expected = ("Error: no way to ask the user is available; ask your question in plain text in your reply instead.".to_owned(), Some("NO_PROVIDER"), 6);
     assert_eq!(
         run(&tool(unavailable.clone()), ExecutionContext::default()).await,
         expected
     );
-    assert_eq!(
-        unavailable.asked.load(std::sync::atomic::Ordering::SeqCst),
-        0
-    );
+    assert_eq!(unavailable.asked(), 0);
     // An answerer that finds out only when asked.
-    let late = tool(Arc::new(Fixed(Err(AskError::Unavailable(
+    let late = tool(Arc::new(Fixed::new(Err(AskError::Unavailable(
         "no terminal".into(),
     )))));
     assert_eq!(run(&late, ExecutionContext::default()).await, expected);
@@ -134,7 +128,7 @@ async fn no_provider_when_unavailable() {
 
 #[tokio::test]
 async fn delegated_caller_is_refused_before_anyone_is_asked() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let context = ExecutionContext::default().with_caller(Caller::Delegated {
         parent: "planner".into(),
     });
@@ -142,12 +136,12 @@ async fn delegated_caller_is_refused_before_anyone_is_asked() {
         run(&tool(waiting.clone()), context).await,
         ("Error: sub-agents cannot ask the user; put the question in your final result so the agent that started you can ask it.".to_owned(), Some("DELEGATED_CALLER"), 7)
     );
-    assert_eq!(waiting.asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(waiting.asked(), 0);
 }
 
 #[tokio::test]
 async fn aborted_before_the_ask() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let cancel = CancellationToken::new();
     cancel.cancel();
     assert_eq!(
@@ -158,19 +152,19 @@ async fn aborted_before_the_ask() {
             130
         )
     );
-    assert_eq!(waiting.asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(waiting.asked(), 0);
 }
 
 #[tokio::test]
 async fn aborted_during_the_ask_withdraws_the_question() {
-    let waiting = Waiting::new();
+    let waiting = Arc::new(Waiting::new());
     let cancel = CancellationToken::new();
     let t = tool(waiting.clone());
     let call = tokio::spawn({
         let cancel = cancel.clone();
         async move { t.call(ARGS, ExecutionContext::new(cancel)).await }
     });
-    while waiting.asked.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+    while waiting.asked() == 0 {
         tokio::task::yield_now().await;
     }
     cancel.cancel();
@@ -210,7 +204,7 @@ async fn an_answer_that_does_not_fit_is_an_error_not_an_answer() {
     let wrong = Answers {
         answers: vec![AnswerItem::selected("db", ["Oracle"])],
     };
-    let t = tool(Arc::new(Fixed(Ok(wrong))));
+    let t = tool(Arc::new(Fixed::new(Ok(wrong))));
     assert_eq!(
         run(&t, ExecutionContext::default()).await,
         (r#"Error: the answer did not fit the questions ("Oracle" is not one of the options of question "db"); ask again"#.to_owned(), Some("ANSWER_FAILED"), 1)

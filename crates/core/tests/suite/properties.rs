@@ -20,21 +20,7 @@ use ask_user_core::{
     render,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 use serde_json::{Map, Value, json};
-
-fn config() -> Config {
-    let mut config = Config {
-        cases: 512,
-        // XorShift, not ChaCha: in a debug build ChaCha dominates the run time.
-        rng_algorithm: RngAlgorithm::XorShift,
-        ..Config::default()
-    };
-    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        config.rng_seed = RngSeed::Fixed(0x00a5_c0de);
-    }
-    config
-}
 
 /// Keys the decoder knows (and some it does not), so arbitrary objects often hit real paths.
 const KEYS: [&str; 14] = [
@@ -298,7 +284,7 @@ fn expected_refusal(request: &AskUserQuestionRequest, answers: &Answers) -> Opti
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(super::seeded::config(512, 0x00a5_c0de))]
 
     #[test]
     fn arbitrary_json_never_panics_decode_and_text_decodes_like_its_value(value in json_value()) {

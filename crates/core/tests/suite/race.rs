@@ -3,14 +3,14 @@
 //! closing waits on a decision held by a future nobody polls. Paused clock: the "store" is a
 //! fake recorder whose writes take a set time.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, Decide, Decision, ExecutionContext, FirstAnswer, Offer, Outcome,
-    RecordError, RecordOutcome, Settled, UserInteraction,
+    AnswerItem, Answers, AskUserQuestionTool, CancellationToken, Decision, ExecutionContext,
+    FirstAnswer, Outcome, Settled,
 };
+use ask_user_test_support::answerers::{Fixed, Offering, Recorder, Submits, Waiting};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
@@ -25,107 +25,16 @@ fn answer(label: &str) -> Answers {
 /// Generous: a hang shows as this deadline passing on the paused clock.
 const HANG: Duration = Duration::from_secs(3600);
 
-/// A fake store: each write takes `write_ms`; when `elsewhere` is set, an answer given in
-/// another process already won the ask, so every write here loses to it.
-#[derive(Default)]
-struct FakeStore {
-    write_ms: u64,
-    elsewhere: Option<Settled>,
-    kept: Mutex<Vec<Settled>>,
-}
-
-impl RecordOutcome for FakeStore {
-    fn record<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        settled: &'a Settled,
-    ) -> BoxFuture<'a, Result<(), RecordError>> {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(self.write_ms)).await;
-            if let Some(first) = &self.elsewhere {
-                return Err(RecordError::Settled(first.clone()));
-            }
-            self.kept.lock().unwrap().push(settled.clone());
-            Ok(())
-        })
-    }
-}
-
 /// A page that offers `label` after `after_ms`, then stays pending until cancelled (as if it
 /// lost every `select!` from then on); it remembers what the race told it.
-struct Page {
-    after_ms: u64,
-    label: &'static str,
-    heard: Mutex<Option<Decision>>,
-}
-
-impl Page {
-    fn new(after_ms: u64, label: &'static str) -> Arc<Self> {
-        Arc::new(Self {
-            after_ms,
-            label,
-            heard: Mutex::new(None),
-        })
-    }
-}
-
-impl UserInteraction for Page {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        decide: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(self.after_ms)) => {
-                    let decision = decide.offer(Offer::Answers(answer(self.label))).await;
-                    *self.heard.lock().unwrap() = Some(decision);
-                }
-                () = cancel.cancelled() => {}
-            }
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the web page")
-    }
-}
-
-/// Shows nothing and never answers until cancelled (the human is answering elsewhere).
-struct Silent;
-
-impl UserInteraction for Silent {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-}
-
-/// A terminal-like answerer that acknowledges nothing and answers "Yes" after `0` ms.
-struct Terminal(u64);
-
-impl UserInteraction for Terminal {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        _: CancellationToken,
-        _: Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(self.0)).await;
-            Ok(answer("Yes"))
-        })
-    }
+fn page(after_ms: u64, label: &str) -> Arc<Offering> {
+    Arc::new(
+        Offering::new(
+            answer(label),
+            Submits::After(Duration::from_millis(after_ms)),
+        )
+        .named("the web page"),
+    )
 }
 
 fn stored_no() -> Settled {
@@ -143,12 +52,13 @@ async fn bounded(call: impl Future<Output = Outcome>) -> Outcome {
 
 #[tokio::test(start_paused = true)]
 async fn a_budget_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_answer() {
-    let store = Arc::new(FakeStore {
-        elsewhere: Some(stored_no()),
-        ..FakeStore::default()
-    });
+    let store = Arc::new(
+        Recorder::new()
+            .writing_for(Duration::ZERO)
+            .settled_elsewhere(stored_no()),
+    );
     let outcome = bounded(
-        AskUserQuestionTool::new(Arc::new(Silent))
+        AskUserQuestionTool::new(Arc::new(Waiting::new()))
             .with_timeout(Some(Duration::from_millis(50)))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::default()),
@@ -159,10 +69,11 @@ async fn a_budget_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_
 
 #[tokio::test(start_paused = true)]
 async fn a_signal_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_answer() {
-    let store = Arc::new(FakeStore {
-        elsewhere: Some(stored_no()),
-        ..FakeStore::default()
-    });
+    let store = Arc::new(
+        Recorder::new()
+            .writing_for(Duration::ZERO)
+            .settled_elsewhere(stored_no()),
+    );
     let cancel = CancellationToken::new();
     let signal = cancel.clone();
     tokio::spawn(async move {
@@ -170,7 +81,7 @@ async fn a_signal_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_
         signal.cancel();
     });
     let outcome = bounded(
-        AskUserQuestionTool::new(Arc::new(Silent))
+        AskUserQuestionTool::new(Arc::new(Waiting::new()))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::new(cancel)),
     )
@@ -180,11 +91,12 @@ async fn a_signal_that_loses_the_stores_compare_and_set_to_an_answer_yields_the_
 
 #[tokio::test(start_paused = true)]
 async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_is_read() {
-    let store = Arc::new(FakeStore {
-        elsewhere: Some(stored_no()),
-        ..FakeStore::default()
-    });
-    let page = Page::new(10, "Yes");
+    let store = Arc::new(
+        Recorder::new()
+            .writing_for(Duration::ZERO)
+            .settled_elsewhere(stored_no()),
+    );
+    let page = page(10, "Yes");
     let outcome = bounded(
         AskUserQuestionTool::new(page.clone())
             .with_timeout(Some(Duration::from_millis(50)))
@@ -192,10 +104,7 @@ async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_i
             .call(ARGS, ExecutionContext::default()),
     )
     .await;
-    assert_eq!(
-        *page.heard.lock().unwrap(),
-        Some(Decision::Refused(stored_no()))
-    );
+    assert_eq!(page.heard(), Some(Decision::Refused(stored_no())));
     assert_eq!(outcome.text(), NO);
 }
 
@@ -203,11 +112,8 @@ async fn an_offer_refused_by_the_store_says_which_outcome_counted_and_that_one_i
 async fn the_budget_running_out_while_the_answer_is_being_stored_waits_for_it_and_yields_it() {
     // The page offers at 40 ms; storing takes 100 ms; the budget ends at 50 ms, while the
     // page's future (holding the decision in flight) is no longer polled.
-    let store = Arc::new(FakeStore {
-        write_ms: 100,
-        ..FakeStore::default()
-    });
-    let page = Page::new(40, "No");
+    let store = Arc::new(Recorder::new().writing_for(Duration::from_millis(100)));
+    let page = page(40, "No");
     let outcome = bounded(
         AskUserQuestionTool::new(page.clone())
             .with_timeout(Some(Duration::from_millis(50)))
@@ -217,7 +123,7 @@ async fn the_budget_running_out_while_the_answer_is_being_stored_waits_for_it_an
     .await;
     assert_eq!(outcome.text(), NO, "the answer was stored first: it stands");
     assert_eq!(
-        *store.kept.lock().unwrap(),
+        store.kept(),
         vec![Settled::Answered {
             answers: answer("No"),
             by: None,
@@ -228,10 +134,7 @@ async fn the_budget_running_out_while_the_answer_is_being_stored_waits_for_it_an
 
 #[tokio::test(start_paused = true)]
 async fn a_signal_while_the_answer_is_being_stored_does_not_hang_the_call() {
-    let store = Arc::new(FakeStore {
-        write_ms: 100,
-        ..FakeStore::default()
-    });
+    let store = Arc::new(Recorder::new().writing_for(Duration::from_millis(100)));
     let cancel = CancellationToken::new();
     let signal = cancel.clone();
     tokio::spawn(async move {
@@ -239,7 +142,7 @@ async fn a_signal_while_the_answer_is_being_stored_does_not_hang_the_call() {
         signal.cancel();
     });
     let outcome = bounded(
-        AskUserQuestionTool::new(Page::new(40, "No"))
+        AskUserQuestionTool::new(page(40, "No"))
             .with_recorder(store)
             .call(ARGS, ExecutionContext::new(cancel)),
     )
@@ -251,20 +154,17 @@ async fn a_signal_while_the_answer_is_being_stored_does_not_hang_the_call() {
 async fn in_a_fan_out_a_terminal_answer_does_not_wait_on_a_page_answer_being_stored() {
     // The page offers at 10 ms and storing takes 100 ms; the terminal returns at 20 ms and the
     // fan-out offers its answer while the page's future is not polled.
-    let store = Arc::new(FakeStore {
-        write_ms: 100,
-        ..FakeStore::default()
-    });
-    let page = Page::new(10, "No");
+    let store = Arc::new(Recorder::new().writing_for(Duration::from_millis(100)));
+    let page = page(10, "No");
     let outcome = bounded(
         AskUserQuestionTool::new(Arc::new(FirstAnswer::new(vec![
             page.clone(),
-            Arc::new(Terminal(20)),
+            Arc::new(Fixed::new(answer("Yes")).after(Duration::from_millis(20))),
         ])))
         .with_recorder(store)
         .call(ARGS, ExecutionContext::default()),
     )
     .await;
-    assert_eq!(*page.heard.lock().unwrap(), Some(Decision::Accepted));
+    assert_eq!(page.heard(), Some(Decision::Accepted));
     assert_eq!(outcome.text(), NO);
 }

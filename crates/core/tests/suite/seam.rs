@@ -7,20 +7,18 @@ use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
     CancellationToken, Decide, Decision, ExecutionContext, OneStep, Settled, UserInteraction,
 };
+use ask_user_test_support::answerers::selected;
+
+const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
 
 fn request() -> AskUserQuestionRequest {
-    ask_user_core::decode(
-        r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#,
-        &ask_user_core::Limits::default(),
-    )
-    .unwrap()
-    .request
+    ask_user_core::decode(ARGS, &ask_user_core::Limits::default())
+        .unwrap()
+        .request
 }
 
 fn yes() -> Answers {
-    Answers {
-        answers: vec![AnswerItem::selected("go", ["Yes"])],
-    }
+    selected("go", "Yes")
 }
 
 /// Offers "Yes" signed with its name and remembers what it heard; says it is unavailable.
@@ -117,12 +115,7 @@ async fn a_one_step_closure_is_an_answerer_whose_answer_the_tool_offers() {
     assert_eq!(yes_sayer.name(), Some("the script"));
     assert!(yes_sayer.is_available());
     let tool = AskUserQuestionTool::new(Arc::new(yes_sayer));
-    let outcome = tool
-        .call(
-            r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#,
-            ExecutionContext::default(),
-        )
-        .await;
+    let outcome = tool.call(ARGS, ExecutionContext::default()).await;
     assert_eq!(
         outcome.text(),
         r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#

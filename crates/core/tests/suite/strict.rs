@@ -15,7 +15,6 @@ use ask_user_core::definition::{
 use ask_user_core::{AskUserQuestionRequest, Leniency, Limits, Question, QuestionOption, decode};
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 use serde_json::{Value, json};
 
 /// How a strict schema says "none" for an optional field.
@@ -351,21 +350,8 @@ fn request() -> impl Strategy<Value = AskUserQuestionRequest> {
     })
 }
 
-fn config() -> Config {
-    let mut config = Config {
-        cases: 256,
-        // XorShift, not ChaCha: in a debug build ChaCha dominates the run time.
-        rng_algorithm: RngAlgorithm::XorShift,
-        ..Config::default()
-    };
-    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        config.rng_seed = RngSeed::Fixed(0x5_7c1c7);
-    }
-    config
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(super::seeded::config(256, 0x5_7c1c7))]
 
     #[test]
     fn every_strict_form_is_valid_under_its_schema_and_decodes_to_the_same_request(

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, FirstAnswer, UserInteraction,
+    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, CancellationToken,
+    FirstAnswer, OneStep, UserInteraction,
 };
 
 /// A scripted answerer with a pseudo-random delay, counting what happens to its asks.
@@ -70,73 +70,66 @@ fn call_number(request: &AskUserQuestionRequest) -> Option<u64> {
         .ok()
 }
 
-impl UserInteraction for Answerer {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
+impl Answerer {
+    /// Answers call N after its delay, unless the token fires first.
+    async fn answer(
+        &self,
+        request: &AskUserQuestionRequest,
         cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            let Some(n) = call_number(request) else {
-                return Err(AskError::Failed("not a load-test question".into()));
-            };
-            let delay = Duration::from_millis(mix(self.seed ^ mix(n)) % (self.max_delay_ms + 1));
-            tokio::select! {
-                () = tokio::time::sleep(delay) => {
-                    self.answered.fetch_add(1, Ordering::SeqCst);
-                    let question = &request.questions()[0];
-                    let label = question.options[(n % 3) as usize].label.clone();
-                    Ok(Answers { answers: vec![AnswerItem {
-                        id: question.id.clone(),
-                        selected: vec![label],
-                        custom: Some(self.name.clone()),
-                    }] })
-                }
-                () = cancel.cancelled() => {
-                    self.withdrawn.fetch_add(1, Ordering::SeqCst);
-                    Err(AskError::Cancelled)
-                }
+    ) -> Result<Answers, AskError> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let Some(n) = call_number(request) else {
+            return Err(AskError::Failed("not a load-test question".into()));
+        };
+        let delay = Duration::from_millis(mix(self.seed ^ mix(n)) % (self.max_delay_ms + 1));
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {
+                self.answered.fetch_add(1, Ordering::SeqCst);
+                let question = &request.questions()[0];
+                let label = question.options[(n % 3) as usize].label.clone();
+                Ok(Answers { answers: vec![AnswerItem {
+                    id: question.id.clone(),
+                    selected: vec![label],
+                    custom: Some(self.name.clone()),
+                }] })
             }
-        })
+            () = cancel.cancelled() => {
+                self.withdrawn.fetch_add(1, Ordering::SeqCst);
+                Err(AskError::Cancelled)
+            }
+        }
+    }
+}
+
+/// What a shared `FirstAnswer` races: the answerer itself, or, for one that acknowledges
+/// nothing, the closure that asks it ([`OneStep`]).
+pub trait Racing {
+    /// This answerer as one of the race's.
+    fn racing(self: &Arc<Self>) -> Arc<dyn UserInteraction>;
+}
+
+impl Racing for Answerer {
+    fn racing(self: &Arc<Self>) -> Arc<dyn UserInteraction> {
+        let answerer = self.clone();
+        Arc::new(OneStep::new(move |request, cancel| {
+            let answerer = answerer.clone();
+            Box::pin(async move { answerer.answer(request, cancel).await })
+        }))
+    }
+}
+
+impl Racing for Waiting {
+    fn racing(self: &Arc<Self>) -> Arc<dyn UserInteraction> {
+        self.clone()
     }
 }
 
 /// An answerer whose human never answers: it holds the ask until the token fires.
-#[derive(Debug, Default)]
-pub struct Waiting {
-    pub asked: AtomicUsize,
-    pub withdrawn: AtomicUsize,
-    /// Woken whenever an ask starts, so a caller can wait for "all pending".
-    pub started: tokio::sync::Notify,
-}
-
-impl UserInteraction for Waiting {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            self.started.notify_one();
-            cancel.cancelled().await;
-            self.withdrawn.fetch_add(1, Ordering::SeqCst);
-            Err(AskError::Cancelled)
-        })
-    }
-}
+pub use ask_user_test_support::answerers::Waiting;
 
 /// The tool every call goes through: one shared `FirstAnswer` of `answerers`.
-pub fn first_answer_tool<T: UserInteraction + 'static>(
-    answerers: &[Arc<T>],
-) -> Arc<AskUserQuestionTool> {
-    let answerers: Vec<Arc<dyn UserInteraction>> = answerers
-        .iter()
-        .map(|a| a.clone() as Arc<dyn UserInteraction>)
-        .collect();
+pub fn first_answer_tool<T: Racing>(answerers: &[Arc<T>]) -> Arc<AskUserQuestionTool> {
+    let answerers: Vec<Arc<dyn UserInteraction>> = answerers.iter().map(Racing::racing).collect();
     Arc::new(AskUserQuestionTool::new(Arc::new(FirstAnswer::new(
         answerers,
     ))))

@@ -2,56 +2,24 @@
 //! docs/contract.md §8 at host level, without processes (the CLI's tests run it for real).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
-    ExecutionContext, UserInteraction,
-};
+use ask_user_core::{AnswerItem, Answers, CancellationToken, ExecutionContext, UserInteraction};
 use ask_user_host::HostCall;
 use ask_user_host::durable::{Durable, record};
 use ask_user_store::{Asker, Namespace, Outcome, Responder, Scope, Store, Timestamp};
+use ask_user_test_support::answerers::{Fixed, Waiting, selected};
 use pretty_assertions::assert_eq;
 
 const ARGS: &str = r#"{"questions":[{"id":"go","question":"Deploy?","options":["Yes","No"]}]}"#;
 
-/// Answers "Yes" at once (`answer`) or waits until cancelled; counts its asks.
-struct Counting {
-    asks: AtomicUsize,
-    answer: bool,
+/// Answers "Yes" at once, counting its asks, as "the terminal".
+fn answering() -> Arc<Fixed> {
+    Arc::new(Fixed::new(selected("go", "Yes")).named("the terminal"))
 }
 
-impl Counting {
-    fn new(answer: bool) -> Arc<Self> {
-        Arc::new(Self {
-            asks: AtomicUsize::new(0),
-            answer,
-        })
-    }
-}
-
-impl UserInteraction for Counting {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        self.asks.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
-            if self.answer {
-                return Ok(Answers {
-                    answers: vec![AnswerItem::selected(&request.questions()[0].id, ["Yes"])],
-                });
-            }
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the terminal")
-    }
+/// Waits until cancelled, as "the terminal".
+fn waiting() -> Arc<Waiting> {
+    Arc::new(Waiting::new().named("the terminal"))
 }
 
 fn link(store: &Store) -> Durable {
@@ -66,7 +34,7 @@ fn link(store: &Store) -> Durable {
 /// One call through [`HostCall`] with the store; its outcome is not delivered.
 async fn call(
     store: &Store,
-    answerer: Arc<Counting>,
+    answerer: Arc<dyn UserInteraction>,
     cancel: CancellationToken,
 ) -> (String, Durable) {
     run(store, answerer, cancel, false).await
@@ -76,7 +44,7 @@ async fn call(
 /// `deliver`.
 async fn run(
     store: &Store,
-    answerer: Arc<Counting>,
+    answerer: Arc<dyn UserInteraction>,
     cancel: CancellationToken,
     deliver: bool,
 ) -> (String, Durable) {
@@ -97,7 +65,7 @@ async fn run(
 #[tokio::test]
 async fn stored_before_read_then_delivered_then_asked_anew() {
     let store = Store::memory();
-    let shown = Counting::new(true);
+    let shown = answering();
     let (text, durable) = call(&store, shown.clone(), CancellationToken::new()).await;
     assert_eq!(text, r#"{"answers":[{"id":"go","selected":["Yes"]}]}"#);
     let id = durable.ask_id().unwrap();
@@ -114,18 +82,18 @@ async fn stored_before_read_then_delivered_then_asked_anew() {
     assert_eq!(again, text);
     assert_eq!(durable2.ask_id(), Some(id));
     assert_eq!(durable2.opened(), Some("undelivered"));
-    assert_eq!(shown.asks.load(Ordering::SeqCst), 1, "shown once");
+    assert_eq!(shown.asked(), 1, "shown once");
     assert!(store.get(id).await.unwrap().delivered_at.is_some());
 
     let (_, durable3) = call(&store, shown.clone(), CancellationToken::new()).await;
     assert_eq!(durable3.opened(), Some("created"), "delivered: asked anew");
-    assert_eq!(shown.asks.load(Ordering::SeqCst), 2);
+    assert_eq!(shown.asked(), 2);
 }
 
 #[tokio::test]
 async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry() {
     let store = Store::memory();
-    let waiting = Counting::new(false);
+    let waiting = waiting();
     let cancel = CancellationToken::new();
     let aborting = cancel.clone();
     tokio::spawn(async move {
@@ -171,7 +139,7 @@ async fn an_aborted_call_detaches_and_an_answer_from_elsewhere_settles_the_retry
 #[tokio::test]
 async fn a_later_answer_is_told_which_answer_counted() {
     let store = Store::memory();
-    let answerer = Counting::new(true);
+    let answerer = answering();
     let (_, first) = call(&store, answerer, CancellationToken::new()).await;
     let id = first.ask_id().unwrap();
     let late = ask_user_core::Settled::Dismissed {

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
-    ExecutionContext, FirstAnswer, Outcome, UserInteraction,
+    AnswerItem, Answers, AskError, ExecutionContext, FirstAnswer, OneStep, Outcome, UserInteraction,
 };
 use ask_user_host::{Entry, HostCall, Journal, read};
 use ask_user_scripted::PickRecommended;
@@ -16,45 +15,43 @@ use pretty_assertions::assert_eq;
 
 const BATCH: &str = r#"{"questions":[{"id":"db","question":"Which database?","options":["PostgreSQL (Recommended)","SQLite"]},{"id":"name","question":"Service name?"},{"id":"go","question":"Deploy now?","options":["Yes","No"]}]}"#;
 
-/// A human who answers the first question of a batch after a minute, then stops (walked away):
-/// the partial answer stays inside the answerer, as in a real UI, until the batch is done.
+/// What the half-answering human did.
 #[derive(Default)]
-struct HalfAnswering {
+struct HalfAnswered {
     answered_first: AtomicBool,
     withdrawn: AtomicBool,
 }
 
-impl UserInteraction for HalfAnswering {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+/// A human who answers the first question of a batch after a minute, then stops (walked away):
+/// the partial answer stays inside the answerer, as in a real UI, until the batch is done.
+fn half_answering(seen: &Arc<HalfAnswered>) -> Arc<dyn UserInteraction> {
+    let seen = seen.clone();
+    Arc::new(OneStep::new(move |request, cancel| {
+        let seen = seen.clone();
         Box::pin(async move {
             let mut partial = Vec::new();
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_secs(60)) => {
                     let q = &request.questions()[0];
                     partial.push(AnswerItem::selected(&q.id, [q.options[0].label.clone()]));
-                    self.answered_first.store(true, Ordering::SeqCst);
+                    seen.answered_first.store(true, Ordering::SeqCst);
                 }
                 () = cancel.cancelled() => {}
             }
             cancel.cancelled().await;
-            self.withdrawn.store(true, Ordering::SeqCst);
+            seen.withdrawn.store(true, Ordering::SeqCst);
             drop(partial);
             Err(AskError::Cancelled)
         })
-    }
+    }))
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_while_a_batch_is_half_answered_is_timed_out_not_a_partial_answer() {
     let dir = tempfile::tempdir().unwrap();
     let journal = Arc::new(Journal::open(dir.path().join("j.jsonl")).unwrap());
-    let human = Arc::new(HalfAnswering::default());
-    let call = HostCall::builder(human.clone())
+    let human = Arc::new(HalfAnswered::default());
+    let call = HostCall::builder(half_answering(&human))
         .journal(Some(journal))
         .timeout(Some(Duration::from_secs(90)))
         .build();
@@ -83,35 +80,28 @@ async fn a_timeout_while_a_batch_is_half_answered_is_timed_out_not_a_partial_ans
     );
 }
 
-/// Panics in the middle of an ask, counting how often it was asked.
-#[derive(Default)]
-struct Panicking {
-    asked: AtomicUsize,
-}
-
-impl UserInteraction for Panicking {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a AskUserQuestionRequest,
-        _: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
+/// Panics in the middle of an ask, counting in `asked` how often it was asked.
+fn panicking(asked: &Arc<AtomicUsize>) -> Arc<dyn UserInteraction> {
+    let asked = asked.clone();
+    Arc::new(OneStep::new(move |_, _| {
+        let asked = asked.clone();
         Box::pin(async move {
-            self.asked.fetch_add(1, Ordering::SeqCst);
+            asked.fetch_add(1, Ordering::SeqCst);
             tokio::task::yield_now().await;
             let empty: Vec<u8> = Vec::new();
             Ok(Answers {
                 answers: vec![AnswerItem::skipped(format!("{}", empty[0]))],
             })
         })
-    }
+    }))
 }
 
 #[tokio::test]
 async fn an_answerer_that_panics_is_answer_failed_and_the_host_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let journal = Arc::new(Journal::open(dir.path().join("j.jsonl")).unwrap());
-    let panicking = Arc::new(Panicking::default());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let panicking = panicking(&asked);
     let call = HostCall::builder(panicking.clone())
         .journal(Some(journal.clone()))
         .build();
@@ -136,7 +126,7 @@ async fn an_answerer_that_panics_is_answer_failed_and_the_host_goes_on() {
         .await
         .into_outcome();
     assert_eq!(outcome.code(), None, "{}", outcome.text());
-    assert_eq!(panicking.asked.load(Ordering::SeqCst), 2);
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
     let codes: Vec<String> = read(dir.path().join("j.jsonl"))
         .unwrap()
         .into_iter()

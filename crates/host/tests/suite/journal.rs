@@ -12,6 +12,7 @@ use ask_user_core::{
 };
 use ask_user_host::{ANSWERED, Entry, HostCall, Journal, JournalError, NOT_RECORDED_TEXT, read};
 use ask_user_scripted::Scripted;
+use ask_user_test_support::answerers::{Unavailable, Waiting};
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines};
@@ -179,40 +180,6 @@ async fn invalid_arguments_are_one_outcome_line_with_the_raw_arguments() {
     assert_eq!(asked.load(Ordering::SeqCst), 0);
 }
 
-/// Never answers; withdraws when cancelled.
-struct Silent;
-
-impl UserInteraction for Silent {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a ask_user_core::AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            cancel.cancelled().await;
-            Err(AskError::Cancelled)
-        })
-    }
-}
-
-/// Reports itself unavailable.
-struct Nobody;
-
-impl UserInteraction for Nobody {
-    fn ask_decided<'a>(
-        &'a self,
-        _: &'a ask_user_core::AskUserQuestionRequest,
-        _: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async { Err(AskError::Unavailable("no terminal".into())) })
-    }
-    fn is_available(&self) -> bool {
-        false
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn every_outcome_is_journaled_with_its_code_and_exact_text() {
     let dir = tempfile::tempdir().unwrap();
@@ -230,20 +197,20 @@ async fn every_outcome_is_journaled_with_its_code_and_exact_text() {
             true,
         ),
         (
-            tool(Silent).with_timeout(Some(Duration::from_secs(90))),
+            tool(Waiting::new()).with_timeout(Some(Duration::from_secs(90))),
             ExecutionContext::default(),
             "ASK_TIMED_OUT",
             true,
         ),
         (
-            tool(Nobody),
+            tool(Unavailable("no terminal")),
             ExecutionContext::default(),
             "NO_PROVIDER",
             true,
         ),
-        (tool(Silent), delegated, "DELEGATED_CALLER", false),
+        (tool(Waiting::new()), delegated, "DELEGATED_CALLER", false),
         (
-            tool(Silent),
+            tool(Waiting::new()),
             ExecutionContext::new(cancelled),
             "ASK_ABORTED",
             false,

@@ -55,7 +55,8 @@ async fn every_concurrent_call_gets_exactly_its_own_answer() {
 
 #[tokio::test(start_paused = true)]
 async fn pending_asks_all_end_when_their_turns_are_cancelled() {
-    let waiting: Vec<Arc<scenario::Waiting>> = (0..3).map(|_| Arc::default()).collect();
+    let waiting: Vec<Arc<scenario::Waiting>> =
+        (0..3).map(|_| Arc::new(scenario::Waiting::new())).collect();
     let tool = scenario::first_answer_tool(&waiting);
     let turn = CancellationToken::new();
     let mut calls = tokio::task::JoinSet::new();
@@ -66,12 +67,7 @@ async fn pending_asks_all_end_when_their_turns_are_cancelled() {
                 .await
         });
     }
-    let pending = || {
-        waiting
-            .iter()
-            .map(|w| w.asked.load(Ordering::SeqCst))
-            .sum::<usize>()
-    };
+    let pending = || waiting.iter().map(|w| w.asked()).sum::<usize>();
     // A generous deadline only turns a hang into a failure.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while pending() < ASKS * 3 {
@@ -87,9 +83,6 @@ async fn pending_asks_all_end_when_their_turns_are_cancelled() {
     while let Some(outcome) = calls.join_next().await {
         assert_eq!(outcome.unwrap(), Outcome::Aborted);
     }
-    let withdrawn: usize = waiting
-        .iter()
-        .map(|w| w.withdrawn.load(Ordering::SeqCst))
-        .sum();
+    let withdrawn: usize = waiting.iter().map(|w| w.withdrawals()).sum();
     assert_eq!(withdrawn, ASKS * 3);
 }

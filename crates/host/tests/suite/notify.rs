@@ -8,6 +8,7 @@ use std::time::Duration;
 use ask_user_core::{AskUserQuestionTool, ExecutionContext, Limits, decode};
 use ask_user_host::Notify;
 use ask_user_scripted::PickRecommended;
+use ask_user_test_support::answerers::{Offering, Reply, Submits, Unavailable};
 use pretty_assertions::assert_eq;
 
 use super::support::{capture_logs, log_lines, wait_until};
@@ -118,24 +119,12 @@ async fn a_failing_command_is_logged_and_the_ask_goes_on() {
 
 #[tokio::test]
 async fn availability_is_the_inner_answerers() {
-    struct Never;
-    impl ask_user_core::UserInteraction for Never {
-        fn ask_decided<'a>(
-            &'a self,
-            _: &'a ask_user_core::AskUserQuestionRequest,
-            _: ask_user_core::CancellationToken,
-            _decide: ask_user_core::Decide,
-        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
-        {
-            Box::pin(async { Err(ask_user_core::AskError::Unavailable("none".into())) })
-        }
-        fn is_available(&self) -> bool {
-            false
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
-    let notify = Notify::new(Arc::new(Never), format!("touch {}", quoted(&marker)));
+    let notify = Notify::new(
+        Arc::new(Unavailable("none")),
+        format!("touch {}", quoted(&marker)),
+    );
     assert!(!ask_user_core::UserInteraction::is_available(&notify));
     let outcome = tool(notify).call(ARGS, ExecutionContext::default()).await;
     assert_eq!(outcome, ask_user_core::Outcome::NoProvider);
@@ -148,29 +137,11 @@ async fn availability_is_the_inner_answerers() {
 /// is the outcome even when the budget runs out before its future completes.
 #[tokio::test]
 async fn the_wrapper_forwards_the_calls_race() {
-    struct Acknowledging;
-    impl ask_user_core::UserInteraction for Acknowledging {
-        fn ask_decided<'a>(
-            &'a self,
-            request: &'a ask_user_core::AskUserQuestionRequest,
-            cancel: ask_user_core::CancellationToken,
-            decide: ask_user_core::Decide,
-        ) -> ask_user_core::BoxFuture<'a, Result<ask_user_core::Answers, ask_user_core::AskError>>
-        {
-            Box::pin(async move {
-                let answers = PickRecommended::answers(request);
-                let decision = decide.offer(ask_user_core::Offer::Answers(answers)).await;
-                assert_eq!(decision, ask_user_core::Decision::Accepted);
-                // Accepted, then the future loses every race until it is cancelled.
-                cancel.cancelled().await;
-                Err(ask_user_core::AskError::Cancelled)
-            })
-        }
-        fn name(&self) -> Option<&str> {
-            Some("the page")
-        }
-    }
-    let notify = Notify::new(Arc::new(Acknowledging), "true");
+    // Offers its answer, then the future loses every race until it is cancelled.
+    let page = Arc::new(
+        Offering::new(Reply::From(PickRecommended::answers), Submits::AtOnce).named("the page"),
+    );
+    let notify = Notify::new(page.clone(), "true");
     assert_eq!(
         ask_user_core::UserInteraction::name(&notify),
         Some("the page")
@@ -180,6 +151,7 @@ async fn the_wrapper_forwards_the_calls_race() {
         .with_timeout(Some(Duration::from_secs(3)))
         .call(ARGS, ExecutionContext::default())
         .await;
+    assert_eq!(page.heard(), Some(ask_user_core::Decision::Accepted));
     assert_eq!(outcome.code(), None, "{}", outcome.text());
 }
 

@@ -1,13 +1,15 @@
 //! 100 concurrent HTTP sessions, each holding a pending question; every answer must reach
 //! its own caller.
 
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use ask_user_mcp::Routing;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Holding, http_server, run_python};
+use ask_user_test_support::answerers::Holding;
+
+use super::support::{http_server, run_python};
 
 const SESSIONS: usize = 100;
 
@@ -42,7 +44,7 @@ async fn hundred_sessions_with_pending_elicitations_each_get_their_own_answer() 
 async fn hundred_sessions_pending_on_the_fallback_each_get_their_own_answer_in_both_eras() {
     for mode in ["legacy", "auto"] {
         // The answerer releases every question only once all of them are pending.
-        let holding = Holding::new(SESSIONS, None);
+        let holding = Arc::new(Holding::new(SESSIONS, None));
         let routing = Routing {
             fallback: vec![holding.clone()],
             ..Routing::default()
@@ -54,7 +56,7 @@ async fn hundred_sessions_pending_on_the_fallback_each_get_their_own_answer_in_b
             json!({"answered": SESSIONS, "mismatches": [], "forms_seen": 0}),
             "{mode}"
         );
-        assert_eq!(holding.pending.load(Ordering::SeqCst), SESSIONS);
+        assert_eq!(holding.asked(), SESSIONS);
     }
 }
 
@@ -70,7 +72,7 @@ async fn two_sessions_asking_the_identical_question_are_two_callers() {
     let store = ask_user_store::Store::memory();
     let routing = Routing {
         // Shows each ask and never answers: the human answers in the store (the inbox).
-        fallback: vec![Holding::new(0, None)],
+        fallback: vec![Arc::new(Holding::new(0, None))],
         store: Some(store.clone()),
         ..Routing::default()
     };

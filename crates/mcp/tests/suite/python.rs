@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ask_user_core::definition::{OUTPUT_SCHEMA, PARAMETERS};
@@ -13,7 +12,9 @@ use ask_user_mcp::Routing;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{Holding, HttpServer, Target, client, http_server, text};
+use ask_user_test_support::answerers::Holding;
+
+use super::support::{HttpServer, Target, client, http_server, text};
 
 const MODES: [(&str, &str); 2] = [("legacy", "2025-11-25"), ("auto", "2026-07-28")];
 
@@ -52,7 +53,7 @@ async fn held_on_the_fallback(
     action: &str,
 ) -> (Value, Arc<Holding>, HttpServer) {
     let pending = dir.join(format!("pending-{mode}{action}"));
-    let holding = Holding::new(0, Some(pending.clone()));
+    let holding = Arc::new(Holding::new(0, Some(pending.clone())));
     let routing = Routing {
         fallback: vec![holding.clone()],
         ..Routing::default()
@@ -72,7 +73,7 @@ async fn held_on_the_fallback(
 /// Polls (`polls` times, 10 ms apart) until the UI saw one question withdrawn.
 async fn wait_withdrawn(holding: &Holding, polls: usize) {
     for _ in 0..polls {
-        if holding.withdrawn.load(Ordering::SeqCst) == 1 {
+        if holding.withdrawals() == 1 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -254,7 +255,7 @@ async fn cancelling_the_call_withdraws_the_question_from_the_fallback_ui_in_both
         assert_eq!(out["after_cancel_tools"], 1);
         // The cancellation reached the UI before the server moved on.
         wait_withdrawn(&holding, 500).await;
-        assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
+        assert_eq!(holding.withdrawals(), 1, "{mode}");
     }
 }
 
@@ -358,7 +359,7 @@ async fn a_client_that_vanishes_mid_call_over_stateless_http_has_its_question_wi
         let (out, holding, _http) = held_on_the_fallback(dir.path(), mode, "--vanish").await;
         assert_eq!(out["vanished"], true);
         wait_withdrawn(&holding, 1000).await;
-        assert_eq!(holding.withdrawn.load(Ordering::SeqCst), 1, "{mode}");
+        assert_eq!(holding.withdrawals(), 1, "{mode}");
     }
 }
 

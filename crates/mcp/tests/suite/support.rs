@@ -3,17 +3,11 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, BoxFuture, CancellationToken,
-    UserInteraction,
-};
+use ask_user_core::CancellationToken;
 use ask_user_mcp::{AskUserServer, Routing, serve_http};
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -139,63 +133,4 @@ pub fn text(result: &Value) -> &str {
     let content = result["result"]["content"].as_array().unwrap();
     assert_eq!(content.len(), 1, "{result}");
     content[0]["text"].as_str().unwrap()
-}
-
-/// Stands in for a human UI that holds questions (a page nobody has answered yet): it reports
-/// each pending question, releases them all once `release_at` are pending (answering each with
-/// its own question text as the typed answer), and counts questions withdrawn by cancellation.
-///
-/// A mock UI: the real web and terminal answerers have their own tests; here it makes the
-/// server hold questions in both protocol eras without a browser.
-#[derive(Debug, Default)]
-pub struct Holding {
-    pub release_at: usize,
-    pub pending: AtomicUsize,
-    pub withdrawn: AtomicUsize,
-    pub pending_file: Option<PathBuf>,
-    released: Notify,
-}
-
-impl Holding {
-    pub fn new(release_at: usize, pending_file: Option<PathBuf>) -> Arc<Self> {
-        Arc::new(Self {
-            release_at,
-            pending_file,
-            ..Self::default()
-        })
-    }
-}
-
-impl UserInteraction for Holding {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            let released = self.released.notified();
-            tokio::pin!(released);
-            released.as_mut().enable();
-            let now = self.pending.fetch_add(1, Ordering::SeqCst) + 1;
-            if let Some(file) = &self.pending_file {
-                std::fs::write(file, "pending").unwrap();
-            }
-            if self.release_at > 0 && now >= self.release_at {
-                self.released.notify_waiters();
-            } else {
-                tokio::select! {
-                    () = released => {}
-                    () = cancel.cancelled() => {
-                        self.withdrawn.fetch_add(1, Ordering::SeqCst);
-                        return Err(AskError::Cancelled);
-                    }
-                }
-            }
-            let question = &request.questions()[0];
-            Ok(Answers {
-                answers: vec![AnswerItem::custom(&question.id, &question.question)],
-            })
-        })
-    }
 }

@@ -103,9 +103,9 @@ async fn ctrl_c_in_the_example_sends_the_dismissal_text() {
 
 #[test]
 fn the_example_says_what_is_missing_in_words_not_a_debug_dump() {
-    let out = std::process::Command::new(example())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
+    let home = tempfile::tempdir().unwrap();
+    let mut example = std::process::Command::new(example());
+    let out = ask_user_test_support::hermetic(&mut example, home.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -62,6 +62,8 @@ pub(crate) async fn postgres() -> Fixture {
 pub(crate) struct ChildProc {
     pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
+    /// The child's private home ([`ask_user_test_support::hermetic`]).
+    _home: tempfile::TempDir,
 }
 
 impl ChildProc {
@@ -91,19 +93,21 @@ impl ChildProc {
             }
             None => Command::new(&exe),
         };
-        cmd.args([
-            "--ignored",
-            "--exact",
-            "child::entry",
-            "--nocapture",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .envs(env.iter().copied())
-        .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        let home = tempfile::tempdir().unwrap();
+        ask_user_test_support::hermetic(&mut cmd, home.path())
+            .args([
+                "--ignored",
+                "--exact",
+                "child::entry",
+                "--nocapture",
+                "--test-threads=1",
+                "--quiet",
+            ])
+            .envs(env.iter().copied())
+            .env("ASK_USER_STORE_CHILD", args.join("\u{1f}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
         let mut child = cmd.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -114,7 +118,11 @@ impl ChildProc {
                 }
             }
         });
-        ChildProc { child, lines }
+        ChildProc {
+            child,
+            lines,
+            _home: home,
+        }
     }
 
     /// The child's next message, waiting up to [`DEADLINE`].
@@ -182,4 +190,24 @@ pub(crate) async fn wal_settles_under(store: &Path, bound: u32) -> u32 {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Expands each named case (an `async fn(Fixture)`) into one test per backend, in modules
+/// `memory`, `sqlite` and `postgres` of the invoking module
+/// (`conformance::sqlite::first_outcome_wins`, …).
+macro_rules! every_backend {
+    ($($case:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::memory().await).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() { super::$case(super::super::common::postgres().await).await })*
+        }
+    };
 }

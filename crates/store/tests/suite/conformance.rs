@@ -1,5 +1,5 @@
 //! The conformance suite: every case runs against every backend (memory, SQLite, Postgres),
-//! through the public `Store` API only. `conformance!` expands each case into one test per
+//! through the public `Store` API only. `every_backend!` (`common.rs`) expands each case into one test per
 //! backend (`conformance::sqlite::first_outcome_wins`, …).
 
 use std::time::Duration;
@@ -60,24 +60,7 @@ async fn created(store: &Store, ask: &NewAsk) -> ask_user_store::AskRecord {
     }
 }
 
-macro_rules! conformance {
-    ($($case:ident),* $(,)?) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::memory().await).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::postgres().await).await })*
-        }
-    };
-}
-
-conformance!(
+every_backend!(
     created_ask_is_stored_open_and_attached,
     same_key_reattaches_instead_of_asking_twice,
     different_request_or_scope_is_a_different_ask,

@@ -94,23 +94,6 @@ async fn open(store: &Store, ask: &NewAsk) -> Opened {
     store.open_ask(ask).await.unwrap()
 }
 
-macro_rules! every_backend {
-    ($($case:ident),* $(,)?) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::memory().await).await })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::sqlite().await).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() { super::$case(super::super::common::postgres().await).await })*
-        }
-    };
-}
-
 every_backend!(
     delivered_is_a_compare_and_set_on_the_exact_outcome,
     the_same_key_in_two_namespaces_is_two_asks,

@@ -2,12 +2,11 @@
 //! `playwright-core` from `tests/browser/scenarios.cjs`), against the real server on a socket.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use ask_user_core::{
-    AnswerItem, Answers, AskError, AskUserQuestionRequest, AskUserQuestionTool, BoxFuture,
-    CancellationToken, DISMISSED_TEXT, ExecutionContext, FirstAnswer, UserInteraction,
+    AskUserQuestionTool, CancellationToken, DISMISSED_TEXT, ExecutionContext, FirstAnswer,
 };
+use ask_user_test_support::answerers::{Waiting, selected};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -244,39 +243,20 @@ async fn a_cancelled_question_is_withdrawn_live() {
     );
 }
 
-/// Stands in for the terminal answerer in a race: answers "SQLite" when told to, and records
-/// whether it was cancelled. (The real terminal is raced with the page in the CLI's tests.)
-struct Slow {
-    go: Notify,
-    cancelled: AtomicBool,
-}
-
-impl UserInteraction for Slow {
-    fn ask_decided<'a>(
-        &'a self,
-        _request: &'a AskUserQuestionRequest,
-        cancel: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::select! {
-                () = self.go.notified() => Ok(Answers { answers: vec![AnswerItem::selected("db", ["SQLite"])] }),
-                () = cancel.cancelled() => {
-                    self.cancelled.store(true, Ordering::SeqCst);
-                    Err(AskError::Cancelled)
-                }
-            }
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the terminal")
-    }
+/// Stands in for the terminal answerer in a race: answers "SQLite" when `go` is notified, and
+/// records whether it was cancelled. (The real terminal is raced with the page in the CLI's
+/// tests.)
+fn slow(go: &Arc<Notify>) -> Arc<Waiting> {
+    Arc::new(
+        Waiting::new()
+            .answering_when(go.clone(), selected("db", "SQLite"))
+            .named("the terminal"),
+    )
 }
 
 fn race(
     web: &ask_user_web::WebAnswerer,
-    slow: &Arc<Slow>,
+    slow: &Arc<Waiting>,
 ) -> tokio::task::JoinHandle<ask_user_core::Outcome> {
     let both = FirstAnswer::new(vec![Arc::new(web.clone()), slow.clone()]);
     let tool = AskUserQuestionTool::new(Arc::new(both));
@@ -286,14 +266,12 @@ fn race(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_another_answerer_the_page_withdraws_when_the_other_answers_first() {
     let web = web().await;
-    let slow = Arc::new(Slow {
-        go: Notify::new(),
-        cancelled: AtomicBool::new(false),
-    });
+    let go = Arc::new(Notify::new());
+    let slow = slow(&go);
     let call = race(&web, &slow);
     let mut page = Scenario::start("withdrawn", web.url(), &[]);
     page.step("shown").await;
-    slow.go.notify_one();
+    go.notify_one();
     let seen = page.result().await;
     // Not "withdrawn" — the human answered, in the terminal.
     assert_eq!(
@@ -310,10 +288,8 @@ async fn racing_another_answerer_the_page_withdraws_when_the_other_answers_first
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_another_answerer_the_page_answers_first_and_the_other_is_cancelled() {
     let web = web().await;
-    let slow = Arc::new(Slow {
-        go: Notify::new(),
-        cancelled: AtomicBool::new(false),
-    });
+    let go = Arc::new(Notify::new());
+    let slow = slow(&go);
     let call = race(&web, &slow);
     let seen = Scenario::start("single", web.url(), &[]).result().await;
     assert_eq!(seen["closed"], "Answer sent. The agent carries on.");
@@ -321,10 +297,7 @@ async fn racing_another_answerer_the_page_answers_first_and_the_other_is_cancell
         call.await.unwrap().text(),
         r#"{"answers":[{"id":"db","selected":["SQLite"]}]}"#
     );
-    assert!(
-        slow.cancelled.load(Ordering::SeqCst),
-        "the other answerer was cancelled"
-    );
+    assert!(slow.withdrawn(), "the other answerer was cancelled");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

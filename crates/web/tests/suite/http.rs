@@ -8,6 +8,7 @@ use ask_user_core::{
     AnswerItem, Answers, AskError, AskUserQuestionRequest, CancellationToken, Limits, Question,
     QuestionOption, UserInteraction, decode,
 };
+use ask_user_test_support::answerers::{Fixed, selected};
 use ask_user_web::{BODY_LIMIT, CONTENT_SECURITY_POLICY, WebConfig, WebState, router};
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
@@ -647,41 +648,20 @@ async fn a_timed_out_ask_is_withdrawn_and_the_model_reads_the_timeout() {
     );
 }
 
-/// Answers "PostgreSQL (Recommended)" after `0` milliseconds, acknowledging nothing (like the
-/// terminal), and names itself "the terminal".
-struct Terminal(u64);
-
-impl UserInteraction for Terminal {
-    fn ask_decided<'a>(
-        &'a self,
-        request: &'a AskUserQuestionRequest,
-        _: CancellationToken,
-        _decide: ask_user_core::Decide,
-    ) -> ask_user_core::BoxFuture<'a, Result<Answers, AskError>> {
-        Box::pin(async move {
-            tokio::time::sleep(std::time::Duration::from_millis(self.0)).await;
-            Ok(Answers {
-                answers: vec![AnswerItem::selected(
-                    &request.questions()[0].id,
-                    ["PostgreSQL (Recommended)"],
-                )],
-            })
-        })
-    }
-
-    fn name(&self) -> Option<&str> {
-        Some("the terminal")
-    }
-}
-
 /// The terminal wins; the page is told where, live, and a submission
 /// from the page afterwards is refused saying so (never "ok").
 #[tokio::test]
 async fn when_the_terminal_wins_the_page_is_told_it_was_answered_there() {
     let state = state();
     let stream = open_stream(&state).await;
-    let race =
-        ask_user_core::FirstAnswer::new(vec![Arc::new(state.clone()), Arc::new(Terminal(50))]);
+    let race = ask_user_core::FirstAnswer::new(vec![
+        Arc::new(state.clone()),
+        Arc::new(
+            Fixed::new(selected("db", "PostgreSQL (Recommended)"))
+                .after(std::time::Duration::from_millis(50))
+                .named("the terminal"),
+        ),
+    ]);
     let outcome = ask_user_core::AskUserQuestionTool::new(Arc::new(race))
         .call(DB, ask_user_core::ExecutionContext::default())
         .await;
